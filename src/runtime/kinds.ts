@@ -1,0 +1,127 @@
+import type {
+  KubernetesObject,
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1ConfigMap,
+  V1CronJob,
+  V1CustomResourceDefinition,
+  V1DaemonSet,
+  V1Deployment,
+  V1Ingress,
+  V1Job,
+  V1Lease,
+  V1Namespace,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1Role,
+  V1RoleBinding,
+  V1Secret,
+  V1Service,
+  V1ServiceAccount,
+  V1StatefulSet,
+  CoreV1Event,
+} from '@kubernetes/client-node';
+
+/**
+ * A Kind is the runtime handle for a Kubernetes type: TypeScript erases
+ * interfaces, so the builder, cache and client need this value to know the
+ * group, version, resource path and scope of `T`.
+ *
+ * Generated API packages declare one next to the interface of the same name:
+ * `export const Memcached = defineKind<Memcached>({...})`.
+ */
+export interface Kind<T extends KubernetesObject = KubernetesObject> {
+  /** API group; `''` for the core group. */
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  /** Lower-case plural resource name, as in the REST path. */
+  readonly plural: string;
+  readonly namespaced: boolean;
+  /** `group/version`, or just `version` for the core group. */
+  readonly apiVersion: string;
+  /** Phantom field that carries `T`; never set at run time. */
+  readonly __object?: T;
+}
+
+/** The object type a Kind stands for. */
+export type ObjectOf<K> = K extends Kind<infer T> ? T : never;
+
+export interface KindSpec {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+/** Declares the runtime handle for a Kubernetes type. */
+export function defineKind<T extends KubernetesObject>(spec: KindSpec): Kind<T> {
+  const apiVersion = spec.group === '' ? spec.version : `${spec.group}/${spec.version}`;
+  return Object.freeze({ ...spec, apiVersion });
+}
+
+/** `group/Kind`, the identity used for owner references and informer keys. */
+export function groupKindOf(kind: Pick<Kind, 'group' | 'kind'>): string {
+  return `${kind.group}/${kind.kind}`;
+}
+
+/** Splits an object's apiVersion into group and version. */
+export function parseApiVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+/**
+ * The REST path of a collection or one object. `namespace` is ignored for
+ * cluster-scoped kinds; leaving it out of a namespaced kind lists across all
+ * namespaces.
+ */
+export function resourcePath(kind: Kind, namespace?: string, name?: string, subresource?: string): string {
+  let path = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
+  if (kind.namespaced && namespace) path += `/namespaces/${encodeURIComponent(namespace)}`;
+  path += `/${kind.plural}`;
+  if (name !== undefined) path += `/${encodeURIComponent(name)}`;
+  if (subresource !== undefined) path += `/${subresource}`;
+  return path;
+}
+
+/** A reconcile request: which object to look at. */
+export interface ObjectKey {
+  namespace?: string;
+  name: string;
+}
+
+/** `namespace/name`, or `name` for cluster-scoped objects: the work-queue key. */
+export function keyOf(obj: { metadata?: { namespace?: string; name?: string } } | ObjectKey): string {
+  const meta = 'metadata' in obj && obj.metadata ? obj.metadata : (obj as ObjectKey);
+  const name = meta.name ?? '';
+  return meta.namespace ? `${meta.namespace}/${name}` : name;
+}
+
+export function parseKey(key: string): ObjectKey {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+// Built-in kinds an operator commonly owns or watches.
+export const Namespace = defineKind<V1Namespace>({ group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false });
+export const Pod = defineKind<V1Pod>({ group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true });
+export const Service = defineKind<V1Service>({ group: '', version: 'v1', kind: 'Service', plural: 'services', namespaced: true });
+export const ConfigMap = defineKind<V1ConfigMap>({ group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true });
+export const Secret = defineKind<V1Secret>({ group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true });
+export const ServiceAccount = defineKind<V1ServiceAccount>({ group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true });
+export const PersistentVolumeClaim = defineKind<V1PersistentVolumeClaim>({ group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', namespaced: true });
+export const Event = defineKind<CoreV1Event>({ group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true });
+export const Deployment = defineKind<V1Deployment>({ group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true });
+export const StatefulSet = defineKind<V1StatefulSet>({ group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', namespaced: true });
+export const DaemonSet = defineKind<V1DaemonSet>({ group: 'apps', version: 'v1', kind: 'DaemonSet', plural: 'daemonsets', namespaced: true });
+export const Job = defineKind<V1Job>({ group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', namespaced: true });
+export const CronJob = defineKind<V1CronJob>({ group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', namespaced: true });
+export const Ingress = defineKind<V1Ingress>({ group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', namespaced: true });
+export const Lease = defineKind<V1Lease>({ group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true });
+export const Role = defineKind<V1Role>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', namespaced: true });
+export const RoleBinding = defineKind<V1RoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true });
+export const ClusterRole = defineKind<V1ClusterRole>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false });
+export const ClusterRoleBinding = defineKind<V1ClusterRoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false });
+export const CustomResourceDefinition = defineKind<V1CustomResourceDefinition>({ group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false });

@@ -1,0 +1,49 @@
+import { Writable } from 'node:stream';
+import { pino, type Logger as PinoLogger } from 'pino';
+
+/** The structured logger used across the runtime (pino). */
+export type Logger = PinoLogger;
+
+export interface LoggerOptions {
+  /** Human-readable lines instead of JSON (kubebuilder's `--zap-devel`). */
+  development?: boolean;
+  level?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+  /** Where lines go; standard error by default, as zap does. */
+  destination?: NodeJS.WritableStream;
+}
+
+/**
+ * JSON logs in production so log pipelines can index the fields; a compact
+ * `time LEVEL msg key=value` form in development.
+ */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const level = options.level ?? (options.development ? 'debug' : 'info');
+  const destination = options.destination ?? process.stderr;
+  if (!options.development) {
+    return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } }, destination);
+  }
+  return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } }, developmentStream(destination));
+}
+
+function developmentStream(out: NodeJS.WritableStream): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (!line) continue;
+        try {
+          const { time, level, msg, ...fields } = JSON.parse(line) as Record<string, unknown>;
+          const extra = Object.entries(fields)
+            .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+            .join(' ');
+          out.write(`${String(time)}\t${String(level).toUpperCase()}\t${String(msg ?? '')}${extra ? `\t${extra}` : ''}\n`);
+        } catch {
+          out.write(`${line}\n`);
+        }
+      }
+      callback();
+    },
+  });
+}
+
+/** A logger that discards everything, for library code called without one. */
+export const silentLogger: Logger = pino({ level: 'silent' });
