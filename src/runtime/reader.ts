@@ -1,0 +1,30 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Kind, ObjectKey } from './kinds.js';
+
+/** Label or field selector, as the API's string form or as equality pairs. */
+export type Selector = string | Record<string, string>;
+
+export interface ListOptions {
+  /** Only this namespace; all namespaces (that are watched) when left out. */
+  namespace?: string;
+  labelSelector?: Selector;
+  fieldSelector?: Selector;
+}
+
+/**
+ * Read access to objects. Both the informer cache and the uncached API reader
+ * implement it, so the client can read from either with the same calls.
+ */
+export interface Reader {
+  /** Returns the object or throws NotFoundError. */
+  get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<T>;
+  list<T extends KubernetesObject>(kind: Kind<T>, options?: ListOptions): Promise<T[]>;
+}
+
+/** The string form the API expects for a selector. */
+export function selectorString(selector: Selector | undefined): string | undefined {
+  if (selector === undefined) return undefined;
+  if (typeof selector === 'string') return selector || undefined;
+  const parts = Object.entries(selector).map(([key, value]) => `${key}=${value}`);
+  return parts.length ? parts.join(',') : undefined;
+}
