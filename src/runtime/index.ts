@@ -10,5 +10,19 @@ export { loadKubeConfig } from './kubeconfig.js';
 export * from './apitypes.js';
 export type { Reader, ListOptions, Selector } from './reader.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from './log.js';
+export { Manager, type ManagerOptions, type Runnable, DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS, DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_HEALTH_PROBE_BIND_ADDRESS } from './manager.js';
+export { newControllerManagedBy, ControllerBuilder } from './builder.js';
+export { Controller, type Reconciler, type ReconcileContext, type Request, type Result, type ControllerOptions } from './controller.js';
+export { Cache, type CacheOptions, DEFAULT_CACHE_SYNC_TIMEOUT_MS } from './cache.js';
+export { Informer, type InformerEventHandler, type InformerOptions } from './informer.js';
+export { WorkQueue, type WorkQueueOptions } from './workqueue.js';
+export * from './ratelimiter.js';
+export * from './predicates.js';
+export { enqueueForObject, enqueueForOwner, enqueueFromMapFunc, type RequestMapper } from './handler.js';
+export { parseSelector, matchesLabels, requirementsOf, type LabelSelector, type Requirement } from './labels.js';
+export { LeaderElector, type LeaderElectorOptions, DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from './leaderelection.js';
+export { ManagerMetrics } from './metrics.js';
+export { HealthProbes, ping, type Checker } from './healthz.js';
+export { parseBindAddress } from './serving.js';
 // -- client, controllerutil, conditions, events (client modules) --
 // -- end client modules --

@@ -1,0 +1,196 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { randomUUID } from 'node:crypto';
+import { TerminalError } from './errors.js';
+import { keyOf, parseKey, type Kind, type ObjectKey } from './kinds.js';
+import type { Logger } from './log.js';
+import type { ManagerMetrics } from './metrics.js';
+import type { Informer } from './informer.js';
+import { admits, type Predicate, type WatchedEvent } from './predicates.js';
+import type { RequestMapper } from './handler.js';
+import type { RateLimiter } from './ratelimiter.js';
+import { WorkQueue } from './workqueue.js';
+
+/** What to reconcile: controller-runtime's reconcile.Request. */
+export type Request = ObjectKey;
+
+/** What the reconcile asks for next. */
+export interface Result {
+  /** Requeue with rate-limited backoff (controller-runtime deprecated this in favour of requeueAfter). */
+  requeue?: boolean;
+  /** Reconcile again after this many milliseconds. */
+  requeueAfter?: number;
+}
+
+/** Per-reconcile context: cancellation and a logger that already names the object. */
+export interface ReconcileContext {
+  /** Aborted when the manager's graceful-shutdown period runs out. */
+  signal: AbortSignal;
+  /** Carries controller, namespace, name and reconcileID fields. */
+  log: Logger;
+  /** Unique per reconcile, to correlate log lines. */
+  reconcileID: string;
+  /** The controller's name. */
+  controller: string;
+}
+
+/**
+ * The one method an operator implements: bring the cluster state for `req`
+ * toward its spec. Throwing requeues with backoff; throwing a TerminalError
+ * logs and gives up until the next change.
+ */
+export interface Reconciler {
+  reconcile(ctx: ReconcileContext, req: Request): Promise<Result | void>;
+}
+
+export interface ControllerOptions {
+  /** Keys reconciled in parallel (a key is never reconciled twice at once). controller-runtime's default is 1. */
+  maxConcurrentReconciles?: number;
+  rateLimiter?: RateLimiter;
+  /** How long to wait for this controller's caches before giving up. */
+  cacheSyncTimeoutMs?: number;
+  /** Skip the same-name check across controllers (tests). */
+  skipNameValidation?: boolean;
+}
+
+/** A watched kind and how its events map to requests. */
+export interface WatchSource {
+  informer: Informer;
+  mapper: RequestMapper;
+  predicates: Predicate[];
+}
+
+/**
+ * Runs a reconciler over a work queue fed by informer events: the loop of
+ * controller-runtime's internal controller, with its metrics and logging.
+ */
+export class Controller {
+  readonly queue: WorkQueue;
+  private readonly sources: WatchSource[] = [];
+  private readonly maxConcurrentReconciles: number;
+  private readonly log: Logger;
+  private workers: Promise<void>[] = [];
+  private readonly reconcileAbort = new AbortController();
+  private started = false;
+
+  constructor(
+    readonly name: string,
+    private readonly reconciler: Reconciler,
+    private readonly forKind: Kind | undefined,
+    logger: Logger,
+    private readonly metrics: ManagerMetrics,
+    readonly options: ControllerOptions = {},
+  ) {
+    this.maxConcurrentReconciles = Math.max(1, options.maxConcurrentReconciles ?? 1);
+    this.queue = new WorkQueue({ name, rateLimiter: options.rateLimiter, metrics });
+    this.log = logger.child({ controller: name, ...(forKind ? { controllerGroup: forKind.group, controllerKind: forKind.kind } : {}) });
+    metrics.maxConcurrentReconciles.set({ controller: name }, this.maxConcurrentReconciles);
+    metrics.activeWorkers.set({ controller: name }, 0);
+    for (const result of ['success', 'error', 'requeue', 'requeue_after']) metrics.reconcileTotal.inc({ controller: name, result }, 0);
+    metrics.reconcileErrors.inc({ controller: name }, 0);
+    metrics.terminalReconcileErrors.inc({ controller: name }, 0);
+    metrics.reconcilePanics.inc({ controller: name }, 0);
+  }
+
+  /** Feeds events of `source.informer` into the queue through its mapper and predicates. */
+  watch(source: WatchSource): void {
+    this.sources.push(source);
+    const enqueue = (event: WatchedEvent): void => {
+      if (!source.predicates.every((predicate) => admits(predicate, event))) return;
+      for (const request of source.mapper(event.object)) {
+        if (request.name) this.queue.add(keyOf(request));
+      }
+    };
+    source.informer.addEventHandler({
+      onAdd: (object: KubernetesObject) => enqueue({ type: 'create', object }),
+      onUpdate: (oldObject: KubernetesObject, object: KubernetesObject) => enqueue({ type: 'update', oldObject, object }),
+      onDelete: (object: KubernetesObject) => enqueue({ type: 'delete', object }),
+    });
+  }
+
+  /** Waits for the sources' caches, then starts the workers. */
+  async start(signal: AbortSignal, defaultSyncTimeoutMs: number): Promise<void> {
+    if (this.started) throw new Error(`controller ${this.name} was already started`);
+    this.started = true;
+    this.log.info('Starting Controller');
+    const timeout = this.options.cacheSyncTimeoutMs ?? defaultSyncTimeoutMs;
+    await Promise.all(this.sources.map((source) => source.informer.waitForSync(timeout, signal)));
+    this.log.info({ workerCount: this.maxConcurrentReconciles }, 'Starting workers');
+    this.workers = Array.from({ length: this.maxConcurrentReconciles }, () => this.work());
+  }
+
+  /**
+   * Stops taking work and waits for in-flight reconciles; after `timeoutMs`
+   * their abort signal fires and we stop waiting.
+   */
+  async stop(timeoutMs: number): Promise<boolean> {
+    this.queue.shutDown();
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      Promise.all(this.workers).then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!finished) {
+      this.reconcileAbort.abort(new Error('graceful shutdown period expired'));
+      this.log.error({ timeoutMs }, 'in-flight reconciles did not finish within the graceful shutdown period');
+    }
+    this.log.info('All workers finished');
+    return finished;
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      this.metrics.activeWorkers.inc({ controller: this.name });
+      try {
+        await this.reconcileKey(key);
+      } finally {
+        this.metrics.activeWorkers.dec({ controller: this.name });
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private async reconcileKey(key: string): Promise<void> {
+    const request = parseKey(key);
+    const reconcileID = randomUUID();
+    const log = this.log.child({ namespace: request.namespace ?? '', name: request.name, reconcileID });
+    const labels = { controller: this.name };
+    const started = performance.now();
+    let result: Result | void;
+    try {
+      result = await this.reconciler.reconcile({ signal: this.reconcileAbort.signal, log, reconcileID, controller: this.name }, request);
+    } catch (err) {
+      this.metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);
+      if (err instanceof TerminalError) {
+        this.queue.forget(key);
+        this.metrics.terminalReconcileErrors.inc(labels);
+        this.metrics.reconcileErrors.inc(labels);
+        this.metrics.reconcileTotal.inc({ ...labels, result: 'error' });
+        log.error({ err: err.message }, 'Reconciler error (terminal, not retried)');
+        return;
+      }
+      this.queue.addRateLimited(key);
+      this.metrics.reconcileErrors.inc(labels);
+      this.metrics.reconcileTotal.inc({ ...labels, result: 'error' });
+      if (!(err instanceof Error)) this.metrics.reconcilePanics.inc(labels);
+      log.error({ err: err instanceof Error ? err.message : String(err), retries: this.queue.numRequeues(key) }, 'Reconciler error');
+      return;
+    }
+    this.metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);
+    if (result?.requeueAfter && result.requeueAfter > 0) {
+      this.queue.forget(key);
+      this.queue.addAfter(key, result.requeueAfter);
+      this.metrics.reconcileTotal.inc({ ...labels, result: 'requeue_after' });
+    } else if (result?.requeue) {
+      this.queue.addRateLimited(key);
+      this.metrics.reconcileTotal.inc({ ...labels, result: 'requeue' });
+    } else {
+      this.queue.forget(key);
+      this.metrics.reconcileTotal.inc({ ...labels, result: 'success' });
+    }
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Requeue delays for failed keys, as client-go's workqueue rate limiters.
+ * The controller default is the larger of a per-key exponential backoff and a
+ * global token bucket, so one hot key backs off alone while a storm of
+ * failures across many keys is still capped overall.
+ */
+export interface RateLimiter {
+  /** Milliseconds to wait before retrying `key`; counts one more failure. */
+  when(key: string): number;
+  /** Clears the failure history of `key` (after a success). */
+  forget(key: string): void;
+  /** How many times `key` has failed since it was last forgotten. */
+  numRequeues(key: string): number;
+}
+
+/** Per-key exponential backoff: base·2^failures, capped. */
+export class ItemExponentialFailureRateLimiter implements RateLimiter {
+  private readonly failures = new Map<string, number>();
+
+  constructor(
+    private readonly baseDelayMs: number,
+    private readonly maxDelayMs: number,
+  ) {}
+
+  when(key: string): number {
+    const exponent = this.failures.get(key) ?? 0;
+    this.failures.set(key, exponent + 1);
+    const delay = this.baseDelayMs * 2 ** exponent;
+    return Number.isFinite(delay) && delay < this.maxDelayMs ? delay : this.maxDelayMs;
+  }
+
+  forget(key: string): void {
+    this.failures.delete(key);
+  }
+
+  numRequeues(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+}
+
+/** A token bucket shared by all keys (golang.org/x/time/rate semantics). */
+export class BucketRateLimiter implements RateLimiter {
+  private tokens: number;
+  private last: number;
+
+  constructor(
+    private readonly qps: number,
+    private readonly burst: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.tokens = burst;
+    this.last = now();
+  }
+
+  when(): number {
+    const now = this.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
+    this.last = now;
+    this.tokens -= 1;
+    return this.tokens >= 0 ? 0 : (-this.tokens / this.qps) * 1000;
+  }
+
+  forget(): void {}
+
+  numRequeues(): number {
+    return 0;
+  }
+}
+
+/** The largest delay of several limiters. */
+export class MaxOfRateLimiter implements RateLimiter {
+  private readonly limiters: RateLimiter[];
+
+  constructor(...limiters: RateLimiter[]) {
+    this.limiters = limiters;
+  }
+
+  when(key: string): number {
+    return Math.max(...this.limiters.map((limiter) => limiter.when(key)));
+  }
+
+  forget(key: string): void {
+    for (const limiter of this.limiters) limiter.forget(key);
+  }
+
+  numRequeues(key: string): number {
+    return Math.max(...this.limiters.map((limiter) => limiter.numRequeues(key)));
+  }
+}
+
+/** Per-item backoff start and cap of client-go's DefaultControllerRateLimiter. */
+export const DEFAULT_BASE_DELAY_MS = 5;
+export const DEFAULT_MAX_DELAY_MS = 1000 * 1000;
+/** The overall retry budget of client-go's DefaultControllerRateLimiter. */
+export const DEFAULT_QPS = 10;
+export const DEFAULT_BURST = 100;
+
+/** client-go's DefaultTypedControllerRateLimiter: max(5 ms→1000 s per key, 10 qps / 100 burst). */
+export function defaultControllerRateLimiter(): RateLimiter {
+  return new MaxOfRateLimiter(
+    new ItemExponentialFailureRateLimiter(DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_DELAY_MS),
+    new BucketRateLimiter(DEFAULT_QPS, DEFAULT_BURST),
+  );
+}
