@@ -25,4 +25,44 @@ export { ManagerMetrics } from './metrics.js';
 export { HealthProbes, ping, type Checker } from './healthz.js';
 export { parseBindAddress } from './serving.js';
 // -- client, controllerutil, conditions, events (client modules) --
+export {
+  Client,
+  ApiReader,
+  mergePatch,
+  jsonPatch,
+  strategicMergePatch,
+  type ClientOptions,
+  type Patch,
+  type JsonPatchOperation,
+  type WriteOptions,
+  type PatchOptions,
+  type DeleteOptions,
+  type DeleteAllOfOptions,
+  type StatusWriter,
+} from './client.js';
+export { RestMapper, NoKindMatchError } from './restmapper.js';
+export {
+  setControllerReference,
+  setOwnerReference,
+  removeOwnerReference,
+  hasControllerReference,
+  addFinalizer,
+  removeFinalizer,
+  containsFinalizer,
+  createOrUpdate,
+  AlreadyOwnedError,
+  type OperationResult,
+} from './controllerutil.js';
+export {
+  setStatusCondition,
+  removeStatusCondition,
+  findStatusCondition,
+  isStatusConditionTrue,
+  isStatusConditionFalse,
+  isStatusConditionPresentAndEqual,
+  toKubernetesTime,
+  type ConditionInput,
+  type ConditionClock,
+} from './conditions.js';
+export { newEventRecorder, type EventRecorder, type EventType } from './events.js';
 // -- end client modules --

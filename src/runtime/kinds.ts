@@ -55,10 +55,25 @@ export interface KindSpec {
   namespaced: boolean;
 }
 
-/** Declares the runtime handle for a Kubernetes type. */
+// Every declared kind, keyed by `apiVersion/Kind`, so the client can map an
+// object to its REST path without a discovery round trip.
+const declaredKinds = new Map<string, Kind>();
+
+/**
+ * Declares the runtime handle for a Kubernetes type and registers it, so the
+ * client can resolve objects of this apiVersion and kind without discovery.
+ * Declaring the same apiVersion and kind again replaces the earlier entry.
+ */
 export function defineKind<T extends KubernetesObject>(spec: KindSpec): Kind<T> {
   const apiVersion = spec.group === '' ? spec.version : `${spec.group}/${spec.version}`;
-  return Object.freeze({ ...spec, apiVersion });
+  const kind: Kind<T> = Object.freeze({ ...spec, apiVersion });
+  declaredKinds.set(`${apiVersion}/${spec.kind}`, kind);
+  return kind;
+}
+
+/** The kind declared with `defineKind` for this apiVersion and kind, if any. */
+export function declaredKind(apiVersion: string, kind: string): Kind | undefined {
+  return declaredKinds.get(`${apiVersion}/${kind}`);
 }
 
 /** `group/Kind`, the identity used for owner references and informer keys. */

@@ -1,0 +1,318 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { resourcePath, type Kind, type ObjectKey } from './kinds.js';
+import { selectorString, type ListOptions, type Reader } from './reader.js';
+import type { Query, RestClient } from './rest.js';
+import { RestMapper } from './restmapper.js';
+
+/** Items per list request; the rest come through `continue` tokens. */
+const LIST_PAGE_SIZE = 500;
+
+/** One RFC 6902 JSON Patch operation. */
+export interface JsonPatchOperation {
+  op: 'add' | 'remove' | 'replace' | 'move' | 'copy' | 'test';
+  /** JSON Pointer to the target, e.g. `/spec/replicas` or `/metadata/labels/app~1name`. */
+  path: string;
+  value?: unknown;
+  /** Source pointer for `move` and `copy`. */
+  from?: string;
+}
+
+/**
+ * How `patch` changes an object. `apply` is server-side apply of the object
+ * passed to `patch` itself, as the field manager's applied configuration.
+ */
+export type Patch =
+  | { type: 'merge'; data: unknown }
+  | { type: 'json'; ops: JsonPatchOperation[] }
+  | { type: 'strategic'; data: unknown }
+  | { type: 'apply' };
+
+/** An RFC 7386 JSON merge patch: `null` deletes a field, lists are replaced whole. */
+export function mergePatch(data: unknown): Patch {
+  return { type: 'merge', data };
+}
+
+/** An RFC 6902 JSON patch: a list of operations, applied in order. */
+export function jsonPatch(ops: JsonPatchOperation[]): Patch {
+  return { type: 'json', ops };
+}
+
+/**
+ * A strategic merge patch, which merges lists by key (containers by name).
+ * Only built-in kinds support it; custom resources answer 415.
+ */
+export function strategicMergePatch(data: unknown): Patch {
+  return { type: 'strategic', data };
+}
+
+const PATCH_CONTENT_TYPES: Record<Patch['type'], string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  // JSON is YAML, so the object is sent as is.
+  apply: 'application/apply-patch+yaml',
+};
+
+/** Options shared by every write. */
+export interface WriteOptions {
+  /** Validate and admit the write without persisting it. */
+  dryRun?: 'All';
+  /** Field manager recorded in managedFields; the client's fieldOwner by default. */
+  fieldManager?: string;
+}
+
+/** Options for `patch` and `apply`. */
+export interface PatchOptions extends WriteOptions {
+  /** Server-side apply only: take ownership of fields other managers own instead of failing with 409. */
+  force?: boolean;
+}
+
+/** Options for `delete`. */
+export interface DeleteOptions {
+  /** What happens to dependents; the kind's default (usually Background) when left out. */
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  gracePeriodSeconds?: number;
+  /** Delete only if the object still has this uid and/or resourceVersion (409 otherwise). */
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun?: 'All';
+}
+
+/** Which objects `deleteAllOf` deletes, and how. */
+export interface DeleteAllOfOptions extends ListOptions, DeleteOptions {}
+
+/** Writes to an object's `/status` subresource (controller-runtime's StatusWriter). */
+export interface StatusWriter {
+  /** Replaces the status; the server ignores changes outside `status`. */
+  update<T extends KubernetesObject>(obj: T, options?: WriteOptions): Promise<T>;
+  /** Patches the status; with `{ type: 'apply' }` the object is the applied status. */
+  patch<T extends KubernetesObject>(obj: T, patch: Patch, options?: PatchOptions): Promise<T>;
+}
+
+/** Construction options for `Client`. */
+export interface ClientOptions {
+  rest: RestClient;
+  /** Where `get` and `list` read from (the shared informer cache); the API server when left out. */
+  cache?: Reader;
+  /** Default field manager for writes; required for server-side apply unless each call names one. */
+  fieldOwner?: string;
+}
+
+/**
+ * Reads straight from the API server (controller-runtime's API reader): for
+ * the rare read that must not be stale, or kinds the cache does not hold.
+ */
+export class ApiReader implements Reader {
+  constructor(private readonly rest: RestClient) {}
+
+  async get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<T> {
+    const obj = await this.rest.request<T>('GET', resourcePath(kind, key.namespace, key.name));
+    return withTypeMeta(obj, kind);
+  }
+
+  /** Lists every page (following `continue`) and sets apiVersion and kind on each item, which lists leave out. */
+  async list<T extends KubernetesObject>(kind: Kind<T>, options: ListOptions = {}): Promise<T[]> {
+    const path = resourcePath(kind, options.namespace);
+    const items: T[] = [];
+    let continueToken: string | undefined;
+    do {
+      const page = await this.rest.request<{ items?: T[]; metadata?: { continue?: string } }>('GET', path, {
+        query: {
+          labelSelector: selectorString(options.labelSelector),
+          fieldSelector: selectorString(options.fieldSelector),
+          limit: LIST_PAGE_SIZE,
+          continue: continueToken,
+        },
+      });
+      for (const item of page.items ?? []) items.push(withTypeMeta(item, kind));
+      continueToken = page.metadata?.continue || undefined;
+    } while (continueToken);
+    return items;
+  }
+}
+
+/**
+ * Reads and writes Kubernetes objects (controller-runtime's client.Client:
+ * Reader + Writer + StatusClient). Reads go to the cache when one is given;
+ * writes always go to the API server and return the server's object. The
+ * object passed in is never modified.
+ *
+ * Writes find an object's kind from its apiVersion and kind: declared kinds
+ * first, then API discovery.
+ */
+export class Client implements Reader {
+  readonly rest: RestClient;
+  readonly restMapper: RestMapper;
+  readonly fieldOwner?: string;
+  private readonly reader: Reader;
+  private readonly uncached: ApiReader;
+
+  constructor(options: ClientOptions) {
+    this.rest = options.rest;
+    this.fieldOwner = options.fieldOwner;
+    this.restMapper = new RestMapper(options.rest);
+    this.uncached = new ApiReader(options.rest);
+    this.reader = options.cache ?? this.uncached;
+  }
+
+  /** A reader that always asks the API server, bypassing the cache. */
+  apiReader(): Reader {
+    return this.uncached;
+  }
+
+  /** Returns the object or throws NotFoundError. */
+  get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<T> {
+    return this.reader.get(kind, key);
+  }
+
+  /** Lists objects of a kind, optionally in one namespace and filtered by label and field selectors. */
+  list<T extends KubernetesObject>(kind: Kind<T>, options?: ListOptions): Promise<T[]> {
+    return this.reader.list(kind, options);
+  }
+
+  /** Creates the object; throws AlreadyExistsError if it exists. */
+  async create<T extends KubernetesObject>(obj: T, options: WriteOptions = {}): Promise<T> {
+    const kind = await this.restMapper.kindForObject(obj);
+    const created = await this.rest.request<T>('POST', resourcePath(kind, namespaceOf(kind, obj, 'create')), {
+      query: this.writeQuery(options),
+      body: obj,
+    });
+    return withTypeMeta(created, kind);
+  }
+
+  /**
+   * Replaces the object. Its resourceVersion makes this an optimistic write:
+   * ConflictError if the object changed since it was read.
+   */
+  async update<T extends KubernetesObject>(obj: T, options: WriteOptions = {}): Promise<T> {
+    return this.put(obj, options, undefined);
+  }
+
+  /** Patches the object with a merge, JSON, strategic merge or server-side apply patch. */
+  async patch<T extends KubernetesObject>(obj: T, patch: Patch, options: PatchOptions = {}): Promise<T> {
+    return this.sendPatch(obj, patch, options, undefined);
+  }
+
+  /**
+   * Server-side apply of `obj` as this field manager's whole intent: fields it
+   * leaves out that the manager set before are removed. Throws ConflictError
+   * when another manager owns a field it sets, unless `force` is true.
+   */
+  apply<T extends KubernetesObject>(obj: T, options: PatchOptions = {}): Promise<T> {
+    return this.sendPatch(obj, { type: 'apply' }, options, undefined);
+  }
+
+  /** Deletes the object; NotFoundError if it is already gone. */
+  async delete<T extends KubernetesObject>(obj: T, options: DeleteOptions = {}): Promise<void> {
+    const kind = await this.restMapper.kindForObject(obj);
+    const name = nameOf(obj, 'delete');
+    await this.rest.request('DELETE', resourcePath(kind, namespaceOf(kind, obj, 'delete'), name), {
+      body: deleteOptionsBody(options),
+    });
+  }
+
+  /** Deletes every object of a kind in a namespace that matches the selectors, in one request. */
+  async deleteAllOf<T extends KubernetesObject>(kind: Kind<T>, options: DeleteAllOfOptions = {}): Promise<void> {
+    if (kind.namespaced && !options.namespace) {
+      throw new Error(`deleteAllOf(${kind.kind}) needs a namespace: ${kind.kind} is namespaced and the API cannot delete it across all namespaces at once`);
+    }
+    await this.rest.request('DELETE', resourcePath(kind, options.namespace), {
+      query: { labelSelector: selectorString(options.labelSelector), fieldSelector: selectorString(options.fieldSelector) },
+      body: deleteOptionsBody(options),
+    });
+  }
+
+  /** Writes to the `/status` subresource. */
+  status(): StatusWriter {
+    return {
+      update: (obj, options = {}) => this.put(obj, options, 'status'),
+      patch: (obj, patch, options = {}) => this.sendPatch(obj, patch, options, 'status'),
+    };
+  }
+
+  private async put<T extends KubernetesObject>(obj: T, options: WriteOptions, subresource: string | undefined): Promise<T> {
+    const kind = await this.restMapper.kindForObject(obj);
+    const what = subresource ? 'status().update' : 'update';
+    const updated = await this.rest.request<T>('PUT', resourcePath(kind, namespaceOf(kind, obj, what), nameOf(obj, what), subresource), {
+      query: this.writeQuery(options),
+      body: obj,
+    });
+    return withTypeMeta(updated, kind);
+  }
+
+  private async sendPatch<T extends KubernetesObject>(obj: T, patch: Patch, options: PatchOptions, subresource: string | undefined): Promise<T> {
+    const kind = await this.restMapper.kindForObject(obj);
+    const what = subresource ? 'status().patch' : 'patch';
+    const query = this.writeQuery(options);
+    let body: unknown;
+    switch (patch.type) {
+      case 'merge':
+      case 'strategic':
+        body = patch.data;
+        break;
+      case 'json':
+        body = patch.ops;
+        break;
+      case 'apply':
+        if (!query.fieldManager) {
+          throw new Error('server-side apply needs a field manager: pass { fieldManager } or construct the Client with fieldOwner');
+        }
+        if (options.force) query.force = true;
+        body = appliedConfiguration(obj);
+        break;
+      default:
+        throw new Error(`unknown patch type ${JSON.stringify((patch as { type?: unknown }).type)}: use mergePatch, jsonPatch, strategicMergePatch or { type: 'apply' }`);
+    }
+    if (options.force && patch.type !== 'apply') {
+      throw new Error(`force applies only to server-side apply, not to a ${patch.type} patch: drop the force option`);
+    }
+    const patched = await this.rest.request<T>('PATCH', resourcePath(kind, namespaceOf(kind, obj, what), nameOf(obj, what), subresource), {
+      query,
+      body,
+      contentType: PATCH_CONTENT_TYPES[patch.type],
+    });
+    return withTypeMeta(patched, kind);
+  }
+
+  private writeQuery(options: WriteOptions): Query {
+    return { dryRun: options.dryRun, fieldManager: options.fieldManager ?? this.fieldOwner };
+  }
+}
+
+/** The server rejects an applied configuration that carries managedFields, and read objects always do. */
+function appliedConfiguration<T extends KubernetesObject>(obj: T): T {
+  if (!obj.metadata?.managedFields) return obj;
+  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
+
+function deleteOptionsBody(options: DeleteOptions): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'DeleteOptions',
+    propagationPolicy: options.propagationPolicy,
+    gracePeriodSeconds: options.gracePeriodSeconds,
+    preconditions: options.preconditions,
+    dryRun: options.dryRun ? [options.dryRun] : undefined,
+  };
+}
+
+function nameOf(obj: KubernetesObject, what: string): string {
+  const name = obj.metadata?.name;
+  if (!name) throw new Error(`${what} ${obj.kind ?? 'object'}: metadata.name is empty; set the name of the object to ${what}`);
+  return name;
+}
+
+function namespaceOf(kind: Kind, obj: KubernetesObject, what: string): string | undefined {
+  if (!kind.namespaced) return undefined;
+  const namespace = obj.metadata?.namespace;
+  if (!namespace) {
+    throw new Error(`${what} ${kind.kind} "${obj.metadata?.name ?? ''}": metadata.namespace is empty; ${kind.kind} is namespaced, so set the object's namespace`);
+  }
+  return namespace;
+}
+
+/** Single reads and write responses carry apiVersion and kind, but list items do not; make every returned object complete. */
+function withTypeMeta<T extends KubernetesObject>(obj: T, kind: Kind): T {
+  if (obj.apiVersion && obj.kind) return obj;
+  return { ...obj, apiVersion: kind.apiVersion, kind: kind.kind };
+}
