@@ -1,0 +1,9 @@
+/**
+ * `ts-operator-sdk/envtest`: a real etcd + kube-apiserver for tests, and the
+ * setup-envtest downloader that fetches those binaries. This file is only
+ * the public surface.
+ */
+export { Environment, type EnvironmentOptions, ADMIN_USER, DEFAULT_CONTROL_PLANE_TIMEOUT_MS } from './environment.js';
+export type { EnvtestUser } from './controlplane.js';
+export { locateBinary, binaryOverrideVariable, DEFAULT_BINARY_ASSETS_DIRECTORY, type ControlPlaneBinary } from './assets.js';
+export { readCRDs, DEFAULT_CRD_INSTALL_TIMEOUT_MS } from './crds.js';

@@ -1,0 +1,211 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { ForbiddenError } from '../../src/runtime/errors.js';
+import { RestClient } from '../../src/runtime/rest.js';
+import { Environment } from '../../src/runtime/envtest/index.js';
+
+const assets = process.env.KUBEBUILDER_ASSETS;
+
+const WIDGET_CRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.test.ts-operator-sdk.io
+spec:
+  group: test.ts-operator-sdk.io
+  scope: Namespaced
+  names: { plural: widgets, singular: widget, kind: Widget, listKind: WidgetList }
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                size: { type: integer }
+---
+# A non-CRD document in the same file must be ignored.
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: not-a-crd }
+`;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Pids whose command line mentions `text` (Linux /proc). */
+function processesMentioning(text: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text)) pids.push(Number(entry));
+    } catch {
+      // the process exited while we looked
+    }
+  }
+  return pids;
+}
+
+async function eventually<T>(what: string, attempt: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`${what} did not succeed within ${timeoutMs} ms`, { cause: err });
+      await sleep(200);
+    }
+  }
+}
+
+if (!assets) {
+  test('KUBEBUILDER_ASSETS is set', () => {
+    assert.fail('KUBEBUILDER_ASSETS is not set: export KUBEBUILDER_ASSETS=$HOME/.cache/ts-operator-sdk/test-assets/k8s-v1.36.3-etcd-v3.6.8 (or run `npx ts-operator-sdk setup-envtest`) before running the e2e tests');
+  });
+} else {
+  describe('envtest Environment on a real control plane', () => {
+    const env = new Environment({ binaryAssetsDirectory: assets });
+    let admin: RestClient;
+    let crdDir: string;
+
+    before(async () => {
+      admin = new RestClient(await env.start());
+      crdDir = await mkdtemp(join(tmpdir(), 'envtest-crds-'));
+      await writeFile(join(crdDir, 'widgets.yaml'), WIDGET_CRD);
+    });
+
+    after(async () => {
+      await env.stop();
+      await rm(crdDir, { recursive: true, force: true });
+    });
+
+    test('start returns an admin KubeConfig that can create and read a ConfigMap', async () => {
+      assert.equal(env.kubeConfig.getCurrentUser()?.name, 'default');
+      await admin.request('POST', '/api/v1/namespaces/default/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first' }, data: { answer: '42' } } });
+      const read = await admin.request<{ data: Record<string, string> }>('GET', '/api/v1/namespaces/default/configmaps/first');
+      assert.deepEqual(read.data, { answer: '42' });
+    });
+
+    test('kubeConfigPath writes a kubeconfig that kubectl accepts', async () => {
+      const path = env.kubeConfigPath();
+      assert.ok(path.startsWith(env.rootDir));
+      const { stdout } = await promisify(execFile)('kubectl', ['--kubeconfig', path, 'get', 'configmap', 'first', '-n', 'default', '-o', 'jsonpath={.data.answer}']);
+      assert.equal(stdout, '42');
+    });
+
+    test('installCRDs makes the CRD served at once, ignoring non-CRD documents', async () => {
+      const installed = await env.installCRDs({ paths: [crdDir] });
+      assert.equal(installed.length, 1);
+      const created = await admin.request<{ spec: { size: number } }>('POST', '/apis/test.ts-operator-sdk.io/v1/namespaces/default/widgets', {
+        body: { apiVersion: 'test.ts-operator-sdk.io/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 3 } },
+      });
+      assert.equal(created.spec.size, 3);
+      // Installing again updates instead of failing with AlreadyExists.
+      assert.equal((await env.installCRDs({ paths: [join(crdDir, 'widgets.yaml')] })).length, 1);
+    });
+
+    test('a missing CRD path is ignored by default', async () => {
+      assert.deepEqual(await env.installCRDs({ paths: [join(crdDir, 'missing')] }), []);
+    });
+
+    test('addUser gets 403 without RBAC and succeeds once a RoleBinding grants access', async () => {
+      const alice = new RestClient(await env.addUser({ name: 'alice', groups: ['testers'] }));
+      await assert.rejects(alice.request('GET', '/api/v1/namespaces/default/configmaps'), (err: unknown) => {
+        assert.ok(err instanceof ForbiddenError, `expected ForbiddenError, got ${String(err)}`);
+        assert.match(err.message, /User "alice" cannot list resource "configmaps"/);
+        return true;
+      });
+      await admin.request('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles', {
+        body: { metadata: { name: 'configmap-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }] },
+      });
+      await admin.request('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings', {
+        body: { metadata: { name: 'testers-read' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'configmap-reader' }, subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'testers' }] },
+      });
+      // The RBAC authorizer reads bindings from an informer, so it lags the write slightly.
+      const list = await eventually('list as alice', () => alice.request<{ items: unknown[] }>('GET', '/api/v1/namespaces/default/configmaps'));
+      assert.ok(list.items.length >= 1);
+      await assert.rejects(alice.request('DELETE', '/api/v1/namespaces/default/configmaps/first'), ForbiddenError);
+    });
+
+    test('stopAPIServer/startAPIServer keeps data, port and credentials', async () => {
+      const before = env.pids.apiServer;
+      await env.stopAPIServer();
+      assert.equal(env.pids.apiServer, undefined);
+      assert.ok(before !== undefined && !isAlive(before));
+      await assert.rejects(admin.request('GET', '/api/v1/namespaces/default/configmaps/first'));
+      await env.startAPIServer();
+      const read = await admin.request<{ data: Record<string, string> }>('GET', '/api/v1/namespaces/default/configmaps/first');
+      assert.deepEqual(read.data, { answer: '42' });
+    });
+
+    test('stopEtcd/startEtcd keeps the data directory', async () => {
+      await env.stopEtcd();
+      await env.startEtcd();
+      const read = await eventually('read after etcd restart', () => admin.request<{ data: Record<string, string> }>('GET', '/api/v1/namespaces/default/configmaps/first'));
+      assert.deepEqual(read.data, { answer: '42' });
+    });
+
+    test('stop kills both processes and removes the temp dir, and is idempotent', async () => {
+      const { etcd, apiServer } = env.pids;
+      const rootDir = env.rootDir;
+      assert.ok(etcd && apiServer && isAlive(etcd) && isAlive(apiServer));
+      await env.stop();
+      assert.equal(isAlive(etcd), false, 'etcd still running');
+      assert.equal(isAlive(apiServer), false, 'kube-apiserver still running');
+      assert.equal(existsSync(rootDir), false, `${rootDir} left behind`);
+      await env.stop();
+      assert.throws(() => env.kubeConfig, /not started/);
+    });
+  });
+
+  describe('envtest start failures', () => {
+    test('a kube-apiserver that exits names the binary, shows its output, and leaves nothing behind', async () => {
+      // os.tmpdir() reads TMPDIR on each call, so this run's files land in a directory only this test watches.
+      const scratch = await mkdtemp(join(tmpdir(), 'envtest-failure-'));
+      const savedTmpdir = process.env.TMPDIR;
+      process.env.TMPDIR = scratch;
+      try {
+        const env = new Environment({ binaryAssetsDirectory: assets, apiServerExtraArgs: { 'no-such-flag': 'x' } });
+        await assert.rejects(env.start(), (err: Error) => {
+          assert.match(err.message, /^kube-apiserver \(.*kube-apiserver\) exited with code \d+ before becoming healthy/);
+          assert.match(err.message, /unknown flag: --no-such-flag/);
+          return true;
+        });
+        assert.deepEqual(await readdir(scratch), [], 'temp dir left behind');
+        assert.deepEqual(processesMentioning(scratch), [], 'control-plane process left running');
+      } finally {
+        if (savedTmpdir === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = savedTmpdir;
+        await rm(scratch, { recursive: true, force: true });
+      }
+    });
+
+    test('a missing binary directory gives a one-line error with the fix', async () => {
+      const env = new Environment({ binaryAssetsDirectory: '/nonexistent/envtest-bin' });
+      await assert.rejects(env.start(), (err: Error) => {
+        assert.equal(err.message.includes('\n'), false);
+        assert.match(err.message, /\/nonexistent\/envtest-bin\/etcd not found.*set KUBEBUILDER_ASSETS.*npx ts-operator-sdk setup-envtest/);
+        return true;
+      });
+    });
+  });
+}
