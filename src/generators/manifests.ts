@@ -1,0 +1,165 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { buildCrds, type ApiResource } from './crd/crd.js';
+import { ProblemList } from './problems.js';
+import { buildRoles, readRbacMarkers } from './rbac/rbac.js';
+import { renderDocuments } from './render-yaml.js';
+import type { Marker } from './markers/grammar.js';
+
+export { ManifestError, formatProblem, type SourceProblem } from './problems.js';
+export type { ApiResource } from './crd/crd.js';
+
+/** What `generate manifests` reads: the project and the APIs its PROJECT file lists. */
+export interface ManifestInputs {
+  projectDir: string;
+  domain: string;
+  multigroup: boolean;
+  resources: ApiResource[];
+  /** Allow float64 fields, like controller-gen's crd:allowDangerousTypes. */
+  allowDangerousTypes?: boolean;
+}
+
+/** One file to write, relative to the project directory. */
+export interface GeneratedFile {
+  path: string;
+  content: string;
+}
+
+/** The scaffold marker below which `config/crd/kustomization.yaml` lists CRDs. */
+export const CRD_KUSTOMIZE_MARKER = '# +kubebuilder:scaffold:crdkustomizeresource';
+
+/** Directories scanned for `+kubebuilder:rbac` markers. */
+const CONTROLLER_DIRS = ['controllers', 'internal/controller'];
+
+/**
+ * Reads the project's API types and controllers and returns every manifest
+ * to write: CRDs, config/rbac/role.yaml and the updated CRD kustomization.
+ * Throws ManifestError listing every problem (`file:line: message`) and
+ * returns nothing in that case, so callers never write a partial set.
+ */
+export async function generateManifests(inputs: ManifestInputs): Promise<GeneratedFile[]> {
+  const projectDir = path.resolve(inputs.projectDir);
+  const problems = new ProblemList();
+  const resources = inputs.resources.map((r) => ({ ...r, domain: r.domain || inputs.domain }));
+  const program = createApiProgram(projectDir, [...new Set(resources.map((r) => r.path))]);
+  for (const diagnostic of program.getSyntacticDiagnostics()) {
+    const sf = diagnostic.file;
+    const line = sf && diagnostic.start !== undefined ? sf.getLineAndCharacterOfPosition(diagnostic.start).line + 1 : 1;
+    problems.add(sf ? path.relative(projectDir, sf.fileName) : '<unknown>', line, ts.flattenDiagnosticMessageText(diagnostic.messageText, ' '));
+  }
+  problems.throwIfAny();
+
+  const crds = buildCrds(resources, { projectDir, program, problems, allowDangerousTypes: inputs.allowDangerousTypes ?? false, generatorVersion: generatorVersion() });
+  const rbacMarkers = readControllerMarkers(projectDir, problems);
+  const roles = buildRoles(rbacMarkers, problems);
+  problems.throwIfAny();
+
+  const files: GeneratedFile[] = crds.map((c) => ({ path: c.fileName, content: renderDocuments([c.crd]) }));
+  if (roles.length > 0) files.push({ path: 'config/rbac/role.yaml', content: renderDocuments(roles) });
+  const kustomizationPath = path.join(projectDir, 'config/crd/kustomization.yaml');
+  const existing = existsSync(kustomizationPath) ? readFileSync(kustomizationPath, 'utf8') : undefined;
+  files.push({ path: 'config/crd/kustomization.yaml', content: updateCrdKustomization(existing, crds.map((c) => c.fileName.replace(/^config\/crd\//, ''))) });
+  return files;
+}
+
+/** One program over all API directories, reused for every type (building it is the slow part). */
+function createApiProgram(projectDir: string, apiDirs: string[]): ts.Program {
+  const rootNames = apiDirs.flatMap((dir) => {
+    const abs = path.join(projectDir, dir);
+    if (!existsSync(abs)) return [];
+    return readdirSync(abs)
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.endsWith('.test.ts'))
+      .sort()
+      .map((f) => path.join(abs, f));
+  });
+  return ts.createProgram({
+    rootNames,
+    options: {
+      target: ts.ScriptTarget.ES2023,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      lib: ['lib.es2023.d.ts'],
+      types: [],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      allowJs: false,
+    },
+  });
+}
+
+function readControllerMarkers(projectDir: string, problems: ProblemList): Marker[] {
+  const markers: Marker[] = [];
+  for (const dir of CONTROLLER_DIRS) {
+    for (const file of listTsFiles(path.join(projectDir, dir))) {
+      const display = path.relative(projectDir, file).split(path.sep).join('/');
+      markers.push(...readRbacMarkers(readFileSync(file, 'utf8'), display, problems));
+    }
+  }
+  return markers;
+}
+
+function listTsFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.d.ts'))
+    .map((e) => path.join(e.parentPath, e.name))
+    .sort();
+}
+
+/**
+ * Lists every generated CRD under `resources:` in config/crd/kustomization.yaml,
+ * above the scaffold marker, keeping the user's other entries and content.
+ */
+export function updateCrdKustomization(existing: string | undefined, bases: string[]): string {
+  const wanted = [...bases].sort();
+  if (existing === undefined) {
+    return [
+      '# This kustomization.yaml is not intended to be run by itself,',
+      '# since it depends on service name and namespace that are out of this kit',
+      '# It should be run by config/default',
+      'resources:',
+      ...wanted.map((b) => `- ${b}`),
+      CRD_KUSTOMIZE_MARKER,
+      '',
+    ].join('\n');
+  }
+  const lines = existing.split('\n');
+  let start = lines.findIndex((l) => /^resources:\s*$/.test(l));
+  if (start < 0) {
+    const markerAt = lines.findIndex((l) => l.trim() === CRD_KUSTOMIZE_MARKER);
+    if (markerAt >= 0) {
+      lines.splice(markerAt, 0, 'resources:');
+      start = markerAt;
+    } else {
+      lines.push('resources:', CRD_KUSTOMIZE_MARKER);
+      start = lines.length - 2;
+    }
+  }
+  let end = start + 1;
+  const present = new Set<string>();
+  while (end < lines.length && (/^\s*-\s/.test(lines[end]!) || /^\s*#/.test(lines[end]!))) {
+    const item = /^\s*-\s+(.*?)\s*$/.exec(lines[end]!);
+    if (item) present.add(item[1]!);
+    if (lines[end]!.trim() === CRD_KUSTOMIZE_MARKER) break;
+    end++;
+  }
+  const missing = wanted.filter((b) => !present.has(b)).map((b) => `- ${b}`);
+  const markerLine = lines.slice(start + 1, end + 1).findIndex((l) => l.trim() === CRD_KUSTOMIZE_MARKER);
+  const insertAt = markerLine >= 0 ? start + 1 + markerLine : end;
+  lines.splice(insertAt, 0, ...missing);
+  if (markerLine < 0) lines.splice(insertAt + missing.length, 0, CRD_KUSTOMIZE_MARKER);
+  return lines.join('\n');
+}
+
+/** The version stamped into CRD annotations, read from this package's package.json. */
+function generatorVersion(): string {
+  for (const candidate of ['../../../package.json', '../../package.json']) {
+    const file = new URL(candidate, import.meta.url);
+    if (!existsSync(file)) continue;
+    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+    if (pkg.name === 'ts-operator-sdk' && pkg.version) return pkg.version;
+  }
+  return '0.0.0';
+}
