@@ -4,8 +4,12 @@ import { selectorString, type ListOptions, type Reader } from './reader.js';
 import type { Query, RestClient } from './rest.js';
 import { RestMapper } from './restmapper.js';
 
-/** Items per list request; the rest come through `continue` tokens. */
-const LIST_PAGE_SIZE = 500;
+/**
+ * Items per list request; the rest come through `continue` tokens. 500 is
+ * what client-go's pager asks for: large enough for few round trips, small
+ * enough that one response never holds a huge namespace at once.
+ */
+export const DEFAULT_LIST_PAGE_SIZE = 500;
 
 /** One RFC 6902 JSON Patch operation. */
 export interface JsonPatchOperation {
@@ -95,6 +99,8 @@ export interface ClientOptions {
   cache?: Reader;
   /** Default field manager for writes; required for server-side apply unless each call names one. */
   fieldOwner?: string;
+  /** Items per page for uncached lists; DEFAULT_LIST_PAGE_SIZE when left out. */
+  listPageSize?: number;
 }
 
 /**
@@ -102,9 +108,17 @@ export interface ClientOptions {
  * the rare read that must not be stale, or kinds the cache does not hold.
  */
 export class ApiReader implements Reader {
-  constructor(private readonly rest: RestClient) {}
+  constructor(
+    private readonly rest: RestClient,
+    private readonly pageSize = DEFAULT_LIST_PAGE_SIZE,
+  ) {
+    if (!Number.isInteger(pageSize) || pageSize < 1) throw new Error(`list page size ${pageSize} is not valid: use a positive integer`);
+  }
 
   async get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<T> {
+    // Without a name the path would be the collection, and a list would come back as the object.
+    if (!key.name) throw new Error(`get ${kind.kind}: the key has no name; pass { namespace, name }`);
+    if (kind.namespaced && !key.namespace) throw new Error(`get ${kind.kind} "${key.name}": the key has no namespace; ${kind.kind} is namespaced, so pass { namespace, name }`);
     const obj = await this.rest.request<T>('GET', resourcePath(kind, key.namespace, key.name));
     return withTypeMeta(obj, kind);
   }
@@ -119,7 +133,7 @@ export class ApiReader implements Reader {
         query: {
           labelSelector: selectorString(options.labelSelector),
           fieldSelector: selectorString(options.fieldSelector),
-          limit: LIST_PAGE_SIZE,
+          limit: this.pageSize,
           continue: continueToken,
         },
       });
@@ -150,7 +164,7 @@ export class Client implements Reader {
     this.rest = options.rest;
     this.fieldOwner = options.fieldOwner;
     this.restMapper = new RestMapper(options.rest);
-    this.uncached = new ApiReader(options.rest);
+    this.uncached = new ApiReader(options.rest, options.listPageSize);
     this.reader = options.cache ?? this.uncached;
   }
 

@@ -31,6 +31,7 @@ export {
   mergePatch,
   jsonPatch,
   strategicMergePatch,
+  DEFAULT_LIST_PAGE_SIZE,
   type ClientOptions,
   type Patch,
   type JsonPatchOperation,
