@@ -44,7 +44,7 @@ describe('Memcached operator on a real API server', () => {
   const deploymentOf = (name: string): Promise<V1Deployment | undefined> => api.get(Deployment, { namespace: 'default', name }).catch((err) => (isNotFound(err) ? undefined : Promise.reject(err)));
 
   it('creating a CR gives a Deployment with spec.size replicas and a controller ownerReference', async () => {
-    const created = await api.create({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'sample', namespace: 'default' }, spec: { size: 2 } });
+    const created = await api.create<Memcached>({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'sample', namespace: 'default' }, spec: { size: 2 } });
     const deployment = await eventually('the Deployment', () => deploymentOf('sample'));
     assert.equal(deployment.spec?.replicas, 2);
     const ref = deployment.metadata?.ownerReferences?.find((r) => r.controller);
