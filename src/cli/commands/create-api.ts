@@ -1,0 +1,37 @@
+import type { Command } from 'commander';
+import { createApi } from '../../commands/create-api.js';
+import type { CliContext } from '../context.js';
+import { parseBooleanFlag } from '../flags.js';
+
+/** Registers `create api` (and the `create` parent, which later commands extend). */
+export function registerCreateApi(program: Command, ctx: CliContext): void {
+  const create = program.commands.find((command) => command.name() === 'create') ?? program.command('create').description('Scaffold a Kubernetes API or webhook');
+  create
+    .command('api')
+    .description('Scaffold a Kubernetes API: its types, a controller, samples and RBAC helpers')
+    .option('--group <group>', 'resource group (empty: the API group is the domain itself)', '')
+    .option('--version <version>', 'resource version, e.g. v1 or v1alpha1')
+    .option('--kind <kind>', 'resource kind, PascalCase, e.g. Memcached')
+    .option('--plural <plural>', 'resource plural, for kinds whose plural is irregular')
+    .option('--resource [bool]', 'scaffold the types (asked on a terminal when left out)', parseBooleanFlag)
+    .option('--controller [bool]', 'scaffold the controller (asked on a terminal when left out)', parseBooleanFlag)
+    .option('--namespaced [bool]', 'resource is namespaced (false: cluster-scoped)', parseBooleanFlag, true)
+    .option('--force', "overwrite this API's scaffold files if they exist", false)
+    .option('--dry-run', 'print the files that would be created or updated, write nothing', false)
+    .addHelpText('after', `
+Examples:
+  # Create a Memcached API with group cache and version v1
+  $ ts-operator-sdk create api --group cache --version v1 --kind Memcached
+
+  # A cluster-scoped API with an irregular plural
+  $ ts-operator-sdk create api --group ops --version v1alpha1 --kind Cactus --plural cacti --namespaced=false
+
+  # No group: the API group is the domain (e.g. quay.io/v1alpha1)
+  $ ts-operator-sdk create api --version v1alpha1 --kind Podroute
+
+  # Only the controller, for types that already exist
+  $ ts-operator-sdk create api --group cache --version v1 --kind Memcached --resource=false --controller`)
+    .action(async (opts: { group: string; version?: string; kind?: string; plural?: string; resource?: boolean; controller?: boolean; namespaced: boolean; force: boolean; dryRun: boolean }) => {
+      await createApi({ directory: ctx.cwd, interactive: ctx.interactive, ...opts }, ctx.io);
+    });
+}

@@ -1,0 +1,83 @@
+import { Command, CommanderError } from 'commander';
+import { ScaffoldError } from '../scaffold/errors.js';
+import { registerCompletion } from './commands/completion.js';
+import { registerCreateApi } from './commands/create-api.js';
+import { registerEdit } from './commands/edit.js';
+import { registerInit } from './commands/init.js';
+import { registerVersion } from './commands/version.js';
+import { processContext, type CliContext } from './context.js';
+
+/** One registration function per command; add new commands here. */
+export type CommandRegistration = (program: Command, ctx: CliContext) => void;
+
+/** The commands this module wires; others append to the list they pass to {@link buildProgram}. */
+export const CORE_COMMANDS: readonly CommandRegistration[] = [registerInit, registerCreateApi, registerEdit, registerVersion, registerCompletion];
+
+/** Builds the commander program with the given command registrations. */
+export function buildProgram(ctx: CliContext, registrations: readonly CommandRegistration[] = CORE_COMMANDS): Command {
+  const program = new Command('ts-operator-sdk')
+    .description('Build Kubernetes operators in TypeScript: scaffold and maintain operator projects.')
+    .option('--verbose', 'print debug output (every file written, stack traces)', false)
+    .showHelpAfterError(false)
+    .addHelpText('after', `
+Examples:
+  $ ts-operator-sdk init --domain example.com
+  $ ts-operator-sdk create api --group cache --version v1 --kind Memcached
+  $ ts-operator-sdk edit --multigroup`);
+  program.hook('preAction', (thisCommand) => {
+    ctx.setVerbose(Boolean(thisCommand.optsWithGlobals().verbose));
+  });
+  for (const register of registrations) register(program, ctx);
+  // Apply the same error handling to every (sub)command, including ones
+  // registered later by other modules.
+  const configure = (command: Command): void => {
+    command.exitOverride().configureOutput({
+      // Commander's own messages ("error: unknown option '--x'") become our one-line form.
+      outputError: () => undefined,
+    });
+    command.commands.forEach(configure);
+  };
+  configure(program);
+  return program;
+}
+
+/** Formats a commander usage error as `Error: <problem>. <fix>.` */
+function usageError(error: CommanderError, program: Command, argv: string[]): string {
+  const problem = error.message.replace(/^error:\s*/i, '').split('\n')[0]!.replace(/\.$/, '');
+  const path = argv.slice(2).filter((word) => !word.startsWith('-')).slice(0, 2);
+  const command = program.commands.find((c) => c.name() === path[0]);
+  const sub = command?.commands.find((c) => c.name() === path[1]);
+  const helpFor = [program.name(), command?.name(), sub?.name()].filter(Boolean).join(' ');
+  return `Error: ${problem}. Run \`${helpFor} --help\` for usage.`;
+}
+
+/**
+ * The CLI entry point: parses `argv` (as process.argv: node, script, args...),
+ * runs the command and returns the exit code. Errors are one line on stderr.
+ */
+export async function run(argv: string[], ctx: CliContext = processContext()): Promise<number> {
+  const program = buildProgram(ctx);
+  if (argv.length <= 2) {
+    program.outputHelp();
+    return 0;
+  }
+  try {
+    await program.parseAsync(argv, { from: 'node' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.exitCode === 0) return 0;
+      ctx.io.progress(usageError(error, program, argv));
+      return 1;
+    }
+    if (error instanceof ScaffoldError) {
+      ctx.io.progress(`Error: ${error.message}`);
+      if (ctx.verbose && error.cause instanceof Error) ctx.io.debug(error.cause.stack ?? String(error.cause));
+      return 1;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    ctx.io.progress(`Error: unexpected failure: ${message.split('\n')[0]!.replace(/\.$/, '')}. This is a bug in ts-operator-sdk; please report it with the --verbose output.`);
+    if (error instanceof Error) ctx.io.debug(error.stack ?? message);
+    return 1;
+  }
+}

@@ -1,0 +1,143 @@
+import { resolve } from 'node:path';
+import { boilerplateHeader } from '../scaffold/boilerplate.js';
+import { ScaffoldError } from '../scaffold/errors.js';
+import { scaffoldFiles, type FileSpec, type IfExists } from '../scaffold/files.js';
+import { applyInserters, Markers, uncommentLine, type Inserter } from '../scaffold/inserter.js';
+import { apiData, type ApiData } from '../scaffold/layout.js';
+import { validateGroup, validateKind, validatePlural, validateVersion } from '../scaffold/names.js';
+import { qualifiedGroup, readProject, sameGvk, writeProject, type ProjectResource } from '../scaffold/project.js';
+import { VirtualTree } from '../scaffold/tree.js';
+import { reportChanges, type CommandIO } from './io.js';
+
+/** Options of `ts-operator-sdk create api`. */
+export interface CreateApiOptions {
+  directory: string;
+  /** Empty: the API group is the project domain itself. */
+  group: string;
+  version?: string;
+  kind?: string;
+  plural?: string;
+  /** Undefined when the flag was not given: ask on a terminal, else yes. */
+  resource?: boolean;
+  controller?: boolean;
+  namespaced: boolean;
+  force: boolean;
+  dryRun: boolean;
+  /** Whether stdin is a terminal (prompts are allowed). */
+  interactive: boolean;
+}
+
+const MULTIGROUP_HINT = 'multiple groups are not allowed by default, to enable multi-group run `ts-operator-sdk edit --multigroup`';
+
+/** The files of one API; `force` turns `error` into `overwrite` for exactly these. */
+export function apiFiles(data: ApiData, parts: { resource: boolean; controller: boolean; force: boolean }): FileSpec[] {
+  const owned: IfExists = parts.force ? 'overwrite' : 'error';
+  const specs: FileSpec[] = [];
+  if (parts.resource) {
+    specs.push(
+      { path: data.layout.groupVersionFile, template: 'api/apis/version/groupversion_info.ts.hbs', ifExists: 'skip' },
+      { path: data.layout.typesFile, template: 'api/apis/version/kind_types.ts.hbs', ifExists: owned },
+      { path: 'config/crd/kustomization.yaml', template: 'api/config/crd/kustomization.yaml.hbs', ifExists: 'skip' },
+      { path: 'config/crd/kustomizeconfig.yaml', template: 'api/config/crd/kustomizeconfig.yaml.hbs', ifExists: 'skip' },
+      { path: 'config/samples/kustomization.yaml', template: 'api/config/samples/kustomization.yaml.hbs', ifExists: 'skip' },
+      { path: data.layout.sampleFile, template: 'api/config/samples/sample.yaml.hbs', ifExists: owned },
+    );
+    for (const role of ['admin', 'editor', 'viewer']) {
+      specs.push({ path: `config/rbac/${data.rbacRolePrefix}_${role}_role.yaml`, template: `api/config/rbac/kind_${role}_role.yaml.hbs`, ifExists: owned });
+    }
+  }
+  if (parts.controller) {
+    specs.push(
+      { path: data.layout.controllerFile, template: 'api/controllers/kind_controller.ts.hbs', ifExists: owned },
+      { path: data.layout.controllerTestFile, template: 'api/controllers/kind_controller.test.ts.hbs', ifExists: owned },
+    );
+  }
+  return specs;
+}
+
+/** The code `create api` adds to files that already exist, at their markers. */
+export function apiInserters(data: ApiData, parts: { resource: boolean; controller: boolean }): Inserter[] {
+  const inserters: Inserter[] = [];
+  if (parts.resource) {
+    inserters.push(
+      { path: 'config/crd/kustomization.yaml', marker: Markers.crdResources, fragments: [`- bases/${data.qualifiedGroup}_${data.plural}.yaml`] },
+      { path: 'config/samples/kustomization.yaml', marker: Markers.samples, fragments: [`- ${data.layout.sampleFile.slice('config/samples/'.length)}`] },
+      {
+        path: 'config/rbac/kustomization.yaml',
+        marker: Markers.rbacRoles,
+        fragments: ['admin', 'editor', 'viewer'].map((role) => `- ${data.rbacRolePrefix}_${role}_role.yaml`),
+      },
+    );
+  }
+  if (parts.controller) {
+    inserters.push(
+      { path: 'main.ts', marker: Markers.imports, fragments: [`import { ${data.kind}Reconciler } from '${data.controllerImportFromMain}';`] },
+      { path: 'main.ts', marker: Markers.builder, fragments: [`new ${data.kind}Reconciler(mgr.getClient()).setupWithManager(mgr);`] },
+    );
+  }
+  return inserters;
+}
+
+/** `ts-operator-sdk create api`: adds an API (types) and/or its controller. */
+export async function createApi(options: CreateApiOptions, io: CommandIO): Promise<void> {
+  const tree = new VirtualTree(resolve(options.directory));
+  const project = readProject(tree);
+  if (!options.version) throw new ScaffoldError('missing --version', 'pass the API version, e.g. --version v1');
+  if (!options.kind) throw new ScaffoldError('missing --kind', 'pass the kind, e.g. --kind Memcached');
+  const domain = project.domain ?? '';
+  validateGroup(options.group, domain);
+  validateVersion(options.version);
+  validateKind(options.kind);
+  if (options.plural !== undefined) validatePlural(options.plural);
+
+  const requested: ProjectResource = { group: options.group || undefined, domain, version: options.version, kind: options.kind };
+  const resources = project.resources ?? [];
+  const existing = resources.find((resource) => sameGvk(resource, requested));
+  if (existing && !options.force) {
+    throw new ScaffoldError(
+      `API ${qualifiedGroup(requested)}/${options.version}, Kind=${options.kind} already exists`,
+      'pass --force to regenerate its scaffold files, or choose another --kind or --version',
+    );
+  }
+  if (!project.multigroup) {
+    const otherGroup = resources.find((resource) => qualifiedGroup(resource) !== qualifiedGroup(requested));
+    if (otherGroup) {
+      throw new ScaffoldError(
+        `this project already has group ${qualifiedGroup(otherGroup)}, and ${MULTIGROUP_HINT}`,
+        `then run this command again for group ${qualifiedGroup(requested)}`,
+      );
+    }
+  }
+
+  const resource = options.resource ?? (options.interactive ? await io.confirm('Create Resource [y/n]') : true);
+  const controller = options.controller ?? (options.interactive ? await io.confirm('Create Controller [y/n]') : true);
+  if (!resource && !controller) {
+    throw new ScaffoldError('nothing to create: both --resource and --controller are false', 'pass --resource or --controller');
+  }
+
+  const entry: ProjectResource = {
+    ...existing,
+    ...requested,
+    plural: options.plural ?? existing?.plural,
+    controller: controller || existing?.controller,
+    api: resource ? { crdVersion: 'v1', namespaced: options.namespaced } : existing?.api,
+  };
+  const data = apiData(entry, { multigroup: project.multigroup === true, projectName: project.projectName ?? '', boilerplate: boilerplateHeader(tree) });
+  entry.path = data.layout.typesDir;
+
+  const parts = { resource, controller, force: options.force };
+  scaffoldFiles(tree, apiFiles(data, parts), data);
+  applyInserters(tree, apiInserters(data, parts));
+  if (resource) uncommentLine(tree, 'config/default/kustomization.yaml', '- ../crd');
+
+  project.resources = existing ? resources.map((item) => (item === existing ? entry : item)) : [...resources, entry];
+  writeProject(tree, project);
+
+  if (options.dryRun) {
+    reportChanges(io, tree.changes());
+    return;
+  }
+  const changes = await tree.commit();
+  for (const change of changes) io.debug(`${change.action} ${change.path}`);
+  if (resource) io.out('Next: implement your new API and generate the manifests (e.g. CRDs, CRs) with:\n$ make manifests');
+}

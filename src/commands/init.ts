@@ -1,0 +1,138 @@
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { BOILERPLATE_FILE, boilerplateHeader } from '../scaffold/boilerplate.js';
+import { ScaffoldError } from '../scaffold/errors.js';
+import { scaffoldFiles, type FileSpec } from '../scaffold/files.js';
+import { validateDomain, validateProjectName } from '../scaffold/names.js';
+import { sdkPackageSpec, SCORECARD_IMAGE } from '../scaffold/package-info.js';
+import { DEFAULT_PLUGINS, LAYOUT_PLUGIN, PROJECT_FILE, writeProject } from '../scaffold/project.js';
+import { VirtualTree } from '../scaffold/tree.js';
+import { reportChanges, type CommandIO } from './io.js';
+
+/** The licenses `init --license` knows. */
+export const LICENSES = ['apache2', 'none'] as const;
+/** One of {@link LICENSES}. */
+export type License = (typeof LICENSES)[number];
+
+/** Options of `ts-operator-sdk init`. */
+export interface InitOptions {
+  /** The directory to scaffold into (the current directory for the CLI). */
+  directory: string;
+  domain: string;
+  /** Defaults to the directory name, lowercased. */
+  projectName?: string;
+  owner?: string;
+  license: string;
+  skipInstall: boolean;
+  dryRun: boolean;
+}
+
+/** Files `init` writes; `skip` where a user may already have their own (dot-files, README). */
+export function initFiles(license: License): FileSpec[] {
+  const specs: FileSpec[] = [
+    { path: 'package.json', template: 'init/package.json.hbs', ifExists: 'error' },
+    { path: 'tsconfig.json', template: 'init/tsconfig.json.hbs', ifExists: 'error' },
+    { path: '.gitignore', template: 'init/gitignore.hbs', ifExists: 'skip' },
+    { path: '.dockerignore', template: 'init/dockerignore.hbs', ifExists: 'skip' },
+    { path: '.github/workflows/test.yml', template: 'init/github/workflows/test.yml.hbs', ifExists: 'skip' },
+    { path: '.github/workflows/lint.yml', template: 'init/github/workflows/lint.yml.hbs', ifExists: 'skip' },
+    { path: 'README.md', template: 'init/README.md.hbs', ifExists: 'skip' },
+    { path: 'Makefile', template: 'init/Makefile.hbs', ifExists: 'error' },
+    { path: 'Dockerfile', template: 'init/Dockerfile.hbs', ifExists: 'error' },
+    { path: 'main.ts', template: 'init/main.ts.hbs', ifExists: 'error' },
+  ];
+  if (license === 'apache2') specs.push({ path: BOILERPLATE_FILE, template: 'init/hack/boilerplate.ts.txt.hbs', ifExists: 'error' });
+  const config = [
+    'default/kustomization.yaml', 'default/manager_metrics_patch.yaml', 'default/metrics_service.yaml', 'default/cert_metrics_manager_patch.yaml',
+    'manager/kustomization.yaml', 'manager/manager.yaml',
+    'rbac/kustomization.yaml', 'rbac/service_account.yaml', 'rbac/role.yaml', 'rbac/role_binding.yaml',
+    'rbac/leader_election_role.yaml', 'rbac/leader_election_role_binding.yaml',
+    'rbac/metrics_auth_role.yaml', 'rbac/metrics_auth_role_binding.yaml', 'rbac/metrics_reader_role.yaml',
+    'prometheus/kustomization.yaml', 'prometheus/monitor.yaml', 'prometheus/monitor_tls_patch.yaml',
+    'network-policy/kustomization.yaml', 'network-policy/allow-metrics-traffic.yaml',
+    'manifests/kustomization.yaml',
+    'scorecard/kustomization.yaml', 'scorecard/bases/config.yaml', 'scorecard/patches/basic.config.yaml', 'scorecard/patches/olm.config.yaml',
+  ];
+  for (const file of config) specs.push({ path: `config/${file}`, template: `init/config/${file}.hbs`, ifExists: 'error' });
+  return specs;
+}
+
+/**
+ * Kubebuilder's rule for where init may run: dot-files, Markdown and
+ * ALL-CAPS files (LICENSE, OWNERS) may already be there; PROJECT or anything
+ * else means a project (or unrelated work) would be clobbered.
+ */
+export function checkDirectoryForInit(directory: string): void {
+  let entries: string[];
+  try {
+    entries = readdirSync(directory);
+  } catch (error) {
+    throw new ScaffoldError(`cannot read ${directory} (${(error as NodeJS.ErrnoException).code})`, 'run init in an existing, readable directory');
+  }
+  if (entries.includes(PROJECT_FILE)) {
+    throw new ScaffoldError(`${directory} already has a PROJECT file: it is already a project`, 'run init in a new, empty directory');
+  }
+  const disallowed = entries.filter((entry) => !entry.startsWith('.') && !entry.endsWith('.md') && !/^[A-Z][A-Z0-9_-]*$/.test(entry)).sort();
+  if (disallowed.length > 0) {
+    throw new ScaffoldError(
+      `target directory is not empty and contains ${disallowed.map((entry) => `"${entry}"`).join(', ')} (only dot-files, *.md and ALL-CAPS files such as LICENSE may be present)`,
+      'run init in an empty directory, or move those files away',
+    );
+  }
+}
+
+/** The Lease name: stable per project, so replicas of one operator agree on it. */
+export function leaderElectionId(projectName: string, domain: string): string {
+  return `${createHash('sha256').update(`${projectName}.${domain}`).digest('hex').slice(0, 8)}.${domain}`;
+}
+
+/** `ts-operator-sdk init`: scaffolds a new operator project. */
+export async function init(options: InitOptions, io: CommandIO): Promise<void> {
+  const directory = resolve(options.directory);
+  if (!(LICENSES as readonly string[]).includes(options.license)) {
+    throw new ScaffoldError(`unknown license "${options.license}"`, `pass --license ${LICENSES.join(' or --license ')}`);
+  }
+  const license = options.license as License;
+  validateDomain(options.domain);
+  const projectName = options.projectName ?? basename(directory).toLowerCase();
+  validateProjectName(projectName);
+  checkDirectoryForInit(directory);
+
+  const tree = new VirtualTree(directory);
+  const year = new Date().getFullYear();
+  const owner = options.owner ?? '';
+  // The boilerplate goes in first so main.ts can be rendered with it.
+  const specs = initFiles(license);
+  const base = {
+    projectName, domain: options.domain, owner, year, apache2: license === 'apache2',
+    packageLicense: license === 'apache2' ? 'Apache-2.0' : 'UNLICENSED',
+    sdkPackageSpec: sdkPackageSpec(), scorecardImage: SCORECARD_IMAGE,
+    leaderElectionID: leaderElectionId(projectName, options.domain),
+  };
+  scaffoldFiles(tree, specs.filter((spec) => spec.path === BOILERPLATE_FILE), base);
+  scaffoldFiles(tree, specs.filter((spec) => spec.path !== BOILERPLATE_FILE), { ...base, boilerplate: boilerplateHeader(tree) });
+  writeProject(tree, { version: '3', domain: options.domain, layout: [LAYOUT_PLUGIN], plugins: structuredClone(DEFAULT_PLUGINS) as Record<string, Record<string, unknown>>, projectName });
+
+  if (options.dryRun) {
+    reportChanges(io, tree.changes());
+    return;
+  }
+  const changes = await tree.commit();
+  for (const change of changes) io.debug(`${change.action} ${change.path}`);
+
+  if (!options.skipInstall) {
+    io.progress('Installing dependencies with `npm install` (this may take a minute)...');
+    const result = spawnSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: directory, stdio: ['ignore', 'inherit', 'inherit'] });
+    if (result.error || result.status !== 0) {
+      const why = result.error ? (result.error as NodeJS.ErrnoException).code ?? result.error.message : `exit code ${result.status}`;
+      throw new ScaffoldError(
+        `the project was scaffolded, but \`npm install\` failed (${why})`,
+        `fix the problem npm reported and run \`npm install\` in ${directory}`,
+      );
+    }
+  }
+  io.out('Next: define a resource with:');
+  io.out('$ ts-operator-sdk create api --group <group> --version <version> --kind <Kind>');
+}
