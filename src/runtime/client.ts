@@ -154,8 +154,11 @@ export class ApiReader implements Reader {
  * first, then API discovery.
  */
 export class Client implements Reader {
+  /** The transport every write (and every uncached read) goes through. */
   readonly rest: RestClient;
+  /** Resolves objects to kinds; shared with helpers such as createOrUpdate. */
   readonly restMapper: RestMapper;
+  /** Field manager used when a write names none. */
   readonly fieldOwner?: string;
   private readonly reader: Reader;
   private readonly uncached: ApiReader;
@@ -210,6 +213,11 @@ export class Client implements Reader {
    * Server-side apply of `obj` as this field manager's whole intent: fields it
    * leaves out that the manager set before are removed. Throws ConflictError
    * when another manager owns a field it sets, unless `force` is true.
+   *
+   * Build `obj` fresh with only the fields you manage. An object read from
+   * the server works too (its managedFields are dropped), but then this
+   * manager claims every field it carries, and its resourceVersion makes the
+   * apply fail with ConflictError if the object changed since the read.
    */
   apply<T extends KubernetesObject>(obj: T, options: PatchOptions = {}): Promise<T> {
     return this.sendPatch(obj, { type: 'apply' }, options, undefined);

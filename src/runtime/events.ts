@@ -51,7 +51,7 @@ class CoreEventRecorder implements EventRecorder {
 
   eventf(obj: KubernetesObject, type: EventType, reason: string, messageFormat: string, ...args: unknown[]): Promise<void> {
     // Operators ported from Go use %v; Node's format does not know it.
-    return this.event(obj, type, reason, format(messageFormat.replace(/%v/g, '%s'), ...args));
+    return this.event(obj, type, reason, format(messageFormat.replace(/(?<!%)%v/g, '%s'), ...args));
   }
 
   async event(obj: KubernetesObject, type: EventType, reason: string, message: string): Promise<void> {
