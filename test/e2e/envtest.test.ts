@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { ForbiddenError } from '../../src/runtime/errors.js';
 import { RestClient } from '../../src/runtime/rest.js';
-import { Environment } from '../../src/runtime/envtest/index.js';
+import { Environment, readCRDs } from '../../src/runtime/envtest/index.js';
 
 const assets = process.env.KUBEBUILDER_ASSETS;
 
@@ -83,7 +83,18 @@ if (!assets) {
   });
 } else {
   describe('envtest Environment on a real control plane', () => {
-    const env = new Environment({ binaryAssetsDirectory: assets });
+    const gadgetCrd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.test.ts-operator-sdk.io' },
+      spec: {
+        group: 'test.ts-operator-sdk.io',
+        scope: 'Cluster',
+        names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    };
+    const env = new Environment({ binaryAssetsDirectory: assets, crds: [gadgetCrd] });
     let admin: RestClient;
     let crdDir: string;
 
@@ -103,6 +114,13 @@ if (!assets) {
       await admin.request('POST', '/api/v1/namespaces/default/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first' }, data: { answer: '42' } } });
       const read = await admin.request<{ data: Record<string, string> }>('GET', '/api/v1/namespaces/default/configmaps/first');
       assert.deepEqual(read.data, { answer: '42' });
+    });
+
+    test('CRDs given to the constructor are served when start returns', async () => {
+      const created = await admin.request<{ metadata: { name: string } }>('POST', '/apis/test.ts-operator-sdk.io/v1/gadgets', {
+        body: { apiVersion: 'test.ts-operator-sdk.io/v1', kind: 'Gadget', metadata: { name: 'g1' } },
+      });
+      assert.equal(created.metadata.name, 'g1');
     });
 
     test('kubeConfigPath writes a kubeconfig that kubectl accepts', async () => {
@@ -199,6 +217,32 @@ if (!assets) {
       }
     });
 
+    test('a kube-apiserver that never gets healthy times out per KUBEBUILDER_CONTROLPLANE_START_TIMEOUT and is SIGKILLed if it ignores SIGTERM', async () => {
+      const fakeDir = await mkdtemp(join(tmpdir(), 'envtest-fake-'));
+      const scratch = await mkdtemp(join(tmpdir(), 'envtest-timeout-'));
+      const fake = join(fakeDir, 'kube-apiserver');
+      const pidFile = join(fakeDir, 'pid');
+      await writeFile(fake, `#!${process.execPath}\nrequire('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nprocess.on('SIGTERM', () => {});\nconsole.log('fake apiserver ignoring SIGTERM');\nsetInterval(() => {}, 1000);\n`, { mode: 0o755 });
+      const saved = { ...process.env };
+      process.env.TMPDIR = scratch;
+      process.env.TEST_ASSET_KUBE_APISERVER = fake;
+      process.env.KUBEBUILDER_CONTROLPLANE_START_TIMEOUT = '1500ms';
+      try {
+        const env = new Environment({ binaryAssetsDirectory: assets, stopTimeoutMs: 300 });
+        await assert.rejects(env.start(), (err: Error) => {
+          assert.match(err.message, /^kube-apiserver \(.*envtest-fake-.*\) did not become healthy within 1500 ms \(raise startTimeoutMs or KUBEBUILDER_CONTROLPLANE_START_TIMEOUT\)/);
+          assert.match(err.message, /fake apiserver ignoring SIGTERM/);
+          return true;
+        });
+        assert.equal(isAlive(Number(readFileSync(pidFile, 'utf8'))), false, 'the SIGTERM-ignoring fake is still running');
+        assert.deepEqual(await readdir(scratch), [], 'temp dir left behind');
+      } finally {
+        process.env = saved;
+        await rm(fakeDir, { recursive: true, force: true });
+        await rm(scratch, { recursive: true, force: true });
+      }
+    });
+
     test('a missing binary directory gives a one-line error with the fix', async () => {
       const env = new Environment({ binaryAssetsDirectory: '/nonexistent/envtest-bin' });
       await assert.rejects(env.start(), (err: Error) => {
@@ -206,6 +250,72 @@ if (!assets) {
         assert.match(err.message, /\/nonexistent\/envtest-bin\/etcd not found.*set KUBEBUILDER_ASSETS.*npx ts-operator-sdk setup-envtest/);
         return true;
       });
+    });
+  });
+
+  describe('a test process that ends without stop()', () => {
+    const childScript = `
+      import { Environment } from ${JSON.stringify(new URL('../../src/runtime/envtest/index.js', import.meta.url).href)};
+      const env = new Environment({ binaryAssetsDirectory: process.env.KUBEBUILDER_ASSETS });
+      await env.start();
+      console.log(JSON.stringify({ ...env.pids, rootDir: env.rootDir }));
+      if (process.argv[1] === 'exit') process.exit(0);
+      setInterval(() => {}, 1000);
+    `;
+
+    /** Starts an Environment in a child Node process and returns what it reports once started. */
+    async function startInChild(mode: 'exit' | 'wait'): Promise<{ child: ReturnType<typeof spawn>; etcd: number; apiServer: number; rootDir: string }> {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', childScript, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let output = '';
+      const line = await new Promise<string>((resolve, reject) => {
+        child.stdout?.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          if (output.includes('\n')) resolve(output.split('\n')[0] ?? '');
+        });
+        child.once('exit', (code) => reject(new Error(`child exited with ${code} before reporting: ${output}`)));
+      });
+      const reported = JSON.parse(line) as { etcd: number; apiServer: number; rootDir: string };
+      return { child, ...reported };
+    }
+
+    async function waitForExit(child: ReturnType<typeof spawn>): Promise<void> {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+
+    test('process.exit kills both binaries and removes the temp dir', async () => {
+      const { child, etcd, apiServer, rootDir } = await startInChild('exit');
+      await waitForExit(child);
+      await eventually('binaries gone', async () => assert.ok(!isAlive(etcd) && !isAlive(apiServer)), 5000);
+      assert.equal(existsSync(rootDir), false, `${rootDir} left behind`);
+    });
+
+    test('SIGTERM kills both binaries, removes the temp dir, and still terminates the process', async () => {
+      const { child, etcd, apiServer, rootDir } = await startInChild('wait');
+      child.kill('SIGTERM');
+      await waitForExit(child);
+      assert.equal(child.signalCode, 'SIGTERM');
+      await eventually('binaries gone', async () => assert.ok(!isAlive(etcd) && !isAlive(apiServer)), 5000);
+      assert.equal(existsSync(rootDir), false, `${rootDir} left behind`);
+    });
+
+    test('SIGKILL of the test process still takes both binaries down (parent-death signal)', async () => {
+      const { child, etcd, apiServer, rootDir } = await startInChild('wait');
+      try {
+        child.kill('SIGKILL');
+        await waitForExit(child);
+        await eventually('binaries gone', async () => assert.ok(!isAlive(etcd) && !isAlive(apiServer)), 5000);
+      } finally {
+        // Nothing runs in a SIGKILLed process, so its temp dir is the one thing left to clean.
+        await rm(rootDir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('reading CRD files', () => {
+    test('errorIfCRDPathMissing turns a missing path into an error naming the fix', async () => {
+      await assert.rejects(readCRDs(['/nonexistent/crds'], true), /CRD path \/nonexistent\/crds does not exist: fix crdDirectoryPaths/);
+      assert.deepEqual(await readCRDs(['/nonexistent/crds'], false), []);
     });
   });
 }

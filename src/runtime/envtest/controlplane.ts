@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, fetch } from 'undici';
 import { TinyCA } from './certs.js';
-import { ManagedProcess } from './process.js';
+import { ManagedProcess, releaseTempDirOnExit, removeTempDirOnExit } from './process.js';
 
 const LOOPBACK = '127.0.0.1';
 /** File names inside the API server's cert dir, as envtest names them. */
@@ -103,6 +103,7 @@ export class ControlPlane {
   /** Allocates ports, makes the temp dir and writes all certificates; starts nothing. */
   static async prepare(settings: ControlPlaneSettings): Promise<ControlPlane> {
     const rootDir = await mkdtemp(join(tmpdir(), 'ts-operator-sdk-envtest-'));
+    removeTempDirOnExit(rootDir);
     try {
       const certDir = join(rootDir, 'pki');
       await mkdir(certDir, { recursive: true, mode: 0o700 });
@@ -124,22 +125,27 @@ export class ControlPlane {
       return new ControlPlane(settings, rootDir, clientCA, servingCA.certPem, healthUser, { apiServer, etcdClient, etcdPeer });
     } catch (err) {
       await rm(rootDir, { recursive: true, force: true });
+      releaseTempDirOnExit(rootDir);
       throw err;
     }
   }
 
+  /** Starts etcd (again) and waits for its /health. */
   async startEtcd(): Promise<void> {
     await this.etcd.start(this.settings.startTimeoutMs);
   }
 
+  /** Stops etcd, keeping its data directory and ports. */
   async stopEtcd(): Promise<void> {
     await this.etcd.stop(this.settings.stopTimeoutMs);
   }
 
+  /** Starts kube-apiserver (again) and waits for /healthz and /readyz. */
   async startAPIServer(): Promise<void> {
     await this.apiServer.start(this.settings.startTimeoutMs);
   }
 
+  /** Stops kube-apiserver, keeping its port and certificates. */
   async stopAPIServer(): Promise<void> {
     await this.apiServer.stop(this.settings.stopTimeoutMs);
   }
@@ -152,6 +158,7 @@ export class ControlPlane {
     } finally {
       await this.healthAgent.close().catch(() => undefined);
       await rm(this.rootDir, { recursive: true, force: true });
+      releaseTempDirOnExit(this.rootDir);
     }
   }
 

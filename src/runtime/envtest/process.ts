@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -10,25 +10,45 @@ const HEALTH_POLL_INTERVAL_MS = 100;
  * On Linux, util-linux `setpriv --pdeathsig` makes the kernel SIGKILL the
  * binary when this process dies, even by SIGKILL or a crash, when no exit
  * handler can run. It execs in place, so the pid we hold is the binary's.
+ * The kernel ties the signal to the spawning thread, so an Environment
+ * started in a worker thread also ends with that worker.
  */
 const SETPRIV = '/usr/bin/setpriv';
 
 /** Every control-plane process still running, so an exiting test process can kill them. */
 const liveChildren = new Set<ChildProcess>();
+/** Temp dirs of environments not yet stopped, removed if the process exits without `stop()`. */
+const liveTempDirs = new Set<string>();
 let exitHooksInstalled = false;
+
+/** Removes `dir` when this process exits, unless {@link releaseTempDirOnExit} is called first. */
+export function removeTempDirOnExit(dir: string): void {
+  installExitHooks();
+  liveTempDirs.add(dir);
+}
+
+/** Undoes {@link removeTempDirOnExit} once the dir has been removed normally. */
+export function releaseTempDirOnExit(dir: string): void {
+  liveTempDirs.delete(dir);
+}
+
+/** Only synchronous work runs in an exit handler, so this kills without waiting. */
+function cleanUpNow(): void {
+  for (const child of liveChildren) child.kill('SIGKILL');
+  liveChildren.clear();
+  for (const dir of liveTempDirs) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  liveTempDirs.clear();
+}
 
 function installExitHooks(): void {
   if (exitHooksInstalled) return;
   exitHooksInstalled = true;
-  process.on('exit', () => {
-    for (const child of liveChildren) child.kill('SIGKILL');
-  });
+  process.on('exit', cleanUpNow);
   // A signal handler replaces Node's default "exit at once", so after
   // cleaning up we re-raise the signal to keep the process's usual fate.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     const onSignal = (): void => {
-      for (const child of liveChildren) child.kill('SIGKILL');
-      liveChildren.clear();
+      cleanUpNow();
       if (process.listenerCount(signal) === 1) {
         process.removeListener(signal, onSignal);
         process.kill(process.pid, signal);
