@@ -8,6 +8,7 @@ import { format } from 'node:util';
 import type { CoreV1Event, KubernetesObject } from '@kubernetes/client-node';
 import { Client } from './client.js';
 import { toKubernetesTime } from './conditions.js';
+import { NotFoundError } from './errors.js';
 import { resourcePath, Event } from './kinds.js';
 import { silentLogger, type Logger } from './log.js';
 import type { RestClient } from './rest.js';
@@ -32,16 +33,30 @@ const CLUSTER_SCOPED_EVENT_NAMESPACE = 'default';
 
 /**
  * An EventRecorder that writes core/v1 Events with `component` as their
- * source. Each call creates one Event (count 1); Events are not aggregated
- * or rate-limited as client-go's broadcaster does.
+ * source. Recording the same event about the same object again increments
+ * the existing Event's count instead of creating another (client-go's
+ * correlator does the same); there is no rate limiting.
  */
 export function newEventRecorder(client: Client | RestClient, component: string, logger: Logger = silentLogger): EventRecorder {
   const rest = client instanceof Client ? client.rest : client;
   return new CoreEventRecorder(rest, component, logger);
 }
 
+/** Events remembered for counting repeats; client-go's correlator keeps the same number. */
+const MAX_REMEMBERED_EVENTS = 4096;
+
+/** An Event this recorder wrote, so a repeat bumps its count instead of creating another. */
+interface RememberedEvent {
+  name: string;
+  namespace: string;
+  count: number;
+  /** Writes for one key run one after another, so a repeat never races the create it patches. */
+  tail: Promise<void>;
+}
+
 class CoreEventRecorder implements EventRecorder {
   private readonly host = hostname();
+  private readonly remembered = new Map<string, RememberedEvent>();
 
   constructor(
     private readonly rest: RestClient,
@@ -54,46 +69,82 @@ class CoreEventRecorder implements EventRecorder {
     return this.event(obj, type, reason, format(messageFormat.replace(/(?<!%)%v/g, '%s'), ...args));
   }
 
-  async event(obj: KubernetesObject, type: EventType, reason: string, message: string): Promise<void> {
+  event(obj: KubernetesObject, type: EventType, reason: string, message: string): Promise<void> {
     const meta = obj.metadata ?? {};
     const fields = { kind: obj.kind, name: meta.name, namespace: meta.namespace, reason, type };
-    try {
-      if (type !== 'Normal' && type !== 'Warning') {
-        throw new Error(`event type ${JSON.stringify(type)} is not valid: use 'Normal' or 'Warning'`);
-      }
-      if (!obj.apiVersion || !obj.kind || !meta.name) {
-        throw new Error('the object has no apiVersion, kind or metadata.name: record events about objects read from the API server');
-      }
-      const namespace = meta.namespace || CLUSTER_SCOPED_EVENT_NAMESPACE;
-      const now = new Date();
-      const timestamp = toKubernetesTime(now);
-      const event: CoreV1Event = {
-        apiVersion: 'v1',
-        kind: 'Event',
-        metadata: { name: `${meta.name}.${uniqueHexNanos(now)}`, namespace },
-        involvedObject: {
-          apiVersion: obj.apiVersion,
-          kind: obj.kind,
-          name: meta.name,
-          namespace: meta.namespace,
-          uid: meta.uid,
-          resourceVersion: meta.resourceVersion,
-        },
-        reason,
-        message,
-        type,
-        source: { component: this.component, host: this.host },
-        reportingComponent: this.component,
-        reportingInstance: this.host,
-        // The generated model types these as Date; the API wants metav1.Time strings.
-        firstTimestamp: timestamp as unknown as Date,
-        lastTimestamp: timestamp as unknown as Date,
-        count: 1,
-      };
-      await this.rest.request('POST', resourcePath(Event, namespace), { body: event });
-    } catch (err) {
-      this.log.error({ ...fields, err }, 'unable to record event');
+    if (type !== 'Normal' && type !== 'Warning') {
+      return this.fail(fields, new Error(`event type ${JSON.stringify(type)} is not valid: use 'Normal' or 'Warning'`));
     }
+    if (!obj.apiVersion || !obj.kind || !meta.name) {
+      return this.fail(fields, new Error('the object has no apiVersion, kind or metadata.name: record events about objects read from the API server'));
+    }
+    const key = JSON.stringify([obj.apiVersion, obj.kind, meta.namespace, meta.name, meta.uid, type, reason, message]);
+    let entry = this.remembered.get(key);
+    if (entry) {
+      // Re-insert so the Map's insertion order doubles as least-recently-used order.
+      this.remembered.delete(key);
+    } else {
+      entry = { name: '', namespace: meta.namespace || CLUSTER_SCOPED_EVENT_NAMESPACE, count: 0, tail: Promise.resolve() };
+      if (this.remembered.size >= MAX_REMEMBERED_EVENTS) this.remembered.delete(this.remembered.keys().next().value!);
+    }
+    this.remembered.set(key, entry);
+    const remembered = entry;
+    remembered.tail = remembered.tail.then(() => this.write(obj, type, reason, message, remembered)).catch((err: unknown) => this.fail(fields, err));
+    return remembered.tail;
+  }
+
+  /**
+   * Creates the Event, or for a repeat of one already written bumps its
+   * count and lastTimestamp, as client-go does, so a reconcile loop that
+   * keeps failing the same way leaves one Event, not thousands.
+   */
+  private async write(obj: KubernetesObject, type: EventType, reason: string, message: string, entry: RememberedEvent): Promise<void> {
+    const now = new Date();
+    const timestamp = toKubernetesTime(now);
+    if (entry.count > 0) {
+      try {
+        await this.rest.request('PATCH', resourcePath(Event, entry.namespace, entry.name), {
+          body: { count: entry.count + 1, lastTimestamp: timestamp },
+          contentType: 'application/merge-patch+json',
+        });
+        entry.count++;
+        return;
+      } catch (err) {
+        // Events expire (an hour by default); start a new one.
+        if (!(err instanceof NotFoundError)) throw err;
+      }
+    }
+    const meta = obj.metadata!;
+    const event: CoreV1Event = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${meta.name}.${uniqueHexNanos(now)}`, namespace: entry.namespace },
+      involvedObject: {
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        name: meta.name,
+        namespace: meta.namespace,
+        uid: meta.uid,
+        resourceVersion: meta.resourceVersion,
+      },
+      reason,
+      message,
+      type,
+      source: { component: this.component, host: this.host },
+      reportingComponent: this.component,
+      reportingInstance: this.host,
+      // The generated model types these as Date; the API wants metav1.Time strings.
+      firstTimestamp: timestamp as unknown as Date,
+      lastTimestamp: timestamp as unknown as Date,
+      count: 1,
+    };
+    await this.rest.request('POST', resourcePath(Event, entry.namespace), { body: event });
+    entry.name = event.metadata.name!;
+    entry.count = 1;
+  }
+
+  private async fail(fields: Record<string, unknown>, err: unknown): Promise<void> {
+    this.log.error({ ...fields, err }, 'unable to record event');
   }
 }
 

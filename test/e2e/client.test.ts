@@ -460,6 +460,27 @@ describe('Client on a real API server', () => {
       assert.equal(warning?.message, 'scaled evented to 3 (true)');
     });
 
+    it('counts repeats of the same event on one Event, and starts a new one when it is gone', async () => {
+      const subject = await client.create(configMap('repeated'));
+      const recorder = newEventRecorder(client, 'test-controller');
+      // Not awaited one by one: concurrent repeats must still land on one Event.
+      await Promise.all([1, 2, 3].map(() => recorder.event(subject, 'Warning', 'Failing', 'still failing')));
+      await recorder.event(subject, 'Warning', 'Failing', 'a different message');
+
+      let events = await eventsFor(NS, 'repeated');
+      assert.equal(events.length, 2);
+      const repeated = events.find((event) => event.message === 'still failing');
+      assert.equal(repeated?.count, 3);
+      assert.equal(events.find((event) => event.message === 'a different message')?.count, 1);
+
+      await client.delete(repeated!);
+      await recorder.event(subject, 'Warning', 'Failing', 'still failing');
+      events = (await eventsFor(NS, 'repeated')).filter((event) => event.message === 'still failing');
+      assert.equal(events.length, 1);
+      assert.equal(events[0]?.count, 1);
+      assert.notEqual(events[0]?.metadata.name, repeated?.metadata.name);
+    });
+
     it('puts Events about cluster-scoped objects in default', async () => {
       const namespace = await client.get(Namespace, { name: NS });
       await newEventRecorder(rest, 'test-controller').event(namespace, 'Normal', 'Seen', 'namespace seen');
