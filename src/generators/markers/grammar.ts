@@ -35,7 +35,7 @@ export function parseMarker(body: string, file: string, line: number): Marker | 
   if (FOREIGN_MARKER_PREFIXES.some((p) => text.startsWith(p))) return undefined;
   const definition = lookupMarker(text);
   if (!definition) {
-    const name = text.split(/[=:]/, 1)[0];
+    const name = text.split('=', 1)[0];
     throw new MarkerSyntaxError(`unknown marker +${name}: check the spelling against controller-gen's marker list (for example +kubebuilder:validation:Minimum=0)`);
   }
   const rest = text.slice(definition.name.length);
