@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, fetch } from 'undici';
-import { TinyCA } from './certs.js';
+import { TinyCA, type KeyPairPem } from './certs.js';
 import { ManagedProcess, releaseTempDirOnExit, removeTempDirOnExit } from './process.js';
 
 const LOOPBACK = '127.0.0.1';
@@ -54,13 +54,15 @@ export class ControlPlane {
     readonly rootDir: string,
     private readonly clientCA: TinyCA,
     private readonly servingCAPem: string,
-    private readonly healthUser: { certPem: string; keyPem: string },
+    /** The admin's client certificate: used for health probes and the admin KubeConfig alike. */
+    private readonly adminCredentials: KeyPairPem,
+    private readonly admin: EnvtestUser,
     ports: { apiServer: number; etcdClient: number; etcdPeer: number },
   ) {
     this.apiServerUrl = `https://${LOOPBACK}:${ports.apiServer}`;
     this.etcdUrl = `http://${LOOPBACK}:${ports.etcdClient}`;
     const certDir = join(rootDir, 'pki');
-    this.healthAgent = new Agent({ connect: { ca: servingCAPem, cert: healthUser.certPem, key: healthUser.keyPem } });
+    this.healthAgent = new Agent({ connect: { ca: servingCAPem, cert: adminCredentials.certPem, key: adminCredentials.keyPem } });
     this.etcd = new ManagedProcess({
       name: 'etcd',
       binaryPath: settings.etcdPath,
@@ -100,8 +102,8 @@ export class ControlPlane {
     });
   }
 
-  /** Allocates ports, makes the temp dir and writes all certificates; starts nothing. */
-  static async prepare(settings: ControlPlaneSettings): Promise<ControlPlane> {
+  /** Allocates ports, makes the temp dir and writes all certificates for `admin`; starts nothing. */
+  static async prepare(settings: ControlPlaneSettings, admin: EnvtestUser): Promise<ControlPlane> {
     const rootDir = await mkdtemp(join(tmpdir(), 'ts-operator-sdk-envtest-'));
     removeTempDirOnExit(rootDir);
     try {
@@ -113,7 +115,7 @@ export class ControlPlane {
       const servingCA = await TinyCA.create('envtest-environment');
       const serving = await servingCA.issue({ usage: 'server', commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: [LOOPBACK] });
       const serviceAccountSigner = await (await TinyCA.create('envtest-environment')).ownKeyPair();
-      const healthUser = await clientCA.issue({ usage: 'client', commonName: 'envtest-health', organizations: ['system:masters'] });
+      const adminCredentials = await clientCA.issue({ usage: 'client', commonName: admin.name, organizations: admin.groups });
       await Promise.all([
         writeFile(join(certDir, CLIENT_CA_FILE), clientCA.certPem, { mode: 0o600 }),
         // The chain lets clients that trust only the serving CA verify it.
@@ -122,7 +124,7 @@ export class ControlPlane {
         writeFile(join(certDir, SERVICE_ACCOUNT_CERT_FILE), serviceAccountSigner.certPem, { mode: 0o600 }),
         writeFile(join(certDir, SERVICE_ACCOUNT_KEY_FILE), serviceAccountSigner.keyPem, { mode: 0o600 }),
       ]);
-      return new ControlPlane(settings, rootDir, clientCA, servingCA.certPem, healthUser, { apiServer, etcdClient, etcdPeer });
+      return new ControlPlane(settings, rootDir, clientCA, servingCA.certPem, adminCredentials, admin, { apiServer, etcdClient, etcdPeer });
     } catch (err) {
       await rm(rootDir, { recursive: true, force: true });
       releaseTempDirOnExit(rootDir);
@@ -162,16 +164,24 @@ export class ControlPlane {
     }
   }
 
+  /** A KubeConfig for the admin user whose certificate the health probes use. */
+  adminKubeConfig(): KubeConfig {
+    return this.kubeConfigWith(this.admin.name, this.adminCredentials);
+  }
+
   /** Issues a client certificate for `user` and wraps it in a KubeConfig for this API server. */
   async kubeConfigFor(user: EnvtestUser): Promise<KubeConfig> {
     if (!user.name) throw new Error('envtest: a user needs a non-empty name (it becomes the certificate CN)');
-    const credentials = await this.clientCA.issue({ usage: 'client', commonName: user.name, organizations: user.groups });
+    return this.kubeConfigWith(user.name, await this.clientCA.issue({ usage: 'client', commonName: user.name, organizations: user.groups }));
+  }
+
+  private kubeConfigWith(userName: string, credentials: KeyPairPem): KubeConfig {
     const kubeConfig = new KubeConfig();
     const base64 = (pem: string): string => Buffer.from(pem).toString('base64');
     kubeConfig.loadFromOptions({
       clusters: [{ name: KUBECONFIG_CLUSTER, server: this.apiServerUrl, caData: base64(this.servingCAPem) }],
-      users: [{ name: user.name, certData: base64(credentials.certPem), keyData: base64(credentials.keyPem) }],
-      contexts: [{ name: KUBECONFIG_CLUSTER, cluster: KUBECONFIG_CLUSTER, user: user.name }],
+      users: [{ name: userName, certData: base64(credentials.certPem), keyData: base64(credentials.keyPem) }],
+      contexts: [{ name: KUBECONFIG_CLUSTER, cluster: KUBECONFIG_CLUSTER, user: userName }],
       currentContext: KUBECONFIG_CLUSTER,
     });
     return kubeConfig;

@@ -88,12 +88,12 @@ export class Environment {
       stopTimeoutMs: this.options.stopTimeoutMs ?? durationFromEnv('KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT') ?? DEFAULT_CONTROL_PLANE_TIMEOUT_MS,
       attachOutput: this.options.attachControlPlaneOutput ?? process.env.KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT === 'true',
       apiServerExtraArgs: this.options.apiServerExtraArgs ?? {},
-    });
+    }, ADMIN_USER);
     this.plane = plane;
     try {
       await plane.startEtcd();
       await plane.startAPIServer();
-      this.admin = await plane.kubeConfigFor(ADMIN_USER);
+      this.admin = plane.adminKubeConfig();
       await this.installCRDs({ paths: this.options.crdDirectoryPaths, crds: this.options.crds });
       return this.admin;
     } catch (err) {
