@@ -103,7 +103,7 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
     const otherGroup = resources.find((resource) => qualifiedGroup(resource) !== qualifiedGroup(requested));
     if (otherGroup) {
       throw new ScaffoldError(
-        `this project already has group ${qualifiedGroup(otherGroup)}, and ${MULTIGROUP_HINT}`,
+        `this project already has group ${qualifiedGroup(otherGroup)}: ${MULTIGROUP_HINT}`,
         `then run this command again for group ${qualifiedGroup(requested)}`,
       );
     }

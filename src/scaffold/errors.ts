@@ -9,10 +9,11 @@ export class ScaffoldError extends Error {
   readonly fix: string;
 
   constructor(problem: string, fix: string, options?: { cause?: unknown }) {
-    super(`${stripPeriod(problem)}. ${stripPeriod(fix)}.`, options);
+    const fixSentence = stripPeriod(fix);
+    super(`${stripPeriod(problem)}. ${fixSentence.charAt(0).toUpperCase()}${fixSentence.slice(1)}.`, options);
     this.name = 'ScaffoldError';
     this.problem = stripPeriod(problem);
-    this.fix = stripPeriod(fix);
+    this.fix = fixSentence;
   }
 }
 
