@@ -217,29 +217,86 @@ if (!assets) {
       }
     });
 
-    test('a kube-apiserver that never gets healthy times out per KUBEBUILDER_CONTROLPLANE_START_TIMEOUT and is SIGKILLed if it ignores SIGTERM', async () => {
-      const fakeDir = await mkdtemp(join(tmpdir(), 'envtest-fake-'));
-      const scratch = await mkdtemp(join(tmpdir(), 'envtest-timeout-'));
-      const fake = join(fakeDir, 'kube-apiserver');
-      const pidFile = join(fakeDir, 'pid');
-      await writeFile(fake, `#!${process.execPath}\nrequire('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nprocess.on('SIGTERM', () => {});\nconsole.log('fake apiserver ignoring SIGTERM');\nsetInterval(() => {}, 1000);\n`, { mode: 0o755 });
-      const saved = { ...process.env };
-      process.env.TMPDIR = scratch;
-      process.env.TEST_ASSET_KUBE_APISERVER = fake;
-      process.env.KUBEBUILDER_CONTROLPLANE_START_TIMEOUT = '1500ms';
+    /**
+     * Writes a stand-in kube-apiserver (a Node script) that records its pid
+     * and ignores SIGTERM. `serving` makes it answer every HTTPS request with
+     * 200 using the cert-dir's serving certificate, so start() succeeds.
+     */
+    async function fakeApiServer(dir: string, serving: boolean): Promise<{ path: string; pid: () => number }> {
+      const path = join(dir, 'kube-apiserver');
+      const pidFile = join(dir, 'pid');
+      const serve = serving
+        ? `const flags = Object.fromEntries(process.argv.slice(2).map((arg) => arg.replace(/^--/, '').split(/=(.*)/s).slice(0, 2)));
+           const read = (name) => fs.readFileSync(flags['cert-dir'] + '/' + name);
+           require('node:https').createServer({ cert: read('apiserver.crt'), key: read('apiserver.key') }, (req, res) => res.end('ok'))
+             .listen(Number(flags['secure-port']), flags['bind-address']);`
+        : 'setInterval(() => {}, 1000);';
+      await writeFile(path, `#!${process.execPath}
+const fs = require('node:fs');
+fs.writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));
+process.on('SIGTERM', () => console.log('fake apiserver ignoring SIGTERM'));
+console.log('fake apiserver started');
+${serve}
+`, { mode: 0o755 });
+      return { path, pid: () => Number(readFileSync(pidFile, 'utf8')) };
+    }
+
+    /** Runs `body` with env vars set and os.tmpdir() pointing at a fresh dir, restoring both after. */
+    async function withScratchEnv(vars: Record<string, string>, body: (scratch: string) => Promise<void>): Promise<void> {
+      const scratch = await mkdtemp(join(tmpdir(), 'envtest-scratch-'));
+      const all = { ...vars, TMPDIR: scratch };
+      const saved = Object.fromEntries(Object.keys(all).map((key) => [key, process.env[key]]));
+      Object.assign(process.env, all);
       try {
-        const env = new Environment({ binaryAssetsDirectory: assets, stopTimeoutMs: 300 });
-        await assert.rejects(env.start(), (err: Error) => {
-          assert.match(err.message, /^kube-apiserver \(.*envtest-fake-.*\) did not become healthy within 1500 ms \(raise startTimeoutMs or KUBEBUILDER_CONTROLPLANE_START_TIMEOUT\)/);
-          assert.match(err.message, /fake apiserver ignoring SIGTERM/);
-          return true;
-        });
-        assert.equal(isAlive(Number(readFileSync(pidFile, 'utf8'))), false, 'the SIGTERM-ignoring fake is still running');
-        assert.deepEqual(await readdir(scratch), [], 'temp dir left behind');
+        await body(scratch);
       } finally {
-        process.env = saved;
-        await rm(fakeDir, { recursive: true, force: true });
+        // Mutate in place: replacing process.env would leave the real environment (which os.tmpdir() reads) changed.
+        for (const [key, value] of Object.entries(saved)) {
+          if (value === undefined) delete process.env[key];
+          else process.env[key] = value;
+        }
         await rm(scratch, { recursive: true, force: true });
+      }
+    }
+
+    test('a kube-apiserver that never gets healthy times out per KUBEBUILDER_CONTROLPLANE_START_TIMEOUT, is killed, and leaves nothing behind', async () => {
+      const fakeDir = await mkdtemp(join(tmpdir(), 'envtest-fake-'));
+      try {
+        const fake = await fakeApiServer(fakeDir, false);
+        await withScratchEnv({ TEST_ASSET_KUBE_APISERVER: fake.path, KUBEBUILDER_CONTROLPLANE_START_TIMEOUT: '1500ms' }, async (scratch) => {
+          const env = new Environment({ binaryAssetsDirectory: assets });
+          const started = Date.now();
+          await assert.rejects(env.start(), (err: Error) => {
+            assert.match(err.message, /^kube-apiserver \(.*envtest-fake-.*\) did not become healthy within 1500 ms \(raise startTimeoutMs or KUBEBUILDER_CONTROLPLANE_START_TIMEOUT\)/);
+            assert.match(err.message, /fake apiserver started/);
+            return true;
+          });
+          assert.ok(Date.now() - started >= 1500, 'gave up before the timeout');
+          assert.equal(isAlive(fake.pid()), false, 'the fake is still running');
+          assert.deepEqual(await readdir(scratch), [], 'temp dir left behind');
+        });
+      } finally {
+        await rm(fakeDir, { recursive: true, force: true });
+      }
+    });
+
+    test('stop escalates to SIGKILL after stopTimeoutMs when kube-apiserver ignores SIGTERM', async () => {
+      const fakeDir = await mkdtemp(join(tmpdir(), 'envtest-fake-'));
+      try {
+        const fake = await fakeApiServer(fakeDir, true);
+        await withScratchEnv({ TEST_ASSET_KUBE_APISERVER: fake.path }, async (scratch) => {
+          const env = new Environment({ binaryAssetsDirectory: assets, stopTimeoutMs: 700 });
+          await env.start();
+          assert.equal(env.pids.apiServer, fake.pid());
+          const stopping = Date.now();
+          await env.stop();
+          const took = Date.now() - stopping;
+          assert.ok(took >= 700, `stop returned after ${took} ms, before the SIGTERM grace period ended`);
+          assert.equal(isAlive(fake.pid()), false, 'the SIGTERM-ignoring fake is still running');
+          assert.deepEqual(await readdir(scratch), [], 'temp dir left behind');
+        });
+      } finally {
+        await rm(fakeDir, { recursive: true, force: true });
       }
     });
 

@@ -311,7 +311,8 @@ describe('tar reader', () => {
 
 describe('locating control-plane binaries', () => {
   let dir: string;
-  const saved = { ...process.env };
+  const touched = ['KUBEBUILDER_ASSETS', 'TEST_ASSET_ETCD', 'TEST_ASSET_KUBE_APISERVER', 'XDG_DATA_HOME'];
+  const saved = Object.fromEntries(touched.map((key) => [key, process.env[key]]));
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'envtest-bin-'));
@@ -320,15 +321,15 @@ describe('locating control-plane binaries', () => {
   });
 
   after(async () => {
-    process.env = saved;
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
     await rm(dir, { recursive: true, force: true });
   });
 
   beforeEach(() => {
-    process.env = { ...saved };
-    delete process.env.KUBEBUILDER_ASSETS;
-    delete process.env.TEST_ASSET_ETCD;
-    delete process.env.TEST_ASSET_KUBE_APISERVER;
+    for (const key of touched) delete process.env[key];
   });
 
   test('the option wins over KUBEBUILDER_ASSETS, and TEST_ASSET_* wins over both', () => {
