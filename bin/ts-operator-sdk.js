@@ -3,4 +3,12 @@
 // without compiling anything.
 import { run } from '../dist/src/cli/main.js';
 
+// `ts-operator-sdk --help | head` closes the pipe early; that is not an error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+}
+
 process.exitCode = await run(process.argv);

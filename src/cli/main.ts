@@ -4,6 +4,7 @@ import { registerCompletion } from './commands/completion.js';
 import { registerCreateApi } from './commands/create-api.js';
 import { registerEdit } from './commands/edit.js';
 import { registerInit } from './commands/init.js';
+import { registerSetupEnvtest } from './commands/setup-envtest.js';
 import { registerVersion } from './commands/version.js';
 import { processContext, type CliContext } from './context.js';
 
@@ -11,7 +12,7 @@ import { processContext, type CliContext } from './context.js';
 export type CommandRegistration = (program: Command, ctx: CliContext) => void;
 
 /** The commands this module wires; others append to the list they pass to {@link buildProgram}. */
-export const CORE_COMMANDS: readonly CommandRegistration[] = [registerInit, registerCreateApi, registerEdit, registerVersion, registerCompletion];
+export const CORE_COMMANDS: readonly CommandRegistration[] = [registerInit, registerCreateApi, registerEdit, registerSetupEnvtest, registerVersion, registerCompletion];
 
 /** Builds the commander program with the given command registrations. */
 export function buildProgram(ctx: CliContext, registrations: readonly CommandRegistration[] = CORE_COMMANDS): Command {

@@ -1,0 +1,39 @@
+import type { Command } from 'commander';
+import { setupEnvtestAssets } from '../../runtime/envtest/setup-envtest.js';
+import { ScaffoldError } from '../../scaffold/errors.js';
+import type { CliContext } from '../context.js';
+
+/**
+ * Registers `setup-envtest`: controller-runtime's setup-envtest for users who
+ * have no Go. It downloads the official envtest release archive (etcd,
+ * kube-apiserver, kubectl) into a cache and prints the directory to use as
+ * KUBEBUILDER_ASSETS.
+ */
+export function registerSetupEnvtest(program: Command, ctx: CliContext): void {
+  program
+    .command('setup-envtest')
+    .description('Download the envtest binaries (etcd, kube-apiserver, kubectl) and print their directory')
+    .argument('[version]', 'Kubernetes version: latest, 1.36, 1.36.x or 1.36.3', 'latest')
+    .option('--bin-dir <dir>', 'cache directory (default: $XDG_DATA_HOME/ts-operator-sdk/envtest)')
+    .option('--index-url <url>', 'the envtest-releases.yaml index to read (default: controller-tools\' published index)')
+    .option('--os <os>', 'Go-style OS of the binaries (default: this machine\'s)')
+    .option('--arch <arch>', 'Go-style architecture of the binaries (default: this machine\'s)')
+    .addHelpText('after', `
+Examples:
+  # Newest release; use the printed directory as KUBEBUILDER_ASSETS
+  $ export KUBEBUILDER_ASSETS=$(ts-operator-sdk setup-envtest)
+
+  # A given minor version, into a project-local directory
+  $ ts-operator-sdk setup-envtest 1.36.x --bin-dir ./bin/k8s`)
+    .action(async (version: string, opts: { binDir?: string; indexUrl?: string; os?: string; arch?: string }) => {
+      try {
+        const dir = await setupEnvtestAssets({ version, cacheDir: opts.binDir, indexUrl: opts.indexUrl, platform: opts.os, arch: opts.arch, log: (line) => ctx.io.progress(line) });
+        ctx.io.out(dir);
+      } catch (err) {
+        // The downloader's errors read "envtest: <problem>: <fix>"; present them like every other command's.
+        const message = (err instanceof Error ? err.message : String(err)).replace(/^envtest: /, '');
+        const cut = message.lastIndexOf(': ');
+        throw cut > 0 ? new ScaffoldError(message.slice(0, cut), message.slice(cut + 2), { cause: err }) : new ScaffoldError(message, 'set KUBEBUILDER_ASSETS to binaries you already have', { cause: err });
+      }
+    });
+}
