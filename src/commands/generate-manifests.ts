@@ -1,0 +1,66 @@
+import { resolve } from 'node:path';
+import { generateManifests, ManifestError, formatProblem, type ApiResource } from '../generators/manifests.js';
+import { ScaffoldError } from '../scaffold/errors.js';
+import { apiLayout } from '../scaffold/layout.js';
+import { readProject, type ProjectConfig } from '../scaffold/project.js';
+import { VirtualTree } from '../scaffold/tree.js';
+import { reportChanges, type CommandIO } from './io.js';
+
+/** Options of `ts-operator-sdk generate manifests`. */
+export interface GenerateManifestsOptions {
+  directory: string;
+  /** Accept float64 fields, as controller-gen's crd:allowDangerousTypes. */
+  allowDangerousTypes: boolean;
+  dryRun: boolean;
+}
+
+/** The APIs of PROJECT that have types in this project (not core or external ones). */
+export function apiResourcesOf(project: ProjectConfig): ApiResource[] {
+  return (project.resources ?? [])
+    .filter((resource) => resource.api && !resource.core && !resource.external)
+    .map((resource) => ({
+      group: resource.group ?? '',
+      domain: resource.domain ?? project.domain ?? '',
+      version: resource.version,
+      kind: resource.kind,
+      plural: resource.plural,
+      path: resource.path ?? apiLayout(resource, project.multigroup === true).typesDir,
+      namespaced: resource.api?.namespaced === true,
+    }));
+}
+
+/**
+ * `ts-operator-sdk generate manifests`: CRDs, RBAC and the CRD kustomization
+ * from the API types and markers (the Makefile's `manifests` target). Every
+ * problem in the types is printed as `file:line: message`; nothing is
+ * written unless every API generated cleanly.
+ */
+export async function generateManifestsCommand(options: GenerateManifestsOptions, io: CommandIO): Promise<void> {
+  const projectDir = resolve(options.directory);
+  const tree = new VirtualTree(projectDir);
+  const project = readProject(tree);
+  let files;
+  try {
+    files = await generateManifests({
+      projectDir,
+      domain: project.domain ?? '',
+      multigroup: project.multigroup === true,
+      resources: apiResourcesOf(project),
+      allowDangerousTypes: options.allowDangerousTypes,
+    });
+  } catch (err) {
+    if (!(err instanceof ManifestError)) throw err;
+    for (const problem of err.problems) io.progress(formatProblem(problem));
+    const count = err.problems.length;
+    throw new ScaffoldError(`generate manifests found ${count} problem${count === 1 ? '' : 's'} in the API types and controllers (listed above); nothing was written`, 'fix them and run it again');
+  }
+  for (const file of files) {
+    if (tree.read(file.path) !== file.content) tree.write(file.path, file.content);
+  }
+  if (options.dryRun) {
+    reportChanges(io, tree.changes());
+    return;
+  }
+  const changes = await tree.commit();
+  for (const change of changes) io.debug(`${change.action} ${change.path}`);
+}
