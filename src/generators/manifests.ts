@@ -1,7 +1,8 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { buildCrds, type ApiResource } from './crd/crd.js';
+import type { ClientNodeModels } from './crd/type-schema.js';
 import { ProblemList } from './problems.js';
 import { buildRoles, readRbacMarkers } from './rbac/rbac.js';
 import { renderDocuments } from './render-yaml.js';
@@ -50,7 +51,8 @@ export async function generateManifests(inputs: ManifestInputs): Promise<Generat
   }
   problems.throwIfAny();
 
-  const crds = buildCrds(resources, { projectDir, program, problems, allowDangerousTypes: inputs.allowDangerousTypes ?? false, generatorVersion: generatorVersion() });
+  const clientNodeModels = embedsClientNodeModels(program, projectDir) ? ((await import('@kubernetes/client-node')) as unknown as ClientNodeModels) : undefined;
+  const crds = buildCrds(resources, { projectDir, program, problems, allowDangerousTypes: inputs.allowDangerousTypes ?? false, generatorVersion: generatorVersion(), clientNodeModels });
   const rbacMarkers = readControllerMarkers(projectDir, problems);
   const roles = buildRoles(rbacMarkers, problems);
   problems.throwIfAny();
@@ -63,6 +65,29 @@ export async function generateManifests(inputs: ManifestInputs): Promise<Generat
   return files;
 }
 
+/** client-node names that never need the runtime models: they map to fixed schemas. */
+const CLIENT_NODE_FIXED = new Set(['KubernetesObject', 'V1ObjectMeta', 'V1ListMeta']);
+
+/** True when an API file imports a client-node model to expand (loading client-node costs about a second). */
+function embedsClientNodeModels(program: ts.Program, projectDir: string): boolean {
+  return program.getSourceFiles().some((sf) => {
+    if (!path.resolve(sf.fileName).startsWith(projectDir + path.sep) || sf.fileName.includes('/node_modules/')) return false;
+    return sf.statements.some((s) => {
+      if (!ts.isImportDeclaration(s) || (s.moduleSpecifier as ts.StringLiteral).text !== '@kubernetes/client-node') return false;
+      const bindings = s.importClause?.namedBindings;
+      if (!bindings || ts.isNamespaceImport(bindings)) return true;
+      return bindings.elements.some((e) => !CLIENT_NODE_FIXED.has((e.propertyName ?? e.name).text));
+    });
+  });
+}
+
+/**
+ * Parsed declaration files of node_modules and the TypeScript lib, shared by
+ * every run in this process (watch mode, tests, benchmarks); keyed by path and
+ * invalidated by modification time.
+ */
+const declarationCache = new Map<string, { mtimeMs: number; sourceFile: ts.SourceFile }>();
+
 /** One program over all API directories, reused for every type (building it is the slow part). */
 function createApiProgram(projectDir: string, apiDirs: string[]): ts.Program {
   const rootNames = apiDirs.flatMap((dir) => {
@@ -73,20 +98,36 @@ function createApiProgram(projectDir: string, apiDirs: string[]): ts.Program {
       .sort()
       .map((f) => path.join(abs, f));
   });
-  return ts.createProgram({
-    rootNames,
-    options: {
-      target: ts.ScriptTarget.ES2023,
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      lib: ['lib.es2023.d.ts'],
-      types: [],
-      strict: true,
-      noEmit: true,
-      skipLibCheck: true,
-      allowJs: false,
-    },
-  });
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2023,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    lib: ['lib.es2023.d.ts'],
+    types: [],
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    allowJs: false,
+  };
+  const host = ts.createCompilerHost(options);
+  // Descriptions and markers are read from raw comments, so the parser can skip JSDoc (a large share of parse time).
+  host.jsDocParsingMode = ts.JSDocParsingMode.ParseNone;
+  const readSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) => {
+    if (!fileName.endsWith('.d.ts')) return readSourceFile(fileName, languageVersion, onError, shouldCreate);
+    let mtimeMs: number;
+    try {
+      mtimeMs = statSync(fileName).mtimeMs;
+    } catch {
+      return readSourceFile(fileName, languageVersion, onError, shouldCreate);
+    }
+    const cached = declarationCache.get(fileName);
+    if (cached && cached.mtimeMs === mtimeMs) return cached.sourceFile;
+    const sourceFile = readSourceFile(fileName, languageVersion, onError, shouldCreate);
+    if (sourceFile) declarationCache.set(fileName, { mtimeMs, sourceFile });
+    return sourceFile;
+  };
+  return ts.createProgram({ rootNames, options, host });
 }
 
 function readControllerMarkers(projectDir: string, problems: ProblemList): Marker[] {

@@ -7,7 +7,7 @@ import { API_VERSION_DESCRIPTION, KIND_DESCRIPTION } from './known-types.js';
 import { pluralOf } from './names.js';
 import { SourceMap, type JSONSchemaProps } from './schema-types.js';
 import { checkStructural } from './structural.js';
-import { TypeSchemaBuilder } from './type-schema.js';
+import { TypeSchemaBuilder, type ClientNodeModels } from './type-schema.js';
 
 /** One API (group, version, kind) of the project, as PROJECT lists it. */
 export interface ApiResource {
@@ -34,6 +34,7 @@ export interface CrdBuildContext {
   problems: ProblemList;
   allowDangerousTypes: boolean;
   generatorVersion: string;
+  clientNodeModels?: ClientNodeModels;
 }
 
 const PRINT_COLUMN_TYPES = ['integer', 'number', 'string', 'boolean', 'date'];
@@ -79,7 +80,7 @@ export function buildCrds(resources: readonly ApiResource[], context: CrdBuildCo
     return markers;
   };
   const sources = new SourceMap();
-  const builder = new TypeSchemaBuilder({ checker, problems, sources, allowDangerousTypes: context.allowDangerousTypes, displayPath, packageMarkers });
+  const builder = new TypeSchemaBuilder({ checker, problems, sources, allowDangerousTypes: context.allowDangerousTypes, displayPath, packageMarkers, clientNodeModels: context.clientNodeModels });
 
   // Every marker in every API file is checked, even on types no kind uses, so typos never pass silently.
   const apiDirs = [...new Set(resources.map((r) => r.path))].sort();

@@ -1,5 +1,4 @@
 import ts from 'typescript';
-import * as clientNode from '@kubernetes/client-node';
 import { readAnnotations, markerNamed, type Annotations } from '../markers/comments.js';
 import type { Marker } from '../markers/grammar.js';
 import type { ProblemList } from '../problems.js';
@@ -35,7 +34,15 @@ export interface SchemaBuildOptions {
   displayPath: (fileName: string) => string;
   /** Package-level markers of the API version directory the type lives in. */
   packageMarkers: (fileName: string) => readonly Marker[];
+  /**
+   * client-node's runtime exports, for the numeric formats in each model's
+   * attributeTypeMap; loaded only when API types embed client-node models.
+   */
+  clientNodeModels?: ClientNodeModels;
 }
+
+/** client-node model classes by name; only `attributeTypeMap` is read. */
+export type ClientNodeModels = Readonly<Record<string, { attributeTypeMap?: ReadonlyArray<{ name: string; format: string }> } | undefined>>;
 
 /**
  * Turns TypeScript declarations into structural OpenAPI schemas, inlining
@@ -119,7 +126,7 @@ export class TypeSchemaBuilder {
   }
 
   private clientNodeNumber(field: ClientNodeField): JSONSchemaProps {
-    const format = clientNodeFormat(field);
+    const format = this.options.clientNodeModels?.[field.className]?.attributeTypeMap?.find((a) => a.name === field.fieldName)?.format;
     if (format === 'int32' || format === 'int64') return { format, type: 'integer' };
     return { format: 'double', type: 'number' };
   }
@@ -374,20 +381,24 @@ function declarationName(declaration: ts.Declaration): string {
   return name && ts.isIdentifier(name) ? name.text : '?';
 }
 
-type AttributeTypeMap = Array<{ name: string; format: string }>;
-
-/** The OpenAPI format client-node recorded for a numeric field (int32, int64, double). */
-function clientNodeFormat(field: ClientNodeField): string | undefined {
-  const model = (clientNode as unknown as Record<string, { attributeTypeMap?: AttributeTypeMap } | undefined>)[field.className];
-  return model?.attributeTypeMap?.find((a) => a.name === field.fieldName)?.format || undefined;
-}
-
-/** client-node copies the Go docs into JSDoc with escaped quotes; undo the escaping. */
+/**
+ * The JSDoc text directly above a client-node declaration. Read from the raw
+ * comment because programs are parsed without JSDoc (it triples parse time).
+ * client-node copies the Go docs with escaped quotes; undo the escaping.
+ */
 function jsDocText(node: ts.Node): string {
-  const docs = (node as { jsDoc?: ts.JSDoc[] }).jsDoc;
-  const doc = docs?.[docs.length - 1];
-  const comment = doc ? ts.getTextOfJSDocComment(doc.comment) : undefined;
-  return (comment ?? '').replace(/\\(['"])/g, '$1').trim();
+  const text = node.getSourceFile().getFullText();
+  const ranges = ts.getLeadingCommentRanges(text, node.getFullStart()) ?? [];
+  const doc = [...ranges].reverse().find((r) => text.startsWith('/**', r.pos));
+  if (!doc) return '';
+  return text
+    .slice(doc.pos + 3, doc.end - 2)
+    .split('\n')
+    .map((l) => l.replace(/^\s*\*\s?/, '').trim())
+    .filter((l) => l !== '')
+    .join('\n')
+    .replace(/\\(['"])/g, '$1')
+    .trim();
 }
 
 function classDescription(declaration: ts.ClassDeclaration): string {
