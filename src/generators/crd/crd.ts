@@ -120,6 +120,10 @@ export function buildCrds(resources: readonly ApiResource[], context: CrdBuildCo
     if (props['apiVersion']) props['apiVersion'] = { description: API_VERSION_DESCRIPTION, type: 'string' };
     if (props['kind']) props['kind'] = { description: KIND_DESCRIPTION, type: 'string' };
     const fullGroup = resource.group ? `${resource.group}.${resource.domain}` : resource.domain;
+    const groupName = markerNamed(packageMarkers(sf.fileName), 'groupName');
+    if (groupName && groupName.value !== fullGroup) {
+      problems.add(groupName.file, groupName.line, `+groupName=${String(groupName.value)} does not match the API group ${fullGroup} that PROJECT declares for ${resource.kind} ${resource.version}: make them agree`);
+    }
     const key = `${fullGroup}/${resource.kind}`;
     byCrd.set(key, [...(byCrd.get(key) ?? []), { resource, declaration, markers: annotations.markers, schema, where }]);
     checkStructural(schema, sources, where, problems);

@@ -65,6 +65,10 @@ function toRuleMarker(marker: Marker, problems: ProblemList): RuleMarker | undef
     problems.add(marker.file, marker.line, `${marker.source}: the rule grants nothing: set resources= (with groups=) or urls=`);
     return undefined;
   }
+  if (rule.resources.length > 0 && marker.args['groups'] === undefined) {
+    problems.add(marker.file, marker.line, `${marker.source}: resources= needs groups= (write groups="" or groups=core for the core API group)`);
+    return undefined;
+  }
   if (rule.urls.length > 0 && rule.namespace) {
     problems.add(marker.file, marker.line, `${marker.source}: urls= cannot be used with namespace=: non-resource URLs exist only in ClusterRoles`);
     return undefined;
