@@ -43,7 +43,8 @@ export function apiFiles(data: ApiData, parts: { resource: boolean; controller: 
       { path: data.layout.sampleFile, template: 'api/config/samples/sample.yaml.hbs', ifExists: owned },
     );
     for (const role of ['admin', 'editor', 'viewer']) {
-      specs.push({ path: `config/rbac/${data.rbacRolePrefix}_${role}_role.yaml`, template: `api/config/rbac/kind_${role}_role.yaml.hbs`, ifExists: owned });
+      // One set of roles per kind covers all its versions, so a new version reuses them.
+      specs.push({ path: `config/rbac/${data.rbacRolePrefix}_${role}_role.yaml`, template: `api/config/rbac/kind_${role}_role.yaml.hbs`, ifExists: parts.force ? 'overwrite' : 'skip' });
     }
   }
   if (parts.controller) {
