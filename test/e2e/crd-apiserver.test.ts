@@ -89,7 +89,7 @@ test('a valid Widget is accepted and the server applies defaults', async () => {
   assert.equal(created.spec['replicas'], 1, 'replicas defaults to 1');
   assert.equal(created.spec['tier'], 'silver');
   assert.equal(created.spec['paused'], false);
-  assert.deepEqual(created.spec['ports'], [{ name: 'http', number: 80, protocol: 'TCP' }]);
+  assert.deepEqual(created.spec['ports'], [{ name: 'http', number: 80, protocol: 'TCP', host: 'localhost' }]);
   assert.equal(created.spec['note'], null, 'nullable field keeps null');
 });
 
@@ -135,6 +135,8 @@ const violations: Array<[string, Record<string, unknown>, string]> = [
   ['Quantity pattern', { memory: 'lots' }, 'spec.memory'],
   ['Time format', { startAt: 'yesterday' }, 'spec.startAt'],
   ['@minimum/@maximum tags', { ports: [{ name: 'p', number: 70000 }] }, 'spec.ports[0].number'],
+  ['@pattern tag', { ports: [{ name: 'p', number: 1, host: 'UPPER' }] }, 'spec.ports[0].host'],
+  ['@maxLength tag', { ports: [{ name: 'p', number: 1, host: 'a'.repeat(254) }] }, 'spec.ports[0].host'],
 ];
 
 for (const [marker, spec, field] of violations) {

@@ -26,7 +26,12 @@ export function readAnnotations(node: ts.Node, target: MarkerTarget, displayFile
   const markers: Marker[] = [];
   let descriptionLines: string[] = [];
   let previousEnd = -1;
+  const fullStart = node.getFullStart();
+  const startLineOfFullStart = sourceFile.getLineAndCharacterOfPosition(fullStart).line;
+  const codeBeforeOnLine = text.slice(sourceFile.getPositionOfLineAndCharacter(startLineOfFullStart, 0), fullStart).trim() !== '';
   for (const range of ranges) {
+    // `a: int32; // note` belongs to `a`, not to the next declaration, though TypeScript lists it as leading trivia of the next one.
+    if (codeBeforeOnLine && sourceFile.getLineAndCharacterOfPosition(range.pos).line === startLineOfFullStart) continue;
     const raw = text.slice(range.pos, range.end);
     const startLine = sourceFile.getLineAndCharacterOfPosition(range.pos).line + 1;
     const isJsDoc = raw.startsWith('/**');
