@@ -21,6 +21,8 @@ const PROJECTS: Record<string, Omit<ManifestInputs, 'projectDir'>> = {
     resources: [
       { group: 'test', domain: 'example.com', version: 'v1alpha1', kind: 'Gadget', path: 'apis/v1alpha1', namespaced: false },
       { group: 'test', domain: 'example.com', version: 'v1', kind: 'Gadget', path: 'apis/v1', namespaced: false },
+      { group: 'test', domain: 'example.com', version: 'v1beta1', kind: 'Gadget', path: 'apis/v1beta1', namespaced: false },
+      { group: 'test', domain: 'example.com', version: 'v2', kind: 'Gadget', path: 'apis/v2', namespaced: false },
     ],
   },
 };
@@ -185,4 +187,41 @@ test('printer columns appear in a Table request', async () => {
   assert.deepEqual(names, ['Name', 'Replicas', 'Tier', 'Age']);
   assert.equal(table.columnDefinitions.find((c) => c.name === 'Tier')?.priority, 1);
   assert.deepEqual(table.rows[0]!.cells.slice(0, 3), ['table', 3, 'gold']);
+});
+
+test('scale subresource, short names and categories come from the markers', async () => {
+  await client.request('POST', widgets, { body: validWidget('scaled', { replicas: 2 }) });
+  const scale = await client.request<{ kind: string; spec: { replicas: number } }>('GET', `${widgets}/scaled/scale`);
+  assert.equal(scale.kind, 'Scale');
+  assert.equal(scale.spec.replicas, 2);
+  const discovery = await client.request<{ resources: Array<{ name: string; shortNames?: string[]; categories?: string[]; singularName?: string }> }>('GET', '/apis/test.example.com/v1');
+  const widget = discovery.resources.find((r) => r.name === 'widgets');
+  assert.deepEqual(widget?.shortNames, ['wd', 'wdg']);
+  assert.deepEqual(widget?.categories, ['all', 'widgets']);
+  assert.ok(discovery.resources.some((r) => r.name === 'widgets/scale'));
+});
+
+test('pruning drops unknown fields; RawExtension and XPreserveUnknownFields keep them; XEmbeddedResource needs apiVersion and kind', async () => {
+  const created = await client.request<{ spec: Record<string, unknown> }>('POST', widgets, {
+    body: validWidget('pruning', { bogus: 1, payload: { any: { nested: [1, 'two'] } }, extra: { a: 'x' }, embedded: { apiVersion: 'v1', kind: 'ConfigMap', data: { k: 'v' } } }),
+  });
+  assert.equal(created.spec['bogus'], undefined, 'unknown fields are pruned');
+  assert.deepEqual(created.spec['payload'], { any: { nested: [1, 'two'] } });
+  assert.deepEqual(created.spec['extra'], { a: 'x' });
+  assert.deepEqual((created.spec['embedded'] as Record<string, unknown>)['data'], { k: 'v' });
+  const fields = await rejectedFields(widgets, validWidget('bad-embedded', { embedded: { data: {} } }));
+  assert.ok(fields.includes('spec.embedded.apiVersion') && fields.includes('spec.embedded.kind'), `got ${JSON.stringify(fields)}`);
+});
+
+test('unservedversion is in the CRD but not served; skipversion is left out', async () => {
+  const crd = await client.request<{ spec: { versions: Array<{ name: string; served: boolean; storage: boolean }> } }>('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.test.example.com');
+  assert.deepEqual(
+    crd.spec.versions.map((v) => [v.name, v.served, v.storage]),
+    [
+      ['v1', true, true],
+      ['v1alpha1', true, false],
+      ['v1beta1', false, false],
+    ],
+  );
+  await assert.rejects(client.request('GET', '/apis/test.example.com/v1beta1/gadgets'), (err: Error) => err.name === 'NotFoundError');
 });

@@ -28,6 +28,8 @@ export const FIXTURES: Record<string, Omit<ManifestInputs, 'projectDir'>> = {
     resources: [
       { group: 'test', domain: 'example.com', version: 'v1alpha1', kind: 'Gadget', path: 'apis/v1alpha1', namespaced: false },
       { group: 'test', domain: 'example.com', version: 'v1', kind: 'Gadget', path: 'apis/v1', namespaced: false },
+      { group: 'test', domain: 'example.com', version: 'v1beta1', kind: 'Gadget', path: 'apis/v1beta1', namespaced: false },
+      { group: 'test', domain: 'example.com', version: 'v2', kind: 'Gadget', path: 'apis/v2', namespaced: false },
     ],
   },
 };
