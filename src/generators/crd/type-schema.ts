@@ -245,7 +245,7 @@ export class TypeSchemaBuilder {
       if (declaration.typeParameters?.length) return this.fail(usedAt ?? declaration, `generic interface ${name} is not supported in API types`);
       const annotations = this.annotationsOf(declaration, 'type');
       const type = this.options.checker.getDeclaredTypeOfSymbol(this.options.checker.getSymbolAtLocation(declaration.name)!);
-      const schema = this.fromProperties(declaration, this.options.checker.getPropertiesOfType(type), declaration.members, annotations.markers, undefined);
+      const schema = this.fromProperties(declaration, this.options.checker.getPropertiesOfType(type), declaration.members, annotations.markers);
       if (annotations.description) schema.description = annotations.description;
       applySchemaMarkers(schema, annotations.markers, this.options.problems);
       return schema;
@@ -273,7 +273,7 @@ export class TypeSchemaBuilder {
     }
     if (ts.isClassDeclaration(declaration) && isClientNode) {
       const className = declaration.name?.text ?? name;
-      const description = classDescription(declaration);
+      const description = jsDocText(declaration);
       const members = declaration.members.filter((m) => ts.isPropertyDeclaration(m) && !m.modifiers?.some((x) => x.kind === ts.SyntaxKind.StaticKeyword));
       const schema = this.fromMembers(declaration, members, className);
       if (description) schema.description = description;
@@ -311,7 +311,7 @@ export class TypeSchemaBuilder {
   }
 
   /** Object schema from an interface's properties, including inherited ones. */
-  private fromProperties(owner: ts.InterfaceDeclaration, symbols: ts.Symbol[], ownMembers: ts.NodeArray<ts.TypeElement>, typeMarkers: readonly Marker[], _unused: undefined): JSONSchemaProps {
+  private fromProperties(owner: ts.InterfaceDeclaration, symbols: ts.Symbol[], ownMembers: ts.NodeArray<ts.TypeElement>, typeMarkers: readonly Marker[]): JSONSchemaProps {
     const index = ownMembers.find(ts.isIndexSignatureDeclaration);
     if (index) {
       if (symbols.length > 0) return this.fail(owner, 'a type cannot mix named properties and an index signature: structural schemas forbid properties together with additionalProperties');
@@ -348,7 +348,7 @@ export class TypeSchemaBuilder {
     }
     const fromClientNode = clientNodeClass !== undefined || member.getSourceFile().fileName.replace(/\\/g, '/').includes('/@kubernetes/client-node/');
     const className = clientNodeClass ?? (fromClientNode ? ((member.parent as ts.ClassLikeDeclaration | ts.InterfaceDeclaration).name?.text ?? '') : undefined);
-    const annotations = fromClientNode ? { description: clientNodeDescription(member), markers: [] as Marker[] } : this.annotationsOf(member, 'field');
+    const annotations = fromClientNode ? { description: jsDocText(member), markers: [] as Marker[] } : this.annotationsOf(member, 'field');
     const schema = { ...this.fromTypeNode(member.type, fromClientNode ? { className: className!, fieldName: name } : undefined) };
     this.track(schema, member);
     if (annotations.description) schema.description = annotations.description;
@@ -399,12 +399,4 @@ function jsDocText(node: ts.Node): string {
     .join('\n')
     .replace(/\\(['"])/g, '$1')
     .trim();
-}
-
-function classDescription(declaration: ts.ClassDeclaration): string {
-  return jsDocText(declaration);
-}
-
-function clientNodeDescription(member: ts.Node): string {
-  return jsDocText(member);
 }
