@@ -172,3 +172,32 @@ test('bad types: float64 is accepted with allowDangerousTypes', async () => {
     rmSync(projectDir, { recursive: true, force: true });
   }
 });
+
+test('package-level +kubebuilder:validation:Optional makes fields without ? optional; +required still wins', async () => {
+  const projectDir = mkdtempSync(path.join(tmpdir(), 'crd-optional-'));
+  try {
+    mkdirSync(path.join(projectDir, 'apis/v1'), { recursive: true });
+    writeFileSync(path.join(projectDir, 'apis/v1/groupversion_info.ts'), "/**\n * +groupName=bad.example.com\n * +kubebuilder:validation:Optional\n */\nexport const GroupVersion = { group: 'bad.example.com', version: 'v1' } as const;\n");
+    writeFileSync(path.join(projectDir, 'apis/v1/thing_types.ts'), thingTypes('  plain: string;\n  // +required\n  must: string;'));
+    const files = await generateManifests({ projectDir, domain: 'example.com', multigroup: false, resources: [v1] });
+    const crd = files.find((f) => f.path === 'config/crd/bases/bad.example.com_things.yaml')?.content ?? '';
+    assert.match(crd, /must:\n {16}type: string\n {14}plain:\n {16}type: string\n {12}required:\n {12}- must\n/);
+  } finally {
+    rmSync(projectDir, { recursive: true, force: true });
+  }
+});
+
+test('a +groupName that disagrees with PROJECT is reported at the marker', async () => {
+  const projectDir = mkdtempSync(path.join(tmpdir(), 'crd-group-'));
+  try {
+    mkdirSync(path.join(projectDir, 'apis/v1'), { recursive: true });
+    writeFileSync(path.join(projectDir, 'apis/v1/groupversion_info.ts'), "/** +groupName=other.example.com */\nexport const GroupVersion = { group: 'other.example.com', version: 'v1' } as const;\n");
+    writeFileSync(path.join(projectDir, 'apis/v1/thing_types.ts'), thingTypes('  size?: int32;'));
+    await assert.rejects(
+      generateManifests({ projectDir, domain: 'example.com', multigroup: false, resources: [v1] }),
+      /apis\/v1\/groupversion_info\.ts:1: \+groupName=other\.example\.com does not match the API group bad\.example\.com that PROJECT declares for Thing v1/,
+    );
+  } finally {
+    rmSync(projectDir, { recursive: true, force: true });
+  }
+});
