@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client, Deployment, Lease, RestClient, isNotFound } from '../../src/runtime/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
+import { collectJsonLines } from './child-logs.js';
 import { eventually } from './eventually.js';
 import { memcachedCRD } from './fixtures/memcached.js';
 
@@ -41,21 +42,7 @@ describe('operator processes', () => {
       env: { ...process.env, KUBECONFIG: env.kubeConfigPath(), LEADER_ELECT: 'true', REPLICA_NAME: name, ...extraEnv },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
-    const lines: Array<Record<string, unknown>> = [];
-    let buffered = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString('utf8');
-      let newline: number;
-      while ((newline = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        try {
-          lines.push(JSON.parse(line) as Record<string, unknown>);
-        } catch {
-          lines.push({ msg: line });
-        }
-      }
-    });
+    const lines = collectJsonLines(child.stderr!);
     const exited = once(child, 'exit').then(([code]) => code as number | null);
     const replica = { name, child, lines, exited };
     replicas.push(replica);
