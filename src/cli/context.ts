@@ -1,5 +1,6 @@
-import { createInterface } from 'node:readline/promises';
+import { createInterface, type Interface } from 'node:readline/promises';
 import type { CommandIO } from '../commands/io.js';
+import { ScaffoldError } from '../scaffold/errors.js';
 
 /** What command modules get from the entry point: where to talk, and where they run. */
 export interface CliContext {
@@ -12,11 +13,32 @@ export interface CliContext {
   setVerbose(verbose: boolean): void;
   /** Whether --verbose was given. */
   readonly verbose: boolean;
+  /** Releases stdin if a prompt opened it. */
+  close(): void;
 }
 
 /** The context of a real process: stdout, stderr and a readline prompt on stdin. */
 export function processContext(): CliContext {
   let verbose = false;
+  // One reader for all prompts, with its own queue: readline drops lines that
+  // arrive (typed ahead or piped) while no question is pending.
+  let reader: Interface | undefined;
+  const lines: string[] = [];
+  const waiting: ((line: string | undefined) => void)[] = [];
+  let closed = false;
+  const nextLine = (): Promise<string | undefined> => {
+    if (!reader) {
+      reader = createInterface({ input: process.stdin, terminal: false });
+      reader.on('line', (line) => (waiting.length > 0 ? waiting.shift()!(line) : lines.push(line)));
+      reader.on('close', () => {
+        closed = true;
+        for (const resolve of waiting.splice(0)) resolve(undefined);
+      });
+    }
+    if (lines.length > 0) return Promise.resolve(lines.shift());
+    if (closed) return Promise.resolve(undefined);
+    return new Promise((resolve) => waiting.push(resolve));
+  };
   const io: CommandIO = {
     out: (line) => void process.stdout.write(`${line}\n`),
     progress: (line) => void process.stderr.write(`${line}\n`),
@@ -24,15 +46,14 @@ export function processContext(): CliContext {
       if (verbose) process.stderr.write(`DEBUG ${line}\n`);
     },
     confirm: async (question) => {
-      const rl = createInterface({ input: process.stdin, output: process.stderr });
-      try {
-        for (;;) {
-          const answer = (await rl.question(`${question}\n`)).trim().toLowerCase();
-          if (answer === 'y' || answer === 'yes') return true;
-          if (answer === 'n' || answer === 'no') return false;
+      for (;;) {
+        process.stderr.write(`${question}\n`);
+        const answer = (await nextLine())?.trim().toLowerCase();
+        if (answer === undefined) {
+          throw new ScaffoldError(`no answer to "${question}" (stdin was closed)`, 'answer y or n, or pass the flag explicitly, e.g. --resource=true --controller=true');
         }
-      } finally {
-        rl.close();
+        if (answer === 'y' || answer === 'yes') return true;
+        if (answer === 'n' || answer === 'no') return false;
       }
     },
   };
@@ -45,6 +66,10 @@ export function processContext(): CliContext {
     },
     get verbose() {
       return verbose;
+    },
+    close: () => {
+      reader?.close();
+      reader = undefined;
     },
   };
 }

@@ -81,5 +81,7 @@ export async function run(argv: string[], ctx: CliContext = processContext()): P
     ctx.io.progress(`Error: unexpected failure: ${message.split('\n')[0]!.replace(/\.$/, '')}. This is a bug in ts-operator-sdk; please report it with the --verbose output.`);
     if (error instanceof Error) ctx.io.debug(error.stack ?? message);
     return 1;
+  } finally {
+    ctx.close();
   }
 }

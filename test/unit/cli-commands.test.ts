@@ -4,7 +4,7 @@ import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { copyProject, hashTree, runCli, runCliOk, SCENARIOS, scaffoldScenario, tempProjectDir, writeStandInCrd, type RunOptions } from '../scaffold/harness.js';
+import { copyProject, hashTree, REPO_ROOT, runCli, runCliOk, SCENARIOS, scaffoldScenario, tempProjectDir, writeStandInCrd, type RunOptions } from '../scaffold/harness.js';
 
 const MEMCACHED = ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'];
 
@@ -248,4 +248,15 @@ test('version, completion and help', () => {
     const help = runCliOk([...command, '--help'], dir).stdout;
     assert.match(help, /Examples:\n {2}(#|\$)/, `${command.join(' ')} --help has examples`);
   }
+});
+
+test('on a terminal, create api asks Create Resource / Create Controller and follows the answers', () => {
+  // `script` gives the CLI a pseudo-terminal as stdin, the only way to get a real TTY in a test.
+  const dir = copyProject(baseProject);
+  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(REPO_ROOT, 'bin/ts-operator-sdk.js'))} create api --group cache --version v1 --kind Prompted`;
+  const output = execFileSync('script', ['-qec', command, '/dev/null'], { cwd: dir, input: 'n\ny\n', encoding: 'utf8' });
+  assert.match(output, /Create Resource \[y\/n\]/);
+  assert.match(output, /Create Controller \[y\/n\]/);
+  assert.equal(existsSync(join(dir, 'apis/v1/prompted_types.ts')), false, 'answered n to the resource');
+  assert.ok(existsSync(join(dir, 'controllers/prompted_controller.ts')), 'answered y to the controller');
 });
