@@ -1,0 +1,143 @@
+/**
+ * The generated RBAC is enough, and no more: the Memcached operator runs as a
+ * user bound only to the ClusterRole generated from its +kubebuilder:rbac
+ * markers, with the CRD generated from its types, and converges; with one
+ * marker dropped it fails with Forbidden.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { Client, Deployment, Manager, RestClient, isNotFound } from '../../src/runtime/index.js';
+import type { Environment } from '../../src/runtime/envtest/index.js';
+import { generateManifests } from '../../src/generators/manifests.js';
+import { startControlPlane } from './control-plane.js';
+import { eventually } from './eventually.js';
+import { Memcached, MemcachedReconciler } from './fixtures/memcached.js';
+import { capturingLogger } from './log-capture.js';
+
+const fixtureSource = new URL('../../../test/e2e/fixtures/memcached.ts', import.meta.url);
+
+const TYPES = `import type { KubernetesObject, V1ListMeta, V1ObjectMeta } from '@kubernetes/client-node';
+import { defineKind, type Condition, type int32 } from 'ts-operator-sdk';
+
+/** MemcachedSpec defines the desired state of Memcached. */
+export interface MemcachedSpec {
+  /**
+   * Size is the number of memcached pods.
+   * +kubebuilder:validation:Minimum=0
+   */
+  size: int32;
+}
+/** MemcachedStatus defines the observed state of Memcached. */
+export interface MemcachedStatus {
+  /**
+   * +listType=map
+   * +listMapKey=type
+   * +optional
+   */
+  conditions?: Condition[];
+}
+/**
+ * Memcached is the Schema for the memcacheds API.
+ * +kubebuilder:object:root=true
+ * +kubebuilder:subresource:status
+ */
+export interface Memcached extends KubernetesObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+  spec?: MemcachedSpec;
+  status?: MemcachedStatus;
+}
+/** +kubebuilder:object:root=true */
+export interface MemcachedList {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ListMeta;
+  items: Memcached[];
+}
+export const Memcached = defineKind<Memcached>({ group: 'cache.example.com', version: 'v1', kind: 'Memcached', plural: 'memcacheds', namespaced: true });
+`;
+
+describe('generated RBAC', () => {
+  let env: Environment;
+  let api: Client;
+  let project: string;
+
+  before(async () => {
+    env = await startControlPlane();
+    api = new Client({ rest: new RestClient(env.kubeConfig) });
+    project = await mkdtemp(join(tmpdir(), 'rbac-project-'));
+    await mkdir(join(project, 'apis', 'v1'), { recursive: true });
+    await mkdir(join(project, 'controllers'), { recursive: true });
+    await writeFile(join(project, 'apis', 'v1', 'memcached_types.ts'), TYPES);
+  });
+  after(async () => {
+    await env?.stop();
+    if (project) await rm(project, { recursive: true, force: true });
+  });
+
+  /** Generates CRD and ClusterRole from the fixture's markers, minus the lines matching `drop`. */
+  async function generate(drop?: RegExp): Promise<{ crd: object; role: Record<string, unknown> }> {
+    const source = (await readFile(fixtureSource, 'utf8')).split('\n').filter((line) => !drop || !drop.test(line)).join('\n');
+    await writeFile(join(project, 'controllers', 'memcached_controller.ts'), source);
+    const files = await generateManifests({
+      projectDir: project,
+      domain: 'example.com',
+      multigroup: false,
+      resources: [{ group: 'cache', domain: 'example.com', version: 'v1', kind: 'Memcached', path: 'apis/v1', namespaced: true }],
+    });
+    const text = (path: string) => files.find((file) => file.path === path)!.content;
+    const crd = parseAllDocuments(text('config/crd/bases/cache.example.com_memcacheds.yaml'))[0]!.toJS() as object;
+    const role = parseAllDocuments(text('config/rbac/role.yaml')).map((doc) => doc.toJS() as Record<string, unknown>).find((doc) => doc.kind === 'ClusterRole')!;
+    return { crd, role };
+  }
+
+  /** Binds `role` (renamed per user) to a fresh user and runs the operator as that user. */
+  async function runAs(user: string, role: Record<string, unknown>, body: (mgr: Manager, lines: Array<Record<string, unknown>>) => Promise<void>): Promise<void> {
+    const name = `${user}-role`;
+    await api.create({ ...role, metadata: { name } } as never);
+    await api.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: user }] });
+    const { logger, lines } = capturingLogger();
+    const mgr = new Manager({ kubeConfig: await env.addUser({ name: user }), metricsBindAddress: '0', healthProbeBindAddress: '0', handleSignals: false, logger, watchBackoffMaxMs: 1000, cacheSyncTimeoutMs: 60_000 });
+    new MemcachedReconciler(mgr.getClient(), mgr.getEventRecorderFor('memcached-controller')).setupWithManager(mgr);
+    const running = mgr.start();
+    try {
+      await body(mgr, lines);
+    } finally {
+      mgr.stop();
+      await running;
+    }
+  }
+
+  const deploymentOf = (name: string) => api.get(Deployment, { namespace: 'default', name }).catch((err) => (isNotFound(err) ? undefined : Promise.reject(err)));
+
+  it('the operator converges with exactly the generated ClusterRole', async () => {
+    const { crd, role } = await generate();
+    await env.installCRDs({ crds: [crd] });
+    await runAs('memcached-operator', role, async () => {
+      await api.create({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'least-privilege', namespace: 'default' }, spec: { size: 2 } });
+      const deployment = await eventually('the Deployment', () => deploymentOf('least-privilege'), 30_000);
+      assert.equal(deployment.spec?.replicas, 2);
+      await eventually('status written', async () => (await api.get(Memcached, { namespace: 'default', name: 'least-privilege' })).status?.conditions?.some((c) => c.status === 'True'));
+      // The finalizer path needs configmaps/create and events/create.
+      await api.delete(await api.get(Memcached, { namespace: 'default', name: 'least-privilege' }));
+      await eventually('finalized and gone', () => api.get(Memcached, { namespace: 'default', name: 'least-privilege' }).then(() => false, (err) => isNotFound(err)), 30_000);
+    });
+  });
+
+  it('dropping the deployments marker makes the operator fail with Forbidden', async () => {
+    const { role } = await generate(/resources=deployments/);
+    const rules = role.rules as Array<{ resources?: string[] }>;
+    assert.ok(!rules.some((rule) => rule.resources?.includes('deployments')), 'the generated role no longer grants deployments');
+    await runAs('memcached-operator-without-deployments', role, async (_mgr, lines) => {
+      await api.create({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'forbidden', namespace: 'default' }, spec: { size: 1 } });
+      const line = await eventually('a Forbidden error in the log', () => lines.find((l) => /forbidden/i.test(String(l.err ?? '')) && /deployments/.test(String(l.err))), 30_000);
+      assert.match(String(line.err), /cannot list resource "deployments"/);
+      assert.equal(await deploymentOf('forbidden'), undefined, 'no Deployment without the permission');
+    });
+  });
+});
