@@ -260,3 +260,21 @@ test('on a terminal, create api asks Create Resource / Create Controller and fol
   assert.equal(existsSync(join(dir, 'apis/v1/prompted_types.ts')), false, 'answered n to the resource');
   assert.ok(existsSync(join(dir, 'controllers/prompted_controller.ts')), 'answered y to the controller');
 });
+
+test('the generated Makefile parses, lists its targets, and set-image works without kustomize', () => {
+  const dir = copyProject(baseProject);
+  writeStandInCrd(dir, SCENARIOS[0]!.crds[0]!);
+  const env = { ...process.env, PATH: process.env.PATH!.split(':').filter((entry) => !existsSync(join(entry, 'kustomize'))).join(':') };
+  const help = execFileSync('make', ['help'], { cwd: dir, encoding: 'utf8', env }).replace(/\x1b\[[0-9;]*m/g, '');
+  for (const target of ['manifests', 'test', 'build', 'run', 'docker-build', 'deploy', 'bundle', 'catalog-build', 'setup-envtest']) {
+    assert.match(help, new RegExp(`\\b${target}\\b`), target);
+  }
+  const bundle = execFileSync('make', ['-n', 'bundle'], { cwd: dir, encoding: 'utf8', env });
+  assert.match(bundle, /ts-operator-sdk generate kustomize manifests -q/);
+  assert.match(bundle, /kubectl kustomize config\/manifests \| npx --no-install ts-operator-sdk generate bundle -q --overwrite --version 0\.0\.1/);
+  assert.match(bundle, /ts-operator-sdk bundle validate \.\/bundle/);
+  execFileSync('make', ['set-image', 'IMG=quay.io/example/memcached-operator:v0.0.2'], { cwd: dir, env });
+  execFileSync('make', ['set-image', 'IMG=quay.io/example/memcached-operator:v0.0.3'], { cwd: dir, env });
+  const built = execFileSync('kubectl', ['kustomize', 'config/default'], { cwd: dir, encoding: 'utf8' });
+  assert.match(built, /image: quay\.io\/example\/memcached-operator:v0\.0\.3\n/);
+});

@@ -5,7 +5,12 @@ import { parseBooleanFlag } from '../flags.js';
 
 /** Registers `create api` (and the `create` parent, which later commands extend). */
 export function registerCreateApi(program: Command, ctx: CliContext): void {
-  const create = program.commands.find((command) => command.name() === 'create') ?? program.command('create').description('Scaffold a Kubernetes API or webhook');
+  const create = program.commands.find((command) => command.name() === 'create') ?? program
+      .command('create')
+      .description('Scaffold a Kubernetes API or webhook')
+      .addHelpText('after', `
+Examples:
+  $ ts-operator-sdk create api --group cache --version v1 --kind Memcached`);
   create
     .command('api')
     .description('Scaffold a Kubernetes API: its types, a controller, samples and RBAC helpers')
