@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import ts from 'typescript';
+// require, not import: as ESM, Node first scans typescript's 9 MB CommonJS file for module syntax (~0.25 s).
+import ts = require('typescript');
 import { buildCrds, type ApiResource } from './crd/crd.js';
 import type { ClientNodeModels } from './crd/type-schema.js';
 import { ProblemList } from './problems.js';
@@ -43,7 +44,9 @@ export async function generateManifests(inputs: ManifestInputs): Promise<Generat
   const projectDir = path.resolve(inputs.projectDir);
   const problems = new ProblemList();
   const resources = inputs.resources.map((r) => ({ ...r, domain: r.domain || inputs.domain }));
-  const program = createApiProgram(projectDir, [...new Set(resources.map((r) => r.path))]);
+  const rootNames = apiRootFiles(projectDir, [...new Set(resources.map((r) => r.path))]);
+  const embedsModels = rootNames.some(embedsClientNodeModels);
+  const program = createApiProgram(rootNames, embedsModels);
   for (const diagnostic of program.getSyntacticDiagnostics()) {
     const sf = diagnostic.file;
     const line = sf && diagnostic.start !== undefined ? sf.getLineAndCharacterOfPosition(diagnostic.start).line + 1 : 1;
@@ -51,7 +54,7 @@ export async function generateManifests(inputs: ManifestInputs): Promise<Generat
   }
   problems.throwIfAny();
 
-  const clientNodeModels = embedsClientNodeModels(program, projectDir) ? ((await import('@kubernetes/client-node')) as unknown as ClientNodeModels) : undefined;
+  const clientNodeModels = embedsModels ? ((await import('@kubernetes/client-node')) as unknown as ClientNodeModels) : undefined;
   const crds = buildCrds(resources, { projectDir, program, problems, allowDangerousTypes: inputs.allowDangerousTypes ?? false, generatorVersion: generatorVersion(), clientNodeModels });
   const rbacMarkers = readControllerMarkers(projectDir, problems);
   const roles = buildRoles(rbacMarkers, problems);
@@ -68,18 +71,40 @@ export async function generateManifests(inputs: ManifestInputs): Promise<Generat
 /** client-node names that never need the runtime models: they map to fixed schemas. */
 const CLIENT_NODE_FIXED = new Set(['KubernetesObject', 'V1ObjectMeta', 'V1ListMeta']);
 
-/** True when an API file imports a client-node model to expand (loading client-node costs about a second). */
-function embedsClientNodeModels(program: ts.Program, projectDir: string): boolean {
-  return program.getSourceFiles().some((sf) => {
-    if (!path.resolve(sf.fileName).startsWith(projectDir + path.sep) || sf.fileName.includes('/node_modules/')) return false;
-    return sf.statements.some((s) => {
-      if (!ts.isImportDeclaration(s) || (s.moduleSpecifier as ts.StringLiteral).text !== '@kubernetes/client-node') return false;
-      const bindings = s.importClause?.namedBindings;
-      if (!bindings || ts.isNamespaceImport(bindings)) return true;
-      return bindings.elements.some((e) => !CLIENT_NODE_FIXED.has((e.propertyName ?? e.name).text));
-    });
+/**
+ * True when an API file imports a client-node model to expand. Decided from
+ * the file's syntax alone, before any program exists: when no file does, the
+ * program need not load client-node's declarations at all.
+ */
+function embedsClientNodeModels(file: string): boolean {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2023, false);
+  return source.statements.some((s) => {
+    if (!ts.isImportDeclaration(s) || (s.moduleSpecifier as ts.StringLiteral).text !== '@kubernetes/client-node') return false;
+    const bindings = s.importClause?.namedBindings;
+    if (!bindings || ts.isNamespaceImport(bindings)) return true;
+    return bindings.elements.some((e) => !CLIENT_NODE_FIXED.has((e.propertyName ?? e.name).text));
   });
 }
+
+/** The API type files: every .ts file directly in each API directory. */
+function apiRootFiles(projectDir: string, apiDirs: string[]): string[] {
+  return apiDirs.flatMap((dir) => {
+    const abs = path.join(projectDir, dir);
+    if (!existsSync(abs)) return [];
+    return readdirSync(abs)
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.endsWith('.test.ts'))
+      .sort()
+      .map((f) => path.join(abs, f));
+  });
+}
+
+/**
+ * Modules whose types are recognised by the import itself (see
+ * TypeSchemaBuilder.resolve). Both pull in client-node's thousands of
+ * declaration files, most of the generator's run time, so they are only
+ * resolved when an API embeds a client-node model that must be expanded.
+ */
+const IMPORT_RECOGNISED_MODULES = new Set(['ts-operator-sdk', '@kubernetes/client-node']);
 
 /**
  * Parsed declaration files of node_modules and the TypeScript lib, shared by
@@ -89,15 +114,7 @@ function embedsClientNodeModels(program: ts.Program, projectDir: string): boolea
 const declarationCache = new Map<string, { mtimeMs: number; sourceFile: ts.SourceFile }>();
 
 /** One program over all API directories, reused for every type (building it is the slow part). */
-function createApiProgram(projectDir: string, apiDirs: string[]): ts.Program {
-  const rootNames = apiDirs.flatMap((dir) => {
-    const abs = path.join(projectDir, dir);
-    if (!existsSync(abs)) return [];
-    return readdirSync(abs)
-      .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.endsWith('.test.ts'))
-      .sort()
-      .map((f) => path.join(abs, f));
-  });
+function createApiProgram(rootNames: string[], resolveDependencies: boolean): ts.Program {
   const options: ts.CompilerOptions = {
     target: ts.ScriptTarget.ES2023,
     module: ts.ModuleKind.NodeNext,
@@ -112,6 +129,14 @@ function createApiProgram(projectDir: string, apiDirs: string[]): ts.Program {
   const host = ts.createCompilerHost(options);
   // Descriptions and markers are read from raw comments, so the parser can skip JSDoc (a large share of parse time).
   host.jsDocParsingMode = ts.JSDocParsingMode.ParseNone;
+  if (!resolveDependencies) {
+    host.resolveModuleNameLiterals = (literals, containingFile, redirectedReference, compilerOptions, containingSourceFile) =>
+      literals.map((literal) =>
+        IMPORT_RECOGNISED_MODULES.has(literal.text)
+          ? { resolvedModule: undefined }
+          : ts.resolveModuleName(literal.text, containingFile, compilerOptions, host, undefined, redirectedReference, ts.getModeForUsageLocation(containingSourceFile, literal, compilerOptions)),
+      );
+  }
   const readSourceFile = host.getSourceFile.bind(host);
   host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) => {
     if (!fileName.endsWith('.d.ts')) return readSourceFile(fileName, languageVersion, onError, shouldCreate);

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { setupEnvtestAssets } from '../../runtime/envtest/setup-envtest.js';
 import { ScaffoldError } from '../../scaffold/errors.js';
 import type { CliContext } from '../context.js';
 
@@ -26,6 +25,8 @@ Examples:
   # A given minor version, into a project-local directory
   $ ts-operator-sdk setup-envtest 1.36.x --bin-dir ./bin/k8s`)
     .action(async (version: string, opts: { binDir?: string; indexUrl?: string; os?: string; arch?: string }) => {
+      // Loaded on use, so other commands start fast.
+      const { setupEnvtestAssets } = await import('../../runtime/envtest/setup-envtest.js');
       try {
         const dir = await setupEnvtestAssets({ version, cacheDir: opts.binDir, indexUrl: opts.indexUrl, platform: opts.os, arch: opts.arch, log: (line) => ctx.io.progress(line) });
         ctx.io.out(dir);
