@@ -190,8 +190,8 @@ describe('scenarios: PROJECT golden and kustomize build', () => {
     test(scenario.name, () => {
       const dir = scaffoldScenario(scenario, { extraInitArgs: ['--skip-install'] });
       assert.equal(readFileSync(join(dir, 'PROJECT'), 'utf8'), scenario.project);
-      // Stand-ins for `make manifests` output, so config/crd resolves.
-      for (const crd of scenario.crds) writeStandInCrd(dir, crd);
+      // What `make manifests` runs: the CRD and RBAC generator, on the scaffolded types.
+      runCliOk(['generate', 'manifests'], dir);
       const built = execFileSync('kubectl', ['kustomize', join(dir, 'config/default')], { encoding: 'utf8' });
       const projectName = /^projectName: (.*)$/m.exec(scenario.project)![1]!;
       assert.ok(built.includes(`name: ${projectName}-controller-manager\n`));
@@ -199,6 +199,8 @@ describe('scenarios: PROJECT golden and kustomize build', () => {
       for (const crd of scenario.crds) {
         assert.ok(built.includes(`name: ${crd.plural}.${crd.group}\n`), `CRD ${crd.plural}.${crd.group}`);
         assert.ok(built.includes(`${crd.kind.toLowerCase()}-admin-role`), 'admin role');
+        const crdText = readFileSync(join(dir, 'config/crd/bases', `${crd.group}_${crd.plural}.yaml`), 'utf8');
+        assert.match(crdText, new RegExp(`scope: ${crd.namespaced ? 'Namespaced' : 'Cluster'}\\n`));
       }
       execFileSync('kubectl', ['kustomize', join(dir, 'config/samples')], { encoding: 'utf8' });
       execFileSync('kubectl', ['kustomize', join(dir, 'config/scorecard')], { encoding: 'utf8' });
