@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
@@ -21,7 +21,7 @@ before(() => {
   const packDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-pack-'));
   // --ignore-scripts: dist/ is already compiled (this test runs from it), and
   // prepack's rebuild would race other builds of the shared tree.
-  execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', packDir], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packDir], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   tarball = join(packDir, readdirSync(packDir).find((file) => file.endsWith('.tgz'))!);
 });
 
@@ -58,4 +58,38 @@ describe('generated projects install, build and pass their own tests', () => {
       }
     });
   }
+});
+
+/** Bytes under a directory, as `du` would count the files. */
+function sizeOf(path: string): number {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.size;
+  return readdirSync(path).reduce((total, entry) => total + sizeOf(join(path, entry)), 0);
+}
+
+describe('the Dockerfile runtime stage', () => {
+  test('a production install carries none of the CLI tooling, and the operator still starts', { timeout: 900_000 }, (t) => {
+    const dir = scaffoldScenario(SCENARIOS[0]!, { env: { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` } });
+    npm(['run', 'build'], dir);
+    // Run the generated Dockerfile's own builder-stage steps that follow the build (no Docker here).
+    const dockerfile = readFileSync(join(dir, 'Dockerfile'), 'utf8');
+    const builder = dockerfile.slice(0, dockerfile.indexOf('\nFROM ', dockerfile.indexOf('FROM ') + 1));
+    const steps = builder.slice(builder.indexOf('RUN npm run build') + 'RUN npm run build'.length).match(/^RUN .+$/gm) ?? [];
+    assert.ok(steps.some((step) => step.includes('--omit=optional')), 'the builder prunes optional dependencies');
+    for (const step of steps) {
+      const result = spawnSync('bash', ['-ec', step.slice(4)], { cwd: dir, encoding: 'utf8', timeout: 600_000 });
+      assert.equal(result.status, 0, `${step} failed:\n${result.stdout}\n${result.stderr}`);
+    }
+    for (const tool of ['typescript', 'handlebars', 'commander', 'execa', 'fs-extra', 'yaml', '@peculiar/x509', 'ajv', 'semver']) {
+      assert.ok(!existsSync(join(dir, 'node_modules', tool)), `${tool} must not be in the runtime payload`);
+    }
+    // With no cluster config the operator stops with the runtime's own error, not a missing module.
+    const home = mkdtempSync(join(tmpdir(), 'empty-home-'));
+    const started = spawnSync(process.execPath, ['dist/main.js'], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: home }, timeout: 60_000 });
+    assert.notEqual(started.status, 0);
+    assert.match(started.stderr, /no Kubernetes config found/);
+    assert.doesNotMatch(started.stderr, /ERR_MODULE_NOT_FOUND|Cannot find (module|package)/);
+    const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
+    t.diagnostic(`runtime payload: node_modules ${mib(sizeOf(join(dir, 'node_modules')))} MiB, dist ${mib(sizeOf(join(dir, 'dist')))} MiB`);
+  });
 });
