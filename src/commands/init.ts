@@ -2,7 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { BOILERPLATE_FILE, boilerplateHeader } from '../scaffold/boilerplate.js';
+import { BOILERPLATE_FILE, LICENSES, boilerplateHeader } from '../scaffold/boilerplate.js';
+
+export { LICENSES };
 import { ScaffoldError } from '../scaffold/errors.js';
 import { scaffoldFiles, type FileSpec } from '../scaffold/files.js';
 import { validateDomain, validateProjectName } from '../scaffold/names.js';
@@ -12,7 +14,6 @@ import { VirtualTree } from '../scaffold/tree.js';
 import { reportChanges, type CommandIO } from './io.js';
 
 /** The licenses `init --license` knows. */
-export const LICENSES = ['apache2', 'none'] as const;
 /** One of {@link LICENSES}. */
 export type License = (typeof LICENSES)[number];
 

@@ -1,5 +1,8 @@
 import type { VirtualTree } from './tree.js';
 
+/** The licenses `init --license` can put in the source header. */
+export const LICENSES = ['apache2', 'none'] as const;
+
 /** Where init writes the license header that every generated .ts file starts with. */
 export const BOILERPLATE_FILE = 'hack/boilerplate.ts.txt';
 

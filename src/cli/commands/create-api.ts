@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { createApi } from '../../commands/create-api.js';
 import type { CliContext } from '../context.js';
 import { parseBooleanFlag } from '../flags.js';
 
@@ -37,6 +36,8 @@ Examples:
   # Only the controller, for types that already exist
   $ ts-operator-sdk create api --group cache --version v1 --kind Memcached --resource=false --controller`)
     .action(async (opts: { group: string; version?: string; kind?: string; plural?: string; resource?: boolean; controller?: boolean; namespaced: boolean; force: boolean; dryRun: boolean }) => {
+      // Loaded on use: only the command that runs pays for its templates and modules.
+      const { createApi } = await import('../../commands/create-api.js');
       await createApi({ directory: ctx.cwd, interactive: ctx.interactive, ...opts }, ctx.io);
     });
 }

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { edit } from '../../commands/edit.js';
 import type { CliContext } from '../context.js';
 import { parseBooleanFlag } from '../flags.js';
 
@@ -19,6 +18,8 @@ Examples:
   # Back to a single group (only when the project has at most one group)
   $ ts-operator-sdk edit --multigroup=false`)
     .action(async (opts: { multigroup?: boolean; dryRun: boolean }) => {
+      // Loaded on use: only the command that runs pays for its templates and modules.
+      const { edit } = await import('../../commands/edit.js');
       await edit({ directory: ctx.cwd, ...opts }, ctx.io);
     });
 }

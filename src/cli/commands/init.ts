@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { init, LICENSES } from '../../commands/init.js';
+import { LICENSES } from '../../scaffold/boilerplate.js';
 import type { CliContext } from '../context.js';
 
 /** Registers `init`. */
@@ -22,6 +22,8 @@ Examples:
   # Choose the project name and leave out the license header
   $ ts-operator-sdk init --domain example.com --project-name memcached-operator --license none`)
     .action(async (opts: { domain: string; projectName?: string; owner?: string; license: string; skipInstall: boolean; dryRun: boolean }) => {
+      // Loaded on use: only the command that runs pays for its templates and modules.
+      const { init } = await import('../../commands/init.js');
       await init({ directory: ctx.cwd, ...opts }, ctx.io);
     });
 }
