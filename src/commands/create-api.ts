@@ -7,7 +7,7 @@ import { apiData, type ApiData } from '../scaffold/layout.js';
 import { validateGroup, validateKind, validatePlural, validateVersion } from '../scaffold/names.js';
 import { qualifiedGroup, readProject, sameGvk, writeProject, type ProjectResource } from '../scaffold/project.js';
 import { VirtualTree } from '../scaffold/tree.js';
-import { reportChanges, type CommandIO } from './io.js';
+import { finishTree, type CommandIO } from './io.js';
 
 /** Options of `ts-operator-sdk create api`. */
 export interface CreateApiOptions {
@@ -134,11 +134,6 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   project.resources = existing ? resources.map((item) => (item === existing ? entry : item)) : [...resources, entry];
   writeProject(tree, project);
 
-  if (options.dryRun) {
-    reportChanges(io, tree.changes());
-    return;
-  }
-  const changes = await tree.commit();
-  for (const change of changes) io.debug(`${change.action} ${change.path}`);
+  if (!(await finishTree(tree, io, options.dryRun))) return;
   if (resource) io.out('Next: implement your new API and generate the manifests (e.g. CRDs, CRs) with:\n$ make manifests');
 }

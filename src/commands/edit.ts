@@ -3,7 +3,7 @@ import { ScaffoldError } from '../scaffold/errors.js';
 import { apiLayout, relativeImport } from '../scaffold/layout.js';
 import { qualifiedGroup, readProject, writeProject, type ProjectConfig } from '../scaffold/project.js';
 import { VirtualTree } from '../scaffold/tree.js';
-import { reportChanges, type CommandIO } from './io.js';
+import { finishTree, type CommandIO } from './io.js';
 
 /** Options of `ts-operator-sdk edit`. */
 export interface EditOptions {
@@ -111,10 +111,5 @@ export async function edit(options: EditOptions, io: CommandIO): Promise<void> {
     }
     writeProject(tree, project);
   }
-  if (options.dryRun) {
-    reportChanges(io, tree.changes());
-    return;
-  }
-  const changes = await tree.commit();
-  for (const change of changes) io.debug(`${change.action} ${change.path}`);
+  if (!(await finishTree(tree, io, options.dryRun))) return;
 }

@@ -4,7 +4,7 @@ import { ScaffoldError } from '../scaffold/errors.js';
 import { apiLayout } from '../scaffold/layout.js';
 import { readProject, type ProjectConfig } from '../scaffold/project.js';
 import { VirtualTree } from '../scaffold/tree.js';
-import { reportChanges, type CommandIO } from './io.js';
+import { finishTree, type CommandIO } from './io.js';
 
 /** Options of `ts-operator-sdk generate manifests`. */
 export interface GenerateManifestsOptions {
@@ -57,10 +57,5 @@ export async function generateManifestsCommand(options: GenerateManifestsOptions
   for (const file of files) {
     if (tree.read(file.path) !== file.content) tree.write(file.path, file.content);
   }
-  if (options.dryRun) {
-    reportChanges(io, tree.changes());
-    return;
-  }
-  const changes = await tree.commit();
-  for (const change of changes) io.debug(`${change.action} ${change.path}`);
+  if (!(await finishTree(tree, io, options.dryRun))) return;
 }

@@ -11,7 +11,7 @@ import { validateDomain, validateProjectName } from '../scaffold/names.js';
 import { sdkPackageSpec, SCORECARD_IMAGE } from '../scaffold/package-info.js';
 import { DEFAULT_PLUGINS, LAYOUT_PLUGIN, PROJECT_FILE, writeProject } from '../scaffold/project.js';
 import { VirtualTree } from '../scaffold/tree.js';
-import { reportChanges, type CommandIO } from './io.js';
+import { finishTree, type CommandIO } from './io.js';
 
 /** The licenses `init --license` knows. */
 /** One of {@link LICENSES}. */
@@ -116,12 +116,7 @@ export async function init(options: InitOptions, io: CommandIO): Promise<void> {
   scaffoldFiles(tree, specs.filter((spec) => spec.path !== BOILERPLATE_FILE), { ...base, boilerplate: boilerplateHeader(tree) });
   writeProject(tree, { version: '3', domain: options.domain, layout: [LAYOUT_PLUGIN], plugins: structuredClone(DEFAULT_PLUGINS) as Record<string, Record<string, unknown>>, projectName });
 
-  if (options.dryRun) {
-    reportChanges(io, tree.changes());
-    return;
-  }
-  const changes = await tree.commit();
-  for (const change of changes) io.debug(`${change.action} ${change.path}`);
+  if (!(await finishTree(tree, io, options.dryRun))) return;
 
   if (!options.skipInstall) {
     io.progress('Installing dependencies with `npm install` (this may take a minute)...');
