@@ -3,7 +3,7 @@ import { ScaffoldError } from '../scaffold/errors.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerCreateApi } from './commands/create-api.js';
 import { registerEdit } from './commands/edit.js';
-import { registerGenerateManifests } from './commands/generate.js';
+import { registerGenerateBundle, registerGenerateKustomizeManifests, registerGenerateManifests } from './commands/generate.js';
 import { registerInit } from './commands/init.js';
 import { registerSetupEnvtest } from './commands/setup-envtest.js';
 import { registerVersion } from './commands/version.js';
@@ -13,7 +13,7 @@ import { processContext, type CliContext } from './context.js';
 export type CommandRegistration = (program: Command, ctx: CliContext) => void;
 
 /** The commands this module wires; others append to the list they pass to {@link buildProgram}. */
-export const CORE_COMMANDS: readonly CommandRegistration[] = [registerInit, registerCreateApi, registerEdit, registerGenerateManifests, registerSetupEnvtest, registerVersion, registerCompletion];
+export const CORE_COMMANDS: readonly CommandRegistration[] = [registerInit, registerCreateApi, registerEdit, registerGenerateManifests, registerGenerateKustomizeManifests, registerGenerateBundle, registerSetupEnvtest, registerVersion, registerCompletion];
 
 /** Builds the commander program with the given command registrations. */
 export function buildProgram(ctx: CliContext, registrations: readonly CommandRegistration[] = CORE_COMMANDS): Command {

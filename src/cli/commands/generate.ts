@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { ScaffoldError } from '../../scaffold/errors.js';
 import type { CliContext } from '../context.js';
 
 /** The `generate` command group; each generator registers a subcommand on it. */
@@ -25,4 +26,126 @@ Examples:
       const { generateManifestsCommand } = await import('../../commands/generate-manifests.js');
       await generateManifestsCommand({ directory: ctx.cwd, ...opts }, ctx.io);
     });
+}
+
+/** Parses `--interactive`, `--interactive=true|false` (operator-sdk's spelling). */
+function parseBooleanFlag(flag: string): (value: string) => boolean {
+  return (value: string) => {
+    if (value === 'true') return true;
+    if (value === 'false') return false;
+    throw new ScaffoldError(`${flag} must be true or false, found "${value}"`, `write ${flag}=true or ${flag}=false`);
+  };
+}
+
+/** Registers `generate kustomize manifests`. */
+export function registerGenerateKustomizeManifests(program: Command, ctx: CliContext): void {
+  const group = generateCommand(program);
+  const kustomize = group.commands.find((c) => c.name() === 'kustomize') ?? group.command('kustomize').description('Generate kustomize bases for OLM');
+  kustomize
+    .command('manifests')
+    .description('Write the base ClusterServiceVersion (config/manifests/bases) with descriptors from +operator-sdk:csv markers, and config/manifests/kustomization.yaml if missing')
+    .option('--package <name>', 'package name (default: projectName from PROJECT)')
+    .option('--input-dir <dir>', 'directory holding an existing base (default: the output dir)')
+    .option('--output-dir <dir>', 'directory to write the base and kustomization to', 'config/manifests')
+    .option('--apis-dir <dir>', 'root directory of the API types', 'apis')
+    .option('--interactive [bool]', 'ask for UI metadata (display name, description, provider, keywords, maintainers); only on a terminal, and only when no base exists', parseBooleanFlag('--interactive'))
+    .option('-q, --quiet', 'print nothing on success', false)
+    .addHelpText('after', `
+Examples:
+  # What \`make bundle\` runs; never prompts without a terminal
+  $ ts-operator-sdk generate kustomize manifests -q
+
+  # Placeholders instead of prompts, even on a terminal
+  $ ts-operator-sdk generate kustomize manifests --interactive=false`)
+    .action(async (opts: { package?: string; inputDir?: string; outputDir: string; apisDir: string; interactive?: boolean; quiet: boolean }) => {
+      const { generateKustomizeManifestsCommand } = await import('../../commands/generate-kustomize-manifests.js');
+      let reader: import('node:readline/promises').Interface | undefined;
+      const ask = async (question: string): Promise<string> => {
+        if (!reader) {
+          const { createInterface } = await import('node:readline/promises');
+          reader = createInterface({ input: process.stdin, output: process.stderr });
+        }
+        return reader.question(question);
+      };
+      try {
+        await generateKustomizeManifestsCommand(
+          { directory: ctx.cwd, packageName: opts.package, inputDir: opts.inputDir, outputDir: opts.outputDir, apisDir: opts.apisDir, interactive: opts.interactive, terminal: ctx.interactive, quiet: opts.quiet, ask },
+          ctx.io,
+        );
+      } finally {
+        reader?.close();
+      }
+    });
+}
+
+/** Registers `generate bundle`. */
+export function registerGenerateBundle(program: Command, ctx: CliContext): void {
+  generateCommand(program)
+    .command('bundle')
+    .description('Generate an OLM bundle (manifests, metadata, bundle.Dockerfile) from the operator\'s manifests and the base CSV')
+    .option('--input-dir <dir>', 'directory of manifests to read (instead of stdin)')
+    .option('--deploy-dir <dir>', 'directory of operator manifests (Deployment, RBAC); with optional --crds-dir')
+    .option('--crds-dir <dir>', 'directory of CRD manifests (with --deploy-dir)')
+    .option('--kustomize-dir <dir>', 'directory holding bases/<package>.clusterserviceversion.yaml', 'config/manifests')
+    .option('--version <semver>', 'the bundle version (sets the CSV name and spec.version)')
+    .option('--channels <list>', 'comma-separated channels of the bundle', 'alpha')
+    .option('--default-channel <name>', 'the default channel of the package')
+    .option('--package <name>', 'package name (default: projectName from PROJECT)')
+    .option('--output-dir <dir>', 'bundle directory', 'bundle')
+    .option('--overwrite [bool]', 'overwrite existing bundle metadata and bundle.Dockerfile', parseBooleanFlag('--overwrite'), true)
+    .option('--manifests', 'generate only bundle manifests (with --metadata: both)', false)
+    .option('--metadata', 'generate only bundle metadata and bundle.Dockerfile (with --manifests: both)', false)
+    .option('--stdout', 'print the manifests to stdout instead of writing files', false)
+    .option('--extra-service-accounts <names>', 'comma-separated ServiceAccounts whose RBAC also goes into the CSV', (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)])
+    .option('--use-image-digests', 'pin every image to its digest through the registry (needs network)', false)
+    .option('-q, --quiet', 'print nothing on success', false)
+    .addHelpText('after', `
+Examples:
+  # What \`make bundle\` runs
+  $ kubectl kustomize config/manifests | ts-operator-sdk generate bundle -q --overwrite --version 0.0.1
+
+  # From a directory of manifests
+  $ ts-operator-sdk generate bundle --input-dir dist/manifests --version 0.0.2 --channels stable,fast --default-channel stable`)
+    .action(async (opts: { inputDir?: string; deployDir?: string; crdsDir?: string; kustomizeDir: string; version?: string; channels: string; defaultChannel?: string; package?: string; outputDir: string; overwrite: boolean; manifests: boolean; metadata: boolean; stdout: boolean; extraServiceAccounts?: string[]; useImageDigests: boolean; quiet: boolean }) => {
+      const { generateBundleCommand } = await import('../../commands/generate-bundle.js');
+      const { fstatSync } = await import('node:fs');
+      // Only a pipe or a redirected file is input: a terminal or /dev/null (closed stdin in CI) never blocks.
+      let piped = false;
+      try {
+        const stat = fstatSync(0);
+        piped = stat.isFIFO() || stat.isFile() || stat.isSocket();
+      } catch {
+        piped = false;
+      }
+      const stdin = piped && !ctx.interactive ? await readAllStdin() : undefined;
+      await generateBundleCommand(
+        {
+          directory: ctx.cwd,
+          stdin,
+          inputDir: opts.inputDir,
+          deployDir: opts.deployDir,
+          crdsDir: opts.crdsDir,
+          kustomizeDir: opts.kustomizeDir,
+          version: opts.version,
+          channels: opts.channels,
+          defaultChannel: opts.defaultChannel,
+          packageName: opts.package,
+          outputDir: opts.outputDir,
+          overwrite: opts.overwrite,
+          manifests: opts.manifests,
+          metadata: opts.metadata,
+          stdout: opts.stdout,
+          extraServiceAccounts: opts.extraServiceAccounts,
+          useImageDigests: opts.useImageDigests,
+          quiet: opts.quiet,
+        },
+        ctx.io,
+      );
+    });
+}
+
+async function readAllStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }

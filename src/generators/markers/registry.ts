@@ -134,6 +134,16 @@ const definitions: MarkerDefinition[] = [
   { name: 'kubebuilder:unservedversion', targets: ['type'], args: flag },
   { name: 'kubebuilder:skipversion', targets: ['type', 'package'], args: flag },
   { name: 'kubebuilder:metadata', targets: ['type'], args: { form: 'named', params: { annotations: { kind: 'list' }, labels: { kind: 'list' } } } },
+  // OLM CSV descriptors (operator-sdk), read by `generate kustomize manifests`;
+  // `resources` is kept raw because its value nests braces: {{Deployment,v1,name}}.
+  {
+    name: 'operator-sdk:csv:customresourcedefinitions',
+    targets: FIELD_OR_TYPE,
+    args: {
+      form: 'named',
+      params: { type: { kind: 'string' }, displayName: { kind: 'string' }, xDescriptors: { kind: 'list' }, order: { kind: 'int' }, resources: { kind: 'any' } },
+    },
+  },
   // package level
   { name: 'groupName', targets: ['package'], args: v('string') },
   { name: 'versionName', targets: ['package'], args: v('string') },

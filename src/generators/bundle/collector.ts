@@ -1,0 +1,153 @@
+import { createHash } from 'node:crypto';
+import YAML from 'yaml';
+import { ScaffoldError } from '../../scaffold/errors.js';
+import { sortKeysDeep } from '../render-yaml.js';
+
+/** Any Kubernetes object read from the input manifests. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+/** One webhook of a Validating/MutatingWebhookConfiguration. */
+export interface CollectedWebhook {
+  type: 'ValidatingAdmissionWebhook' | 'MutatingAdmissionWebhook';
+  webhook: Record<string, unknown>;
+}
+
+/** The input manifests sorted the way operator-sdk's collector sorts them. */
+export interface CollectedManifests {
+  csvs: KubeObject[];
+  roles: KubeObject[];
+  clusterRoles: KubeObject[];
+  roleBindings: KubeObject[];
+  clusterRoleBindings: KubeObject[];
+  serviceAccounts: KubeObject[];
+  services: KubeObject[];
+  deployments: KubeObject[];
+  crds: KubeObject[];
+  webhooks: CollectedWebhook[];
+  scorecardConfig?: KubeObject;
+  /** Instances of the collected CRDs (the samples): the source of alm-examples. */
+  customResources: KubeObject[];
+  /** Everything else, written to the bundle when OLM supports its kind. */
+  others: KubeObject[];
+}
+
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+
+/**
+ * Parses multi-document YAML into objects. `source` names the input in
+ * errors (a file path or "stdin"). `List` objects are flattened.
+ */
+export function parseManifests(text: string, source: string): KubeObject[] {
+  const objects: KubeObject[] = [];
+  YAML.parseAllDocuments(text).forEach((document, index) => {
+    if ('errors' in document && document.errors.length > 0) {
+      const first = document.errors[0]!;
+      throw new ScaffoldError(`${source} is not valid YAML (document ${index + 1}: ${first.message.split('\n')[0]})`, 'fix the YAML, or check the command that produced it');
+    }
+    const value = document.toJSON() as unknown;
+    if (value === null || value === undefined) return;
+    const add = (item: unknown): void => {
+      const object = item as Partial<KubeObject> | null;
+      if (!object || typeof object !== 'object' || Array.isArray(object) || typeof object.kind !== 'string' || typeof object.apiVersion !== 'string') {
+        throw new ScaffoldError(`document ${index + 1} of ${source} is not a Kubernetes object (it needs apiVersion and kind)`, 'pass only Kubernetes manifests, e.g. the output of `kubectl kustomize config/manifests`');
+      }
+      if (object.kind === 'List' || (object.kind.endsWith('List') && Array.isArray(object['items']))) {
+        for (const child of object['items'] as unknown[]) add(child);
+        return;
+      }
+      if (!object.metadata || typeof object.metadata.name !== 'string' || object.metadata.name === '') {
+        throw new ScaffoldError(`a ${object.kind} in ${source} has no metadata.name`, 'give every object a name');
+      }
+      objects.push(object as KubeObject);
+    };
+    add(value);
+  });
+  return objects;
+}
+
+/** The API group of an object (`""` for the core group). */
+export function groupOf(object: Pick<KubeObject, 'apiVersion'>): string {
+  const slash = object.apiVersion.indexOf('/');
+  return slash < 0 ? '' : object.apiVersion.slice(0, slash);
+}
+
+/** The API version of an object without its group. */
+export function versionOf(object: Pick<KubeObject, 'apiVersion'>): string {
+  return object.apiVersion.slice(object.apiVersion.indexOf('/') + 1);
+}
+
+/**
+ * Sorts objects by kind, removes exact duplicates (kustomize bases listed
+ * twice), and finds the custom resources among the rest.
+ */
+export function collectManifests(objects: readonly KubeObject[]): CollectedManifests {
+  const collected: CollectedManifests = { csvs: [], roles: [], clusterRoles: [], roleBindings: [], clusterRoleBindings: [], serviceAccounts: [], services: [], deployments: [], crds: [], webhooks: [], customResources: [], others: [] };
+  const seen = new Set<string>();
+  const candidates: KubeObject[] = [];
+  for (const object of objects) {
+    const digest = createHash('sha256').update(JSON.stringify(sortKeysDeep(object))).digest('hex');
+    if (seen.has(digest)) continue;
+    seen.add(digest);
+    const group = groupOf(object);
+    const gk = `${group}/${object.kind}`;
+    switch (gk) {
+      case 'operators.coreos.com/ClusterServiceVersion':
+        collected.csvs.push(object);
+        break;
+      case `${RBAC_GROUP}/Role`:
+        collected.roles.push(object);
+        break;
+      case `${RBAC_GROUP}/ClusterRole`:
+        collected.clusterRoles.push(object);
+        break;
+      case `${RBAC_GROUP}/RoleBinding`:
+        collected.roleBindings.push(object);
+        break;
+      case `${RBAC_GROUP}/ClusterRoleBinding`:
+        collected.clusterRoleBindings.push(object);
+        break;
+      case '/ServiceAccount':
+        collected.serviceAccounts.push(object);
+        break;
+      case '/Service':
+        collected.services.push(object);
+        break;
+      case 'apps/Deployment':
+        collected.deployments.push(object);
+        break;
+      case 'apiextensions.k8s.io/CustomResourceDefinition':
+        collected.crds.push(object);
+        break;
+      case 'admissionregistration.k8s.io/ValidatingWebhookConfiguration':
+      case 'admissionregistration.k8s.io/MutatingWebhookConfiguration': {
+        const type = object.kind === 'ValidatingWebhookConfiguration' ? 'ValidatingAdmissionWebhook' : 'MutatingAdmissionWebhook';
+        for (const webhook of (object['webhooks'] as Record<string, unknown>[] | undefined) ?? []) collected.webhooks.push({ type, webhook });
+        break;
+      }
+      case 'scorecard.operatorframework.io/Configuration':
+        if (collected.scorecardConfig) {
+          throw new ScaffoldError('the input has more than one scorecard Configuration', 'keep one (config/scorecard builds exactly one)');
+        }
+        collected.scorecardConfig = object;
+        break;
+      default:
+        candidates.push(object);
+    }
+  }
+  const crdKinds = new Set<string>();
+  for (const crd of collected.crds) {
+    const spec = (crd['spec'] ?? {}) as { group?: string; names?: { kind?: string }; versions?: Array<{ name: string; served?: boolean }>; version?: string };
+    const versions = spec.versions?.filter((v) => v.served !== false).map((v) => v.name) ?? (spec.version ? [spec.version] : []);
+    for (const version of versions) crdKinds.add(`${spec.group}/${version}/${spec.names?.kind}`);
+  }
+  for (const object of candidates) {
+    if (crdKinds.has(`${object.apiVersion}/${object.kind}`)) collected.customResources.push(object);
+    else collected.others.push(object);
+  }
+  return collected;
+}

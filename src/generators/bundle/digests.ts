@@ -1,0 +1,95 @@
+import { ScaffoldError } from '../../scaffold/errors.js';
+
+/** An image reference split into the parts the registry API needs. */
+export interface ImageReference {
+  /** Registry host[:port] as written (docker.io when none). */
+  registry: string;
+  repository: string;
+  tag?: string;
+  digest?: string;
+}
+
+const MANIFEST_TYPES = [
+  'application/vnd.oci.image.index.v1+json',
+  'application/vnd.docker.distribution.manifest.list.v2+json',
+  'application/vnd.oci.image.manifest.v1+json',
+  'application/vnd.docker.distribution.manifest.v2+json',
+].join(', ');
+
+/** Parses `host:port/repo/name:tag@sha256:...` the way container tools do (docker.io and library/ implied). */
+export function parseImageReference(image: string): ImageReference {
+  let rest = image;
+  let digest: string | undefined;
+  const at = rest.indexOf('@');
+  if (at >= 0) {
+    digest = rest.slice(at + 1);
+    rest = rest.slice(0, at);
+  }
+  let tag: string | undefined;
+  const lastSlash = rest.lastIndexOf('/');
+  const colon = rest.lastIndexOf(':');
+  if (colon > lastSlash) {
+    tag = rest.slice(colon + 1);
+    rest = rest.slice(0, colon);
+  }
+  const first = rest.split('/')[0]!;
+  const hasRegistry = rest.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
+  const registry = hasRegistry ? first : 'docker.io';
+  let repository = hasRegistry ? rest.slice(first.length + 1) : rest;
+  if (registry === 'docker.io' && !repository.includes('/')) repository = `library/${repository}`;
+  if (!repository) throw new ScaffoldError(`image reference "${image}" has no repository`, 'write it as registry/repository:tag');
+  return { registry, repository, tag: tag ?? (digest ? undefined : 'latest'), digest };
+}
+
+/**
+ * Resolves an image's tag to its manifest digest through the registry HTTP
+ * API v2 (HEAD /v2/<repo>/manifests/<tag>, anonymous bearer token when the
+ * registry asks for one) and returns `registry/repo@sha256:...`. Images
+ * already pinned are returned unchanged. An unreachable registry or a
+ * missing tag is a one-line ScaffoldError.
+ */
+export async function resolveImageDigest(image: string, fetchImpl: typeof fetch = fetch): Promise<string> {
+  const ref = parseImageReference(image);
+  if (ref.digest) return image;
+  const host = ref.registry === 'docker.io' ? 'registry-1.docker.io' : ref.registry;
+  // Plain HTTP only for local registries, as docker's default insecure-registry rule does.
+  const scheme = /^(localhost|127\.|\[::1\])/.test(host) ? 'http' : 'https';
+  const url = `${scheme}://${host}/v2/${ref.repository}/manifests/${ref.tag}`;
+  const unreachable = (cause: unknown): ScaffoldError => {
+    const code = (cause as { cause?: { code?: string } }).cause?.code ?? (cause instanceof Error ? cause.message : String(cause));
+    return new ScaffoldError(`--use-image-digests cannot resolve ${image}: registry ${ref.registry} is unreachable (${code})`, 'check the network and the image name, or run without --use-image-digests (USE_IMAGE_DIGESTS=false)', { cause });
+  };
+  const head = async (authorization?: string): Promise<Response> => {
+    try {
+      return await fetchImpl(url, { method: 'HEAD', headers: { Accept: MANIFEST_TYPES, ...(authorization ? { Authorization: authorization } : {}) }, signal: AbortSignal.timeout(15_000) });
+    } catch (err) {
+      throw unreachable(err);
+    }
+  };
+  let response = await head();
+  if (response.status === 401) {
+    const token = await anonymousToken(response.headers.get('www-authenticate') ?? '', fetchImpl).catch((err: unknown) => {
+      throw unreachable(err);
+    });
+    if (token) response = await head(`Bearer ${token}`);
+  }
+  const digest = response.headers.get('docker-content-digest');
+  if (!response.ok || !digest) {
+    throw new ScaffoldError(`--use-image-digests cannot resolve ${image}: the registry answered HTTP ${response.status}${response.ok ? ' without a Docker-Content-Digest header' : ''}`, 'check that the image is pushed and public, or run without --use-image-digests');
+  }
+  return `${ref.registry === 'docker.io' ? 'docker.io' : ref.registry}/${ref.repository}@${digest}`;
+}
+
+/** Fetches an anonymous pull token from the realm a 401 names (`Bearer realm=...,service=...,scope=...`). */
+async function anonymousToken(challenge: string, fetchImpl: typeof fetch): Promise<string | undefined> {
+  if (!/^bearer\s/i.test(challenge)) return undefined;
+  const params = Object.fromEntries([...challenge.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!.toLowerCase(), m[2]!]));
+  if (!params['realm']) return undefined;
+  const url = new URL(params['realm']);
+  if (params['service']) url.searchParams.set('service', params['service']);
+  if (params['scope']) url.searchParams.set('scope', params['scope']);
+  const response = await fetchImpl(url, { signal: AbortSignal.timeout(15_000) });
+  if (!response.ok) return undefined;
+  const body = (await response.json()) as { token?: string; access_token?: string };
+  return body.token ?? body.access_token;
+}

@@ -1,0 +1,175 @@
+import YAML from 'yaml';
+import type { CsvObject } from '../csv/base.js';
+import { renderYaml } from '../csv/base.js';
+import { groupOf, versionOf, type KubeObject } from './collector.js';
+
+/** Kinds operator-registry accepts in a registry+v1 bundle (its supported_resources list). */
+export const OLM_SUPPORTED_KINDS: ReadonlySet<string> = new Set([
+  'ClusterServiceVersion',
+  'CustomResourceDefinition',
+  'Secret',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'ConfigMap',
+  'ServiceAccount',
+  'Service',
+  'Role',
+  'RoleBinding',
+  'PrometheusRule',
+  'ServiceMonitor',
+  'PodDisruptionBudget',
+  'PriorityClass',
+  'VerticalPodAutoscaler',
+  'ConsoleYAMLSample',
+  'ConsoleQuickStart',
+  'ConsoleCLIDownload',
+  'ConsoleLink',
+  'ConsolePlugin',
+  'NetworkPolicy',
+]);
+
+/** The CSV's annotation that changes on every content change, and only then. */
+export const CREATED_AT = 'createdAt';
+
+/** One file of the bundle, relative to the bundle's manifests directory. */
+export interface ManifestFile {
+  name: string;
+  content: string;
+}
+
+/**
+ * The files of `bundle/manifests`, named as operator-sdk names them: the
+ * CSV as `<package>.clusterserviceversion.yaml`, CRDs as
+ * `<group>_<plural>.yaml`, others as `<name>_<group>_<version>_<kind>.yaml`
+ * (`<name>_<version>_<kind>.yaml` for the core group) with `dup<N>_` in
+ * front on a clash. Namespaces are removed (OLM installs into the operator
+ * group's namespace) and kinds OLM does not support are dropped.
+ */
+export function manifestFiles(packageName: string, csv: CsvObject, crds: readonly KubeObject[], others: readonly KubeObject[]): ManifestFile[] {
+  const files: ManifestFile[] = [{ name: `${packageName.toLowerCase()}.clusterserviceversion.yaml`, content: renderYaml(csv) }];
+  const taken = new Set(files.map((f) => f.name));
+  const add = (base: string, object: KubeObject): void => {
+    let name = base;
+    for (let n = 1; taken.has(name); n++) name = `dup${n}_${base}`;
+    taken.add(name);
+    files.push({ name, content: renderYaml(withoutNamespace(object)) });
+  };
+  for (const crd of crds) {
+    const spec = (crd['spec'] ?? {}) as { group?: string; names?: { plural?: string } };
+    add(`${spec.group}_${spec.names?.plural}.yaml`, crd);
+  }
+  for (const object of others) {
+    if (!OLM_SUPPORTED_KINDS.has(object.kind)) continue;
+    const group = groupOf(object);
+    const kind = object.kind.toLowerCase();
+    add(group ? `${object.metadata.name}_${group}_${versionOf(object)}_${kind}.yaml` : `${object.metadata.name}_${versionOf(object)}_${kind}.yaml`, object);
+  }
+  return files;
+}
+
+function withoutNamespace(object: KubeObject): KubeObject {
+  const { namespace: _dropped, ...metadata } = object.metadata;
+  return { ...object, metadata };
+}
+
+/** What the bundle metadata says about the package. */
+export interface BundleMetadataOptions {
+  packageName: string;
+  channels: readonly string[];
+  defaultChannel?: string;
+  builder: string;
+  projectLayout: string;
+  /** Whether the bundle has tests/scorecard/config.yaml. */
+  withScorecard: boolean;
+  /** The bundle directory as the Dockerfile's COPY sees it (relative to the project), e.g. `bundle`. */
+  bundleDir: string;
+}
+
+/** The bundle's labels in operator-sdk's order, as [comment, pairs] blocks. */
+function labelBlocks(options: BundleMetadataOptions): Array<[string, Array<[string, string]>]> {
+  const core: Array<[string, string]> = [
+    ['operators.operatorframework.io.bundle.mediatype.v1', 'registry+v1'],
+    ['operators.operatorframework.io.bundle.manifests.v1', 'manifests/'],
+    ['operators.operatorframework.io.bundle.metadata.v1', 'metadata/'],
+    ['operators.operatorframework.io.bundle.package.v1', options.packageName],
+    ['operators.operatorframework.io.bundle.channels.v1', options.channels.join(',')],
+  ];
+  if (options.defaultChannel) core.push(['operators.operatorframework.io.bundle.channel.default.v1', options.defaultChannel]);
+  core.push(
+    ['operators.operatorframework.io.metrics.builder', options.builder],
+    ['operators.operatorframework.io.metrics.mediatype.v1', 'metrics+v1'],
+    ['operators.operatorframework.io.metrics.project_layout', options.projectLayout],
+  );
+  const blocks: Array<[string, Array<[string, string]>]> = [['Core bundle', core]];
+  if (options.withScorecard) {
+    blocks.push([
+      'for testing',
+      [
+        ['operators.operatorframework.io.test.mediatype.v1', 'scorecard+v1'],
+        ['operators.operatorframework.io.test.config.v1', 'tests/scorecard/'],
+      ],
+    ]);
+  }
+  return blocks;
+}
+
+/** `metadata/annotations.yaml`: the same keys and values as the Dockerfile's labels. */
+export function annotationsYaml(options: BundleMetadataOptions): string {
+  const lines = ['annotations:'];
+  labelBlocks(options).forEach(([title, pairs], index) => {
+    if (index > 0) lines.push('');
+    lines.push(title === 'Core bundle' ? '  # Core bundle annotations.' : '  # Annotations for testing.');
+    for (const [key, value] of pairs) lines.push(`  ${key}: ${YAML.stringify(value).trimEnd()}`);
+  });
+  return `${lines.join('\n')}\n`;
+}
+
+/** `bundle.Dockerfile`: a scratch image labelled like annotations.yaml, holding the bundle directories. */
+export function bundleDockerfile(options: BundleMetadataOptions): string {
+  const lines = ['FROM scratch', ''];
+  for (const [title, pairs] of labelBlocks(options)) {
+    lines.push(title === 'Core bundle' ? '# Core bundle labels.' : '# Labels for testing.');
+    for (const [key, value] of pairs) lines.push(`LABEL ${key}=${value}`);
+    lines.push('');
+  }
+  const dir = options.bundleDir.replace(/\/+$/, '');
+  lines.push('# Copy files to locations specified by labels.', `COPY ${dir}/manifests /manifests/`, `COPY ${dir}/metadata /metadata/`);
+  if (options.withScorecard) lines.push(`COPY ${dir}/tests/scorecard /tests/scorecard/`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Decides `createdAt` so it changes only when the bundle does: with
+ * SOURCE_DATE_EPOCH set it is that instant; otherwise a previous CSV that is
+ * identical apart from createdAt keeps its value; otherwise it is `now`.
+ */
+export function chooseCreatedAt(csv: CsvObject, previousCsvText: string | undefined, now: Date, sourceDateEpoch: string | undefined): string {
+  if (sourceDateEpoch !== undefined && sourceDateEpoch !== '') {
+    const seconds = Number(sourceDateEpoch);
+    if (Number.isInteger(seconds) && seconds >= 0) return rfc3339(new Date(seconds * 1000));
+  }
+  if (previousCsvText !== undefined) {
+    let previous: CsvObject | undefined;
+    try {
+      previous = YAML.parse(previousCsvText) as CsvObject;
+    } catch {
+      previous = undefined;
+    }
+    const previousCreatedAt = previous?.metadata?.annotations?.[CREATED_AT];
+    if (previous && previousCreatedAt && renderYaml(withCreatedAt(previous, '')) === renderYaml(withCreatedAt(csv, ''))) return previousCreatedAt;
+  }
+  return rfc3339(now);
+}
+
+/** A copy of the CSV with createdAt set (or removed when `value` is empty). */
+export function withCreatedAt(csv: CsvObject, value: string): CsvObject {
+  const annotations = { ...(csv.metadata.annotations ?? {}) };
+  if (value) annotations[CREATED_AT] = value;
+  else delete annotations[CREATED_AT];
+  return { ...csv, metadata: { ...csv.metadata, annotations } };
+}
+
+/** RFC 3339 in UTC to the second, as Go's time.RFC3339 prints it. */
+function rfc3339(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
