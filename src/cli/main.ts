@@ -6,6 +6,7 @@ import { registerEdit } from './commands/edit.js';
 import { registerGenerateBundle, registerGenerateKustomizeManifests, registerGenerateManifests } from './commands/generate.js';
 import { registerInit } from './commands/init.js';
 import { registerSetupEnvtest } from './commands/setup-envtest.js';
+import { registerBundleValidate } from './commands/bundle.js';
 import { registerVersion } from './commands/version.js';
 import { processContext, type CliContext } from './context.js';
 
@@ -13,7 +14,7 @@ import { processContext, type CliContext } from './context.js';
 export type CommandRegistration = (program: Command, ctx: CliContext) => void;
 
 /** The commands this module wires; others append to the list they pass to {@link buildProgram}. */
-export const CORE_COMMANDS: readonly CommandRegistration[] = [registerInit, registerCreateApi, registerEdit, registerGenerateManifests, registerGenerateKustomizeManifests, registerGenerateBundle, registerSetupEnvtest, registerVersion, registerCompletion];
+export const CORE_COMMANDS: readonly CommandRegistration[] = [registerInit, registerCreateApi, registerEdit, registerGenerateManifests, registerGenerateKustomizeManifests, registerGenerateBundle, registerSetupEnvtest, registerBundleValidate, registerVersion, registerCompletion];
 
 /** Builds the commander program with the given command registrations. */
 export function buildProgram(ctx: CliContext, registrations: readonly CommandRegistration[] = CORE_COMMANDS): Command {

@@ -1,0 +1,43 @@
+import { Command } from 'commander';
+import type { CliContext } from '../context.js';
+
+/** The `bundle` command group; bundle subcommands register on it. */
+export function bundleCommand(program: Command): Command {
+  return program.commands.find((command) => command.name() === 'bundle') ?? program.command('bundle').description('Work with OLM bundles');
+}
+
+/** Registers `bundle validate`. */
+export function registerBundleValidate(program: Command, ctx: CliContext): void {
+  bundleCommand(program)
+    .command('validate')
+    .description('Validate an OLM bundle directory (manifests/ + metadata/) the way operator-sdk bundle validate does')
+    .argument('[directory]', 'the bundle directory, e.g. ./bundle (image references are not supported)')
+    .option('--select-optional <selector>', 'label selector of optional validators to run, e.g. suite=operatorframework or name=good-practices')
+    .option('--list-optional', 'list the optional validators and their labels, and run nothing', false)
+    .option('--optional-values <key=value>', 'values for the validators, e.g. k8s-version=1.25 (repeatable, or comma-separated)', (value: string, previous: string[]) => [...previous, value], [] as string[])
+    .option('-o, --output <format>', 'result format: text or json-alpha1', 'text')
+    .addHelpText('after', `
+Examples:
+  # What \`make bundle\` runs
+  $ ts-operator-sdk bundle validate ./bundle
+
+  # Everything OperatorHub checks, against Kubernetes 1.25
+  $ ts-operator-sdk bundle validate ./bundle --select-optional suite=operatorframework --optional-values=k8s-version=1.25
+
+  # Machine-readable results
+  $ ts-operator-sdk bundle validate ./bundle -o json-alpha1`)
+    .action(async (directory: string | undefined, opts: { selectOptional?: string; listOptional: boolean; optionalValues: string[]; output: string }) => {
+      const { bundleValidateCommand } = await import('../../commands/bundle-validate.js');
+      const code = bundleValidateCommand({ directory, ...opts }, {
+        cwd: ctx.cwd,
+        stdout: (line) => ctx.io.out(line),
+        stderr: (line) => ctx.io.progress(line),
+        stdoutIsTty: Boolean(process.stdout.isTTY),
+        stderrIsTty: Boolean(process.stderr.isTTY),
+        now: () => new Date(),
+      });
+      // Validation findings are not CLI errors: the report is already printed,
+      // so only the exit status is left to set (writes to pipes are synchronous on Linux).
+      if (code !== 0) process.exit(code);
+    });
+}

@@ -1,0 +1,74 @@
+/**
+ * The api's BundleValidator: owned CRDs against the CRDs shipped, duplicate
+ * CRD versions, ServiceAccount manifests that clash with the CSV's, and the
+ * compressed size OLM can store.
+ */
+import type { LoadedBundle } from './bundle-loader.js';
+import { GroupVersionKind, manifestResult, valueFinding, type ApiError, type ManifestResult } from './diagnostics.js';
+
+/** OLM keeps a bundle in a ConfigMap, which caps it at 1 MiB compressed. */
+export const MAX_COMPRESSED_BUNDLE_BYTES = 1 << 20;
+/** Warn from 85 % of the cap, before a few more CRD versions break the install. */
+const SIZE_WARNING_RATIO = 0.85;
+
+/** Runs the bundle checks; the result is named after the CSV's spec.version as in the api. */
+export function validateBundle(bundle: LoadedBundle): ManifestResult {
+  const findings: ApiError[] = [];
+  const spec = bundle.csv.doc.spec ?? {};
+  const owned: GroupVersionKind[] = (spec.customresourcedefinitions?.owned ?? []).map((entry: any) => {
+    const name = String(entry?.name ?? '');
+    const dot = name.indexOf('.');
+    return new GroupVersionKind(dot < 0 ? name : name.slice(dot + 1), String(entry?.version ?? ''), String(entry?.kind ?? ''));
+  });
+  const shipped = new Map<string, GroupVersionKind>();
+  for (const crd of bundle.crds) {
+    const crdSpec = crd.doc.spec ?? {};
+    const versions: string[] = Array.isArray(crdSpec.versions) && crdSpec.versions.length > 0 ? crdSpec.versions.map((version: any) => String(version?.name ?? '')) : [String(crdSpec.version ?? '')];
+    for (const version of versions) {
+      const key = new GroupVersionKind(String(crdSpec.group ?? ''), version, String(crdSpec.names?.kind ?? ''));
+      if (shipped.has(key.key)) findings.push(valueFinding('Error', `duplicate CRD ${JSON.stringify(key.toString())} in bundle ${JSON.stringify(bundle.name)}`, key));
+      shipped.set(key.key, key);
+    }
+  }
+  for (const key of owned) {
+    if (!shipped.has(key.key)) findings.push(valueFinding('Error', `owned CRD ${JSON.stringify(key.toString())} not found in bundle ${JSON.stringify(bundle.name)}`, key));
+    else shipped.delete(key.key);
+  }
+  for (const key of shipped.values()) {
+    findings.push(valueFinding('Warning', `CRD ${JSON.stringify(key.toString())} is present in bundle ${JSON.stringify(bundle.name)} but not defined in CSV`, key));
+  }
+  findings.push(...serviceAccountClashes(bundle), ...sizeFindings(bundle));
+  return manifestResult(String(spec.version ?? ''), findings);
+}
+
+/** OLM creates the deployment's ServiceAccount itself; shipping one with the same name breaks ownership. */
+function serviceAccountClashes(bundle: LoadedBundle): ApiError[] {
+  const deployments: any[] = bundle.csv.doc.spec?.install?.spec?.deployments ?? [];
+  const csvAccounts = new Set(deployments.map((deployment) => String(deployment?.spec?.template?.spec?.serviceAccountName ?? '')));
+  return bundle.objects
+    .filter((object) => object.apiVersion === 'v1' && object.kind === 'ServiceAccount' && csvAccounts.has(object.name))
+    .map((object) => valueFinding('Error', 'invalid service account found in bundle. sa name cannot match service account defined for deployment spec in CSV', object.name));
+}
+
+function sizeFindings(bundle: LoadedBundle): ApiError[] {
+  const sizes = `size=~${formatBytes(bundle.compressedSize)} , max=${formatBytes(MAX_COMPRESSED_BUNDLE_BYTES)}. Bundle uncompressed size is ${formatBytes(bundle.size)}`;
+  if (bundle.compressedSize > MAX_COMPRESSED_BUNDLE_BYTES) {
+    return [valueFinding('Error', `maximum bundle compressed size with gzip size exceeded: ${sizes}`, bundle.name)];
+  }
+  if (bundle.compressedSize > MAX_COMPRESSED_BUNDLE_BYTES * SIZE_WARNING_RATIO) {
+    return [valueFinding('Warning', `nearing maximum bundle compressed size with gzip: ${sizes}`, bundle.name)];
+  }
+  return [];
+}
+
+/** Decimal units with one decimal, as the api prints sizes ("948.6 kB", "1.0 MB"). */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  let divisor = 1000;
+  let exponent = 0;
+  for (let n = Math.floor(bytes / 1000); n >= 1000; n = Math.floor(n / 1000)) {
+    divisor *= 1000;
+    exponent++;
+  }
+  return `${(bytes / divisor).toFixed(1)} ${'kMGTPE'[exponent]}B`;
+}
