@@ -157,7 +157,7 @@ export function readYamlDocuments(file: string, cwd: string): any[] {
   for (const document of list) {
     const [problem] = document.errors;
     if (problem) {
-      const reason = problem.message.split('\n')[0]!.replace(/\.$/, '');
+      const reason = problem.message.split('\n')[0]!.replace(/[.:]\s*$/, '');
       throw new BundleLoadError(`invalid YAML in ${relative(cwd, file)}: ${reason}; fix the syntax and run again`);
     }
   }
