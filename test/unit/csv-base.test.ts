@@ -4,9 +4,11 @@
  * and no prompt without a terminal.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import YAML from 'yaml';
 import { generateKustomizeManifestsCommand } from '../../src/commands/generate-kustomize-manifests.js';
@@ -222,5 +224,32 @@ describe('generate kustomize manifests command', () => {
   it('without PROJECT needs --package', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-noproject-'));
     await assert.rejects(generateKustomizeManifestsCommand({ directory: dir, terminal: false, quiet: true }, silentIO()), (err: unknown) => err instanceof ScaffoldError && /--package <name> must be set/.test(err.message));
+  });
+});
+
+describe('generate kustomize manifests on a real terminal', () => {
+  const cli = fileURLToPath(new URL('../../../bin/ts-operator-sdk.js', import.meta.url));
+  // util-linux `script` gives the CLI a pseudo-terminal, so stdin.isTTY is true as for a person at a shell.
+  const onTerminal = (dir: string, args: string, answers: string) =>
+    spawnSync('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(cli)} generate kustomize manifests ${args}`, '/dev/null'], { cwd: dir, input: answers, encoding: 'utf8', timeout: 60_000 });
+
+  it('asks the six questions and keeps answers typed ahead', () => {
+    const dir = project();
+    const result = onTerminal(dir, '', 'My Op\nDoes things\nACME\n\nk1, k2\nJane:j@example.com\n');
+    assert.equal(result.status, 0, result.stdout);
+    const csv = YAML.parse(readFileSync(join(dir, 'config/manifests/bases/memcached-operator.clusterserviceversion.yaml'), 'utf8')) as { spec: Record<string, unknown> };
+    assert.equal(csv.spec['displayName'], 'My Op');
+    assert.deepEqual(csv.spec['provider'], { name: 'ACME', url: 'https://your.domain' });
+    assert.deepEqual(csv.spec['keywords'], ['k1', 'k2']);
+  });
+
+  it('a terminal closed mid-way is a one-line error naming --interactive=false; --interactive=false asks nothing', () => {
+    const dir = project();
+    const result = onTerminal(dir, '', 'My Op\n');
+    assert.notEqual(result.status, 0);
+    assert.match(result.stdout, /Error: no answer to "Description for the operator \(required\):" \(stdin was closed\)\. Answer the questions, or pass --interactive=false to write placeholders\./);
+    const quiet = onTerminal(dir, '--interactive=false', '');
+    assert.equal(quiet.status, 0, quiet.stdout);
+    assert.doesNotMatch(quiet.stdout, /Display name/);
   });
 });

@@ -5,10 +5,12 @@
  * resolver's unreachable-registry error (against a closed local port).
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import YAML from 'yaml';
 import { generateBundleCommand, type GenerateBundleOptions } from '../../src/commands/generate-bundle.js';
@@ -361,5 +363,19 @@ describe('--use-image-digests', () => {
     const objects = parseManifests(`apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n---\n`, 'stdin');
     assert.equal(objects.length, 2);
     assert.equal(collectManifests(objects).others.length, 1);
+  });
+});
+
+describe('generate bundle CLI input detection', () => {
+  const cli = fileURLToPath(new URL('../../../bin/ts-operator-sdk.js', import.meta.url));
+  it('reads piped manifests, and with stdin closed fails at once with the input error', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-cli-'));
+    const piped = spawnSync(process.execPath, [cli, 'generate', 'bundle', '--package', 'op', '-q'], { cwd: dir, input: MANIFESTS, encoding: 'utf8', timeout: 60_000 });
+    assert.equal(piped.status, 0, piped.stderr);
+    assert.equal(piped.stderr, '', '-q prints nothing');
+    assert.ok(existsSync(join(dir, 'bundle/manifests/op.clusterserviceversion.yaml')));
+    const closed = spawnSync(process.execPath, [cli, 'generate', 'bundle', '--package', 'op'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 60_000 });
+    assert.equal(closed.status, 1);
+    assert.equal(closed.stderr, 'Error: one of stdin, --input-dir, or --deploy-dir (and optionally --crds-dir) must be set. Pipe manifests in, e.g. `kubectl kustomize config/manifests | ts-operator-sdk generate bundle`, or pass --input-dir.\n');
   });
 });

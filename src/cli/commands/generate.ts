@@ -59,13 +59,12 @@ Examples:
   $ ts-operator-sdk generate kustomize manifests --interactive=false`)
     .action(async (opts: { package?: string; inputDir?: string; outputDir: string; apisDir: string; interactive?: boolean; quiet: boolean }) => {
       const { generateKustomizeManifestsCommand } = await import('../../commands/generate-kustomize-manifests.js');
-      let reader: import('node:readline/promises').Interface | undefined;
+      const reader = queuedLineReader();
       const ask = async (question: string): Promise<string> => {
-        if (!reader) {
-          const { createInterface } = await import('node:readline/promises');
-          reader = createInterface({ input: process.stdin, output: process.stderr });
-        }
-        return reader.question(question);
+        process.stderr.write(question);
+        const answer = await reader.next();
+        if (answer === undefined) throw new ScaffoldError(`no answer to "${question.trim()}" (stdin was closed)`, 'answer the questions, or pass --interactive=false to write placeholders');
+        return answer;
       };
       try {
         await generateKustomizeManifestsCommand(
@@ -73,7 +72,7 @@ Examples:
           ctx.io,
         );
       } finally {
-        reader?.close();
+        reader.close();
       }
     });
 }
@@ -148,4 +147,35 @@ async function readAllStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Reads stdin line by line on demand, queueing lines that arrive before they
+ * are asked for (readline drops those when no question is pending, so typed
+ * or pasted answers would be lost). `next()` resolves undefined at EOF.
+ */
+function queuedLineReader(): { next(): Promise<string | undefined>; close(): void } {
+  let reader: import('node:readline').Interface | undefined;
+  const lines: string[] = [];
+  const waiting: Array<(line: string | undefined) => void> = [];
+  let closed = false;
+  return {
+    async next() {
+      if (!reader) {
+        const { createInterface } = await import('node:readline');
+        reader = createInterface({ input: process.stdin, terminal: false });
+        reader.on('line', (line) => (waiting.length > 0 ? waiting.shift()!(line) : lines.push(line)));
+        reader.on('close', () => {
+          closed = true;
+          for (const resolve of waiting.splice(0)) resolve(undefined);
+        });
+      }
+      if (lines.length > 0) return lines.shift();
+      if (closed) return undefined;
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+    close() {
+      reader?.close();
+    },
+  };
 }
