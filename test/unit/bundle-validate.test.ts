@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -237,6 +238,25 @@ describe('bundle validate: default checks on broken bundles', () => {
     crd.spec.names = { kind: 'MemcachedBackup', listKind: 'MemcachedBackupList', plural: 'memcachedbackups', singular: 'memcachedbackup' };
     writeManifest(dir, 'cache.example.com_memcachedbackups.yaml', crd);
     expectOutputs(dir, [], [warn(`Warning: Value cache.example.com/v1, Kind=MemcachedBackup: CRD "cache.example.com/v1, Kind=MemcachedBackup" is present in bundle "${CSV}" but not defined in CSV`), warn(MIN_KUBE)]);
+  });
+
+  test('the same CRD version twice', () => {
+    const dir = freshBundle();
+    cpSync(join(dir, 'bundle', CRD_FILE), join(dir, 'bundle', 'manifests', 'cache.example.com_memcacheds_copy.yaml'));
+    expectOutputs(dir, [], [err(`Error: Value cache.example.com/v1, Kind=Memcached: duplicate CRD "cache.example.com/v1, Kind=Memcached" in bundle "${CSV}"`), warn(MIN_KUBE)]);
+  });
+
+  test('a bundle over the 1 MiB compressed limit', () => {
+    const dir = freshBundle();
+    // Random bytes do not compress, so ~1.2 MB of them stays over the limit after gzip.
+    writeManifest(dir, 'blob_v1_secret.yaml', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'blob' }, data: { blob: randomBytes(1_200_000).toString('base64') } });
+    const run = runCli(dir, ['bundle', '-o', 'json-alpha1']);
+    assert.equal(run.code, 1);
+    const report = JSON.parse(run.stdout) as { passed: boolean; outputs: Output[] };
+    assert.equal(report.passed, false);
+    assert.equal(report.outputs.length, 2);
+    assert.match(report.outputs[0]!.message, new RegExp(`^Error: Value ${CSV.replace(/\./g, '\\.')}: maximum bundle compressed size with gzip size exceeded: size=~1\\.\\d MB , max=1\\.0 MB\\. Bundle uncompressed size is 1\\.\\d MB$`));
+    assert.deepEqual(report.outputs[1], warn(MIN_KUBE));
   });
 
   test('ServiceAccount manifest clashing with the deployment SA', () => {
