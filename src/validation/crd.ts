@@ -22,9 +22,8 @@ export function validateCrd(crd: BundleObject): ManifestResult {
   if (scope !== 'Cluster' && scope !== 'Namespaced') {
     findings.push({ level: 'Error', field: 'spec.scope', badValue: scope, detail: `spec.scope: Unsupported value: ${JSON.stringify(scope)}: supported values: "Cluster", "Namespaced"` });
   }
-  for (const key of ['plural', 'singular', 'kind', 'listKind'] as const) {
-    const value = String(names[key] ?? '');
-    if (value === '' && (key === 'plural' || key === 'kind')) findings.push(required(`spec.names.${key}`));
+  for (const key of ['plural', 'kind'] as const) {
+    if (String(names[key] ?? '') === '') findings.push(required(`spec.names.${key}`));
   }
   const versions: any[] = Array.isArray(spec.versions) ? spec.versions : [];
   const seen = new Set<string>();
@@ -46,16 +45,12 @@ export function validateCrd(crd: BundleObject): ManifestResult {
 
 /**
  * k8s prints scalar bad values as Go does (%q for strings); structured
- * values (the versions list) are printed here as compact JSON, where Go
- * would dump its internal struct syntax.
+ * values (the versions list) are printed as compact JSON, where Go would
+ * dump its internal struct syntax.
  */
-function valueText(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value);
-}
-
 function invalid(field: string, value: unknown, detail: string): ApiError {
   const shown = typeof value === 'string' ? value : JSON.stringify(value);
-  return { level: 'Error', field, badValue: shown, detail: `${field}: Invalid value: ${valueText(value)}: ${detail}` };
+  return { level: 'Error', field, badValue: shown, detail: `${field}: Invalid value: ${JSON.stringify(value)}: ${detail}` };
 }
 
 function required(field: string): ApiError {
