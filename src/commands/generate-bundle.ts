@@ -195,7 +195,11 @@ function chooseBase(csvs: readonly KubeObject[], packageName: string, tree: Virt
   return newBaseCsv(packageName, []);
 }
 
-/** `--use-image-digests`: every container image and related image pinned to its digest. */
+/**
+ * `--use-image-digests`: every container image and related image pinned to
+ * its digest, and every container image listed in relatedImages (OLM mirrors
+ * exactly those for disconnected installs), named after its container.
+ */
 async function pinImages(csv: CsvObject, fetchImpl: typeof fetch | undefined): Promise<void> {
   const cache = new Map<string, Promise<string>>();
   const pin = (image: string): Promise<string> => {
@@ -206,12 +210,18 @@ async function pinImages(csv: CsvObject, fetchImpl: typeof fetch | undefined): P
     }
     return pending;
   };
-  const install = csv.spec['install'] as { spec?: { deployments?: Array<{ spec?: { template?: { spec?: { containers?: Array<{ image?: string }>; initContainers?: Array<{ image?: string }> } } } }> } };
+  const related = ((csv.spec['relatedImages'] as RelatedImage[] | undefined) ?? []).map((r) => ({ ...r }));
+  for (const entry of related) entry.image = await pin(entry.image);
+  const install = csv.spec['install'] as { spec?: { deployments?: Array<{ name: string; spec?: { template?: { spec?: { containers?: Array<{ name?: string; image?: string }>; initContainers?: Array<{ name?: string; image?: string }> } } } }> } };
   for (const deployment of install.spec?.deployments ?? []) {
     const pod = deployment.spec?.template?.spec;
     for (const container of [...(pod?.containers ?? []), ...(pod?.initContainers ?? [])]) {
-      if (container.image) container.image = await pin(container.image);
+      if (!container.image) continue;
+      container.image = await pin(container.image);
+      if (related.some((r) => r.image === container.image)) continue;
+      const name = container.name ?? 'image';
+      related.push({ name: related.some((r) => r.name === name) ? `${deployment.name}-${name}` : name, image: container.image });
     }
   }
-  for (const related of (csv.spec['relatedImages'] as RelatedImage[] | undefined) ?? []) related.image = await pin(related.image);
+  if (related.length > 0) csv.spec['relatedImages'] = related.sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -377,5 +378,51 @@ describe('generate bundle CLI input detection', () => {
     const closed = spawnSync(process.execPath, [cli, 'generate', 'bundle', '--package', 'op'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 60_000 });
     assert.equal(closed.status, 1);
     assert.equal(closed.stderr, 'Error: one of stdin, --input-dir, or --deploy-dir (and optionally --crds-dir) must be set. Pipe manifests in, e.g. `kubectl kustomize config/manifests | ts-operator-sdk generate bundle`, or pass --input-dir.\n');
+  });
+});
+
+describe('--use-image-digests against a stand-in registry', () => {
+  it('pins container and related images through HEAD /v2/.../manifests with an anonymous bearer token, and lists them in relatedImages', async () => {
+    // A stand-in for a registry (none is reachable here): a real HTTP server speaking the
+    // distribution API's token challenge and manifest HEAD, so the client's requests are real.
+    const seen: string[] = [];
+    const server = createHttpServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? '-'}`);
+      const host = req.headers.host!;
+      if (req.url!.startsWith('/token')) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token: 'anon' }));
+        return;
+      }
+      if (req.headers.authorization !== 'Bearer anon') {
+        res.writeHead(401, { 'www-authenticate': `Bearer realm="http://${host}/token",service="stand-in",scope="repository:team/op:pull"` }).end();
+        return;
+      }
+      const digest = req.url === '/v2/team/op/manifests/v1' ? 'sha256:1111' : req.url === '/v2/team/sidecar/manifests/v2' ? 'sha256:2222' : undefined;
+      if (!digest) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'docker-content-digest': digest }).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const registry = `127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'bundle-pin-'));
+      mkdirSync(join(dir, 'config/manifests/bases'), { recursive: true });
+      const base = newBaseCsv('op', []);
+      base.spec['relatedImages'] = [{ name: 'sidecar', image: `${registry}/team/sidecar:v2` }];
+      writeFileSync(join(dir, 'config/manifests/bases/op.clusterserviceversion.yaml'), YAML.stringify(base));
+      await generateBundleCommand(bundleOptions(dir, { stdin: MANIFESTS.replace('example.com/op:v1', `${registry}/team/op:v1`), useImageDigests: true }), io());
+      const csv = YAML.parse(readFileSync(join(dir, 'bundle/manifests/op.clusterserviceversion.yaml'), 'utf8')) as { spec: { relatedImages: unknown; install: { spec: { deployments: Array<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }> } } } };
+      assert.equal(csv.spec.install.spec.deployments[0]!.spec.template.spec.containers[0]!.image, `${registry}/team/op@sha256:1111`);
+      assert.deepEqual(csv.spec.relatedImages, [
+        { image: `${registry}/team/op@sha256:1111`, name: 'manager' },
+        { image: `${registry}/team/sidecar@sha256:2222`, name: 'sidecar' },
+      ]);
+      assert.ok(seen.some((s) => s.startsWith('GET /token?service=stand-in&scope=repository%3Ateam%2Fop%3Apull')), seen.join('\n'));
+      await assert.rejects(resolveImageDigest(`${registry}/team/missing:v1`), /cannot resolve .*missing:v1: the registry answered HTTP 404\. Check that the image is pushed/);
+    } finally {
+      server.close();
+    }
   });
 });
