@@ -10,7 +10,7 @@ import { ScaffoldError } from '../scaffold/errors.js';
 import { packageInfo } from '../scaffold/package-info.js';
 import { readProject } from '../scaffold/project.js';
 import { VirtualTree } from '../scaffold/tree.js';
-import type { CommandIO } from './io.js';
+import { finishTree, type CommandIO } from './io.js';
 
 /** Options of `ts-operator-sdk generate bundle`. */
 export interface GenerateBundleOptions {
@@ -115,8 +115,7 @@ export async function generateBundleCommand(options: GenerateBundleOptions, io: 
       info('Bundle metadata generated successfully');
     }
   }
-  const changes = await tree.commit();
-  for (const change of changes) io.debug(`${change.action} ${change.path}`);
+  await finishTree(tree, io, false);
 }
 
 function writeIfChanged(tree: VirtualTree, path: string, content: string): void {

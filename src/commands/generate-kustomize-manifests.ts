@@ -7,7 +7,7 @@ import { readProject } from '../scaffold/project.js';
 import { renderTemplate } from '../scaffold/render.js';
 import { VirtualTree } from '../scaffold/tree.js';
 import { apiResourcesOf } from './generate-manifests.js';
-import type { CommandIO } from './io.js';
+import { finishTree, type CommandIO } from './io.js';
 
 /** Options of `ts-operator-sdk generate kustomize manifests`. */
 export interface GenerateKustomizeManifestsOptions {
@@ -77,8 +77,7 @@ export async function generateKustomizeManifestsCommand(options: GenerateKustomi
   if (tree.read(outputBase) !== content) tree.write(outputBase, content);
   const kustomization = `${outputDir}/kustomization.yaml`;
   if (!tree.exists(kustomization)) tree.write(kustomization, renderTemplate('init/config/manifests/kustomization.yaml.hbs', { projectName: packageName }));
-  const changes = await tree.commit();
-  for (const change of changes) io.debug(`${change.action} ${change.path}`);
+  await finishTree(tree, io, false);
   if (!options.quiet) io.progress(`Kustomize files generated successfully in ${outputDir}`);
 }
 
