@@ -15,6 +15,11 @@ export interface CliContext {
   readonly verbose: boolean;
   /** Releases stdin if a prompt opened it. */
   close(): void;
+  /**
+   * The exit status for a command that finished without an error yet must
+   * fail, e.g. `bundle validate` after reporting findings. 0 by default.
+   */
+  exitCode: number;
 }
 
 /** The context of a real process: stdout, stderr and a readline prompt on stdin. */
@@ -59,6 +64,7 @@ export function processContext(): CliContext {
   };
   return {
     io,
+    exitCode: 0,
     cwd: process.cwd(),
     interactive: Boolean(process.stdin.isTTY),
     setVerbose: (value) => {

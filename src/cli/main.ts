@@ -66,7 +66,7 @@ export async function run(argv: string[], ctx: CliContext = processContext()): P
   }
   try {
     await program.parseAsync(argv, { from: 'node' });
-    return 0;
+    return ctx.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return 0;

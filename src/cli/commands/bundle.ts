@@ -37,7 +37,7 @@ Examples:
         now: () => new Date(),
       });
       // Validation findings are not CLI errors: the report is already printed,
-      // so only the exit status is left to set (writes to pipes are synchronous on Linux).
-      if (code !== 0) process.exit(code);
+      // so only the exit status is left to set.
+      ctx.exitCode = code;
     });
 }
