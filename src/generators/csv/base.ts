@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
 import { sortKeysDeep } from '../render-yaml.js';
 import type { OwnedCrdDescription } from './descriptors.js';
-import { spacedWords } from './descriptors.js';
+import { spacedWords } from './display-names.js';
 
 /** The UI metadata `generate kustomize manifests` asks for on a terminal. Empty answers keep the placeholders. */
 export interface CsvUiMetadata {

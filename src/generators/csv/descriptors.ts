@@ -7,6 +7,9 @@ import type { Marker, MarkerValue, RawValue } from '../markers/grammar.js';
 import { ProblemList } from '../problems.js';
 import type { ApiResource } from '../crd/crd.js';
 import { pluralOf } from '../crd/names.js';
+import { spacedWords } from './display-names.js';
+
+export { spacedWords };
 
 /** The marker operator-sdk reads for CSV UI metadata, on API types and their fields. */
 export const CSV_MARKER = 'operator-sdk:csv:customresourcedefinitions';
@@ -161,15 +164,6 @@ function parseResources(raw: MarkerValue, marker: Marker, problems: ProblemList)
   return resources;
 }
 
-/** `containerPort` → `Container Port`, `HTTPRoute` → `HTTP Route`, as operator-sdk titles Go names. */
-export function spacedWords(name: string): string {
-  const words = name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .split(/[\s_-]+/)
-    .filter(Boolean);
-  return words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(' ');
-}
 
 function typeFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
