@@ -20,7 +20,7 @@ export function parseSelector(selector: string): Requirement[] {
     const term = part.trim();
     if (!term) continue;
     let match: RegExpMatchArray | null;
-    if ((match = term.match(/^([^\s!=(),]+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
+    if ((match = term.match(/^([^\s!=(),]+)\s+(in|notin)\s*\(([^)]*)\)$/))) {
       requirements.push({ key: match[1]!, op: match[2] as 'in' | 'notin', values: match[3]!.split(',').map((v) => v.trim()).filter(Boolean) });
     } else if ((match = term.match(/^([^\s!=(),]+)\s*(==|=|!=)\s*([^\s!=(),]*)$/))) {
       requirements.push({ key: match[1]!, op: match[2] === '!=' ? 'notin' : 'in', values: [match[3]!] });

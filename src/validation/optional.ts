@@ -9,6 +9,7 @@ import { validateCategories } from './categories.js';
 import { validateDeprecatedApis } from './deprecated-apis.js';
 import { validateGoodPractices } from './good-practices.js';
 import { validateOperatorHubV2 } from './operatorhubv2.js';
+import { matchesLabels, parseSelector as parseLabelSelector, type Requirement } from '../runtime/labels.js';
 
 /** One selectable validator. */
 export interface OptionalValidator {
@@ -32,46 +33,20 @@ export class SelectorError extends Error {
   override name = 'SelectorError';
 }
 
-type Requirement = (labels: Readonly<Record<string, string>>) => boolean;
 
-/** Parses a label selector (=, ==, !=, in, notin, exists, !exists; comma means AND). */
+/**
+ * Compiles a label selector (=, ==, !=, in, notin, exists, !exists; comma
+ * means AND) into a matcher, with the same parser the runtime's label
+ * predicates use. A selector without terms matches nothing.
+ */
 export function parseSelector(selector: string): (labels: Readonly<Record<string, string>>) => boolean {
-  const requirements: Requirement[] = [];
-  for (const raw of splitTopLevel(selector)) {
-    const term = raw.trim();
-    if (term === '') continue;
-    let match: RegExpExecArray | null;
-    if ((match = /^([\w./-]+)\s*(==|=|!=)\s*([\w./-]*)$/.exec(term))) {
-      const [, key, op, value] = match as unknown as [string, string, string, string];
-      requirements.push(op === '!=' ? (labels) => labels[key] !== value : (labels) => labels[key] === value);
-    } else if ((match = /^([\w./-]+)\s+(in|notin)\s*\(([^)]*)\)$/.exec(term))) {
-      const [, key, op, list] = match as unknown as [string, string, string, string];
-      const values = new Set(list.split(',').map((value) => value.trim()));
-      requirements.push(op === 'in' ? (labels) => key in labels && values.has(labels[key]!) : (labels) => !(key in labels) || !values.has(labels[key]!));
-    } else if ((match = /^(!?)([\w./-]+)$/.exec(term))) {
-      const [, negate, key] = match as unknown as [string, string, string];
-      requirements.push(negate ? (labels) => !(key in labels) : (labels) => key in labels);
-    } else {
-      throw new SelectorError(`invalid label selector ${JSON.stringify(selector)}: cannot parse ${JSON.stringify(term)}`);
-    }
+  let requirements: Requirement[];
+  try {
+    requirements = parseLabelSelector(selector);
+  } catch (err) {
+    throw new SelectorError(err instanceof Error ? err.message : String(err));
   }
-  return (labels) => requirements.length > 0 && requirements.every((requirement) => requirement(labels));
-}
-
-function splitTopLevel(selector: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let current = '';
-  for (const char of selector) {
-    if (char === '(') depth++;
-    if (char === ')') depth--;
-    if (char === ',' && depth === 0) {
-      parts.push(current);
-      current = '';
-    } else current += char;
-  }
-  parts.push(current);
-  return parts;
+  return (labels) => requirements.length > 0 && matchesLabels(requirements, labels);
 }
 
 /** The validators a selector picks; an empty selector picks none, one that matches nothing is an error. */
