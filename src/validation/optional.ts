@@ -33,7 +33,6 @@ export class SelectorError extends Error {
   override name = 'SelectorError';
 }
 
-
 /**
  * Compiles a label selector (=, ==, !=, in, notin, exists, !exists; comma
  * means AND) into a matcher, with the same parser the runtime's label

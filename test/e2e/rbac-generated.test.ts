@@ -5,7 +5,7 @@
  * marker dropped it fails with Forbidden.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -20,47 +20,8 @@ import { capturingLogger } from './log-capture.js';
 
 const fixtureSource = new URL('../../../test/e2e/fixtures/memcached.ts', import.meta.url);
 
-const TYPES = `import type { KubernetesObject, V1ListMeta, V1ObjectMeta } from '@kubernetes/client-node';
-import { defineKind, type Condition, type int32 } from 'ts-operator-sdk';
-
-/** MemcachedSpec defines the desired state of Memcached. */
-export interface MemcachedSpec {
-  /**
-   * Size is the number of memcached pods.
-   * +kubebuilder:validation:Minimum=0
-   */
-  size: int32;
-}
-/** MemcachedStatus defines the observed state of Memcached. */
-export interface MemcachedStatus {
-  /**
-   * +listType=map
-   * +listMapKey=type
-   * +optional
-   */
-  conditions?: Condition[];
-}
-/**
- * Memcached is the Schema for the memcacheds API.
- * +kubebuilder:object:root=true
- * +kubebuilder:subresource:status
- */
-export interface Memcached extends KubernetesObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: V1ObjectMeta;
-  spec?: MemcachedSpec;
-  status?: MemcachedStatus;
-}
-/** +kubebuilder:object:root=true */
-export interface MemcachedList {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: V1ListMeta;
-  items: Memcached[];
-}
-export const Memcached = defineKind<Memcached>({ group: 'cache.example.com', version: 'v1', kind: 'Memcached', plural: 'memcacheds', namespaced: true });
-`;
+/** The Memcached API types of the generator's golden fixture: the same types, here checked for RBAC. */
+const fixtureApis = new URL('../../../test/fixtures/crd/memcached/apis', import.meta.url);
 
 describe('generated RBAC', () => {
   let env: Environment;
@@ -71,9 +32,8 @@ describe('generated RBAC', () => {
     env = await startControlPlane();
     api = new Client({ rest: new RestClient(env.kubeConfig) });
     project = await mkdtemp(join(tmpdir(), 'rbac-project-'));
-    await mkdir(join(project, 'apis', 'v1'), { recursive: true });
+    await cp(fixtureApis, join(project, 'apis'), { recursive: true });
     await mkdir(join(project, 'controllers'), { recursive: true });
-    await writeFile(join(project, 'apis', 'v1', 'memcached_types.ts'), TYPES);
   });
   after(async () => {
     await env?.stop();
