@@ -100,6 +100,26 @@ describe('make bundle in a generated project', () => {
     assert.match(firstRun.stderr, /All validation tests have completed successfully/);
   });
 
+  it('bundle validate on the generated bundle: only the minKubeVersion warning; the operatorframework suite adds what operator-sdk reports', () => {
+    const cli = join(project, 'node_modules', '.bin', 'ts-operator-sdk');
+    const csv = 'memcached-operator.v0.0.1';
+    const minKube = `Warning: Value : (${csv}) csv.Spec.minKubeVersion is not informed. It is recommended you provide this information. Otherwise, it would mean that your operator project can be distributed and installed in any cluster version available, which is not necessarily the case for all projects.`;
+    const plain = JSON.parse(ok(run(cli, ['bundle', 'validate', './bundle', '-o', 'json-alpha1'], project), 'bundle validate')) as { passed: boolean; outputs: Array<{ type: string; message: string }> };
+    assert.deepEqual(plain, { passed: true, outputs: [{ type: 'warning', message: minKube }] });
+    // The scaffolded base CSV's icon entry has empty data and mediatype, as operator-sdk's does, so operatorhubv2 errors (exit 1).
+    const suite = run(cli, ['bundle', 'validate', './bundle', '--select-optional', 'suite=operatorframework', '-o', 'json-alpha1'], project);
+    assert.equal(suite.status, 1, suite.stderr);
+    assert.deepEqual(JSON.parse(suite.stdout), {
+      passed: false,
+      outputs: [
+        { type: 'warning', message: minKube },
+        { type: 'warning', message: minKube },
+        { type: 'error', message: `Error: Value : (${csv}) csv.Spec.Icon elements should contain both data and mediatype` },
+        { type: 'warning', message: `Warning: Value ${csv}: channel(s) ["alpha"] are not following the recommended naming convention: https://olm.operatorframework.io/docs/best-practices/channel-naming` },
+      ],
+    });
+  });
+
   it('writes the bundle in the golden (test/fixtures/csv/memcached-bundle)', () => {
     const actual = new Map([...readTree(join(project, 'bundle'))].map(([path, text]) => [`bundle/${path}`, normalise(text)]));
     actual.set('bundle.Dockerfile', normalise(readFileSync(join(project, 'bundle.Dockerfile'), 'utf8')));
