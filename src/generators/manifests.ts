@@ -7,6 +7,7 @@ import type { ClientNodeModels } from './crd/type-schema.js';
 import { ProblemList } from './problems.js';
 import { buildRoles, readRbacMarkers } from './rbac/rbac.js';
 import { renderDocuments } from './render-yaml.js';
+import { buildWebhookConfigurations, readProjectWebhookMarkers, WEBHOOK_MANIFEST_PATH } from './webhook/webhook.js';
 import type { Marker } from './markers/grammar.js';
 
 export { ManifestError, formatProblem, type SourceProblem } from './problems.js';
@@ -36,7 +37,8 @@ const CONTROLLER_DIRS = ['controllers', 'internal/controller'];
 
 /**
  * Reads the project's API types and controllers and returns every manifest
- * to write: CRDs, config/rbac/role.yaml and the updated CRD kustomization.
+ * to write: CRDs, config/rbac/role.yaml, config/webhook/manifests.yaml (when
+ * there are webhook markers) and the updated CRD kustomization.
  * Throws ManifestError listing every problem (`file:line: message`) and
  * returns nothing in that case, so callers never write a partial set.
  */
@@ -58,10 +60,13 @@ export async function generateManifests(inputs: ManifestInputs): Promise<Generat
   const crds = buildCrds(resources, { projectDir, program, problems, allowDangerousTypes: inputs.allowDangerousTypes ?? false, generatorVersion: generatorVersion(), clientNodeModels });
   const rbacMarkers = readControllerMarkers(projectDir, problems);
   const roles = buildRoles(rbacMarkers, problems);
+  const webhookConfigurations = buildWebhookConfigurations(readProjectWebhookMarkers(projectDir, problems), problems);
   problems.throwIfAny();
 
   const files: GeneratedFile[] = crds.map((c) => ({ path: c.fileName, content: renderDocuments([c.crd]) }));
   if (roles.length > 0) files.push({ path: 'config/rbac/role.yaml', content: renderDocuments(roles) });
+  // Like controller-gen, no webhook markers means no manifest (and an existing one is left as it is).
+  if (webhookConfigurations.length > 0) files.push({ path: WEBHOOK_MANIFEST_PATH, content: renderDocuments(webhookConfigurations) });
   const kustomizationPath = path.join(projectDir, 'config/crd/kustomization.yaml');
   const existing = existsSync(kustomizationPath) ? readFileSync(kustomizationPath, 'utf8') : undefined;
   files.push({ path: 'config/crd/kustomization.yaml', content: updateCrdKustomization(existing, crds.map((c) => c.fileName.replace(/^config\/crd\//, ''))) });

@@ -165,6 +165,37 @@ const definitions: MarkerDefinition[] = [
       },
     },
   },
+  // Admission webhooks (controller-tools pkg/webhook/parser.go). controller-gen reads them as
+  // package markers, so they may sit above any declaration; the webhook generator checks the
+  // arguments (required ones included) to report every problem with a fix, not just the first.
+  {
+    name: 'kubebuilder:webhook',
+    targets: ['field', 'type', 'package', 'controller'],
+    repeatable: true,
+    args: {
+      form: 'named',
+      params: {
+        path: { kind: 'string' },
+        url: { kind: 'string' },
+        mutating: { kind: 'bool' },
+        failurePolicy: { kind: 'string' },
+        matchPolicy: { kind: 'string' },
+        sideEffects: { kind: 'string' },
+        timeoutSeconds: { kind: 'int' },
+        groups: { kind: 'list' },
+        resources: { kind: 'list' },
+        verbs: { kind: 'list' },
+        versions: { kind: 'list' },
+        name: { kind: 'string' },
+        webhookVersions: { kind: 'list' },
+        admissionReviewVersions: { kind: 'list' },
+        reinvocationPolicy: { kind: 'string' },
+        serviceName: { kind: 'string' },
+        serviceNamespace: { kind: 'string' },
+        servicePort: { kind: 'int' },
+      },
+    },
+  },
 ];
 
 const byName = new Map(definitions.map((d) => [d.name, d]));
@@ -188,7 +219,7 @@ export function lookupMarker(body: string): MarkerDefinition | undefined {
  * Prefixes of markers that belong to other generators (deepcopy, client-gen,
  * the scaffolder). They are legal in API files but have no effect on manifests.
  */
-export const FOREIGN_MARKER_PREFIXES: readonly string[] = ['kubebuilder:scaffold:', 'genclient', 'k8s:deepcopy-gen', 'kubebuilder:webhook', 'kubebuilder:webhookconfiguration'];
+export const FOREIGN_MARKER_PREFIXES: readonly string[] = ['kubebuilder:scaffold:', 'genclient', 'k8s:deepcopy-gen', 'kubebuilder:webhookconfiguration'];
 
 /** JSDoc tags accepted as aliases of validation markers (`@minimum 0`). */
 export const JSDOC_TAG_ALIASES: Readonly<Record<string, string>> = {
