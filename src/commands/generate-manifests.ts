@@ -30,8 +30,8 @@ export function apiResourcesOf(project: ProjectConfig): ApiResource[] {
 }
 
 /**
- * `ts-operator-sdk generate manifests`: CRDs, RBAC and the CRD kustomization
- * from the API types and markers (the Makefile's `manifests` target). Every
+ * `ts-operator-sdk generate manifests`: CRDs, RBAC, webhook configurations
+ * and the CRD kustomization from the API types and markers (the Makefile's `manifests` target). Every
  * problem in the types is printed as `file:line: message`; nothing is
  * written unless every API generated cleanly.
  */

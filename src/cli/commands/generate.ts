@@ -11,7 +11,7 @@ export function generateCommand(program: Command): Command {
 export function registerGenerateManifests(program: Command, ctx: CliContext): void {
   generateCommand(program)
     .command('manifests')
-    .description('Generate CRDs (config/crd/bases), RBAC (config/rbac/role.yaml) and the CRD kustomization from the API types and markers')
+    .description('Generate CRDs (config/crd/bases), RBAC (config/rbac/role.yaml), webhook configurations (config/webhook/manifests.yaml) and the CRD kustomization from the API types and markers')
     .option('--allow-dangerous-types', 'allow float64 fields, like controller-gen\'s crd:allowDangerousTypes', false)
     .option('--dry-run', 'print the files that would change, write nothing', false)
     .addHelpText('after', `
