@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -170,6 +171,24 @@ describe('setupEnvtestAssets against a local release index', () => {
     cacheDir = await mkdtemp(join(tmpdir(), 'envtest-cache-'));
     server.requests.length = 0;
     publish();
+  });
+
+  test('the setup-envtest command prints the binaries directory, and fails with one line for an unknown version', async () => {
+    // Asynchronous child processes: this process serves the index they read.
+    const cli = fileURLToPath(new URL('../../../bin/ts-operator-sdk.js', import.meta.url));
+    const args = ['--index-url', `${server.url}/envtest-releases.yaml`, '--bin-dir', cacheDir, '--os', 'linux', '--arch', 'amd64'];
+    const found = await run(process.execPath, [cli, 'setup-envtest', '1.36.x', ...args]);
+    assert.equal(found.stdout, `${join(cacheDir, 'k8s', '1.36.3-linux-amd64')}\n`);
+    assert.ok(existsSync(join(found.stdout.trim(), 'kube-apiserver')));
+    const missing = await run(process.execPath, [cli, 'setup-envtest', '1.99.x', ...args]).then(
+      () => assert.fail('an unknown version must fail'),
+      (err: { code: number; stdout: string; stderr: string }) => err,
+    );
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stdout, '');
+    const errorLines = missing.stderr.split('\n').filter((line) => line.startsWith('Error:'));
+    assert.equal(errorLines.length, 1);
+    assert.match(errorLines[0]!, /^Error: no release matches version "1\.99\.x" for linux\/amd64/);
   });
 
   test('latest downloads, verifies and unpacks the newest release for the platform', async () => {
