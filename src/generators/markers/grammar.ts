@@ -190,3 +190,28 @@ function convert(raw: string, kind: ValueKind, what: string, wholeRest: boolean)
     }
   }
 }
+
+/**
+ * Finds every `+<name>` marker (e.g. `kubebuilder:rbac`) in a source file's
+ * `//` or JSDoc comment lines, for markers read line by line rather than
+ * from a declaration's comments. Malformed markers are reported through
+ * `report` with their line; well-formed ones are returned in file order.
+ */
+export function readLineMarkers(text: string, name: string, file: string, report: (line: number, message: string) => void): Marker[] {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  // The name must end there: `kubebuilder:webhook` must not match `+kubebuilder:webhookconfiguration`.
+  const pattern = new RegExp(`^\\s*(?:\\/\\/+|\\*|\\/\\*\\*?)\\s*\\+(${escaped}(?![A-Za-z]).*?)\\s*(?:\\*\\/)?\\s*$`);
+  const markers: Marker[] = [];
+  text.split('\n').forEach((lineText, index) => {
+    const match = pattern.exec(lineText);
+    if (!match) return;
+    try {
+      const marker = parseMarker(match[1]!, file, index + 1);
+      if (marker) markers.push(marker);
+    } catch (err) {
+      if (err instanceof MarkerSyntaxError) report(index + 1, err.message);
+      else throw err;
+    }
+  });
+  return markers;
+}

@@ -1,5 +1,5 @@
 import type { Marker, RawValue } from '../markers/grammar.js';
-import { parseMarker, MarkerSyntaxError } from '../markers/grammar.js';
+import { readLineMarkers } from '../markers/grammar.js';
 import type { ProblemList } from '../problems.js';
 
 /** rbac.authorization.k8s.io/v1 PolicyRule. */
@@ -22,26 +22,13 @@ interface RuleMarker {
   roleName: string;
 }
 
-const RBAC_LINE = /^\s*(?:\/\/+|\*|\/\*\*?)\s*\+(kubebuilder:rbac\b.*?)\s*(?:\*\/)?\s*$/;
 
 /**
  * Finds every `+kubebuilder:rbac` marker in one source file (in `//` or
  * JSDoc comments). Malformed markers are reported with file:line.
  */
 export function readRbacMarkers(text: string, displayFile: string, problems: ProblemList): Marker[] {
-  const markers: Marker[] = [];
-  text.split('\n').forEach((lineText, index) => {
-    const match = RBAC_LINE.exec(lineText);
-    if (!match) return;
-    try {
-      const marker = parseMarker(match[1]!, displayFile, index + 1);
-      if (marker) markers.push(marker);
-    } catch (err) {
-      if (err instanceof MarkerSyntaxError) problems.add(displayFile, index + 1, err.message);
-      else throw err;
-    }
-  });
-  return markers;
+  return readLineMarkers(text, 'kubebuilder:rbac', displayFile, (line, message) => problems.add(displayFile, line, message));
 }
 
 const texts = (value: unknown): string[] => (Array.isArray(value) ? (value as RawValue[]).map((r) => r.text) : []);

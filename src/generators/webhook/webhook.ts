@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseMarker, MarkerSyntaxError, type Marker, type MarkerValue, type RawValue } from '../markers/grammar.js';
+import { readLineMarkers, type Marker, type MarkerValue, type RawValue } from '../markers/grammar.js';
 import type { ProblemList } from '../problems.js';
 
 /** Where `generate manifests` writes the webhook configurations, as `make manifests` does. */
@@ -61,27 +61,13 @@ export interface WebhookConfiguration {
   webhooks: AdmissionWebhook[];
 }
 
-// `+kubebuilder:webhook:` or `+kubebuilder:webhook=` but not `+kubebuilder:webhookconfiguration`.
-const WEBHOOK_LINE = /^\s*(?:\/\/+|\*|\/\*\*?)\s*\+(kubebuilder:webhook(?![A-Za-z]).*?)\s*(?:\*\/)?\s*$/;
 
 /**
  * Finds every `+kubebuilder:webhook` marker in one source file (in `//` or
  * JSDoc comments). Malformed markers are reported with file:line.
  */
 export function readWebhookMarkers(text: string, displayFile: string, problems: ProblemList): Marker[] {
-  const markers: Marker[] = [];
-  text.split('\n').forEach((lineText, index) => {
-    const match = WEBHOOK_LINE.exec(lineText);
-    if (!match) return;
-    try {
-      const marker = parseMarker(match[1]!, displayFile, index + 1);
-      if (marker) markers.push(marker);
-    } catch (err) {
-      if (err instanceof MarkerSyntaxError) problems.add(displayFile, index + 1, err.message);
-      else throw err;
-    }
-  });
-  return markers;
+  return readLineMarkers(text, 'kubebuilder:webhook', displayFile, (line, message) => problems.add(displayFile, line, message));
 }
 
 /**
