@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
@@ -120,9 +119,13 @@ export async function init(options: InitOptions, io: CommandIO): Promise<void> {
 
   if (!options.skipInstall) {
     io.progress('Installing dependencies with `npm install` (this may take a minute)...');
-    const result = spawnSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: directory, stdio: ['ignore', 'inherit', 'inherit'] });
-    if (result.error || result.status !== 0) {
-      const why = result.error ? (result.error as NodeJS.ErrnoException).code ?? result.error.message : `exit code ${result.status}`;
+    // execa: it rejects with the cause spelled out (ENOENT when npm is missing, the exit code otherwise).
+    const { execa } = await import('execa');
+    try {
+      await execa('npm', ['install', '--no-audit', '--no-fund'], { cwd: directory, stdio: ['ignore', 'inherit', 'inherit'] });
+    } catch (err) {
+      const failure = err as { code?: string; exitCode?: number; shortMessage?: string };
+      const why = failure.code ?? (failure.exitCode !== undefined ? `exit code ${failure.exitCode}` : failure.shortMessage ?? String(err));
       throw new ScaffoldError(
         `the project was scaffolded, but \`npm install\` failed (${why})`,
         `fix the problem npm reported and run \`npm install\` in ${directory}`,

@@ -1,0 +1,35 @@
+/**
+ * `init` without --skip-install runs `npm install`. When that fails, the
+ * scaffold stays written and the error says what failed and how to retry.
+ * Both failures below are real: no npm on PATH, and npm itself failing on a
+ * dependency that cannot be resolved.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { runCli, tempProjectDir } from '../scaffold/harness.js';
+
+const errorLines = (stderr: string): string[] => stderr.split('\n').filter((line) => line.startsWith('Error:'));
+
+test('init reports a missing npm in one line and keeps the scaffold', () => {
+  const dir = tempProjectDir();
+  const emptyPath = mkdtempSync(join(tmpdir(), 'no-npm-'));
+  const result = runCli(['init', '--domain', 'example.com'], dir, { env: { PATH: emptyPath } });
+  assert.equal(result.status, 1);
+  assert.deepEqual(errorLines(result.stderr), [`Error: the project was scaffolded, but \`npm install\` failed (ENOENT). Fix the problem npm reported and run \`npm install\` in ${dir}.`]);
+  assert.ok(existsSync(join(dir, 'PROJECT')) && existsSync(join(dir, 'package.json')));
+});
+
+test('init reports npm install failing with its exit code', () => {
+  const dir = tempProjectDir();
+  const result = runCli(['init', '--domain', 'example.com'], dir, {
+    env: { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${join(dir, 'missing', 'ts-operator-sdk.tgz')}`, npm_config_offline: 'true' },
+  });
+  assert.equal(result.status, 1);
+  const [line, ...rest] = errorLines(result.stderr);
+  assert.equal(rest.length, 0);
+  assert.match(line!, /^Error: the project was scaffolded, but `npm install` failed \(exit code \d+\)\. Fix the problem npm reported and run `npm install` in /);
+  assert.ok(existsSync(join(dir, 'PROJECT')));
+});
