@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { parseMarker, MarkerSyntaxError } from '../../src/generators/markers/grammar.js';
 import { celSyntaxProblem, valueForSchema } from '../../src/generators/crd/apply-markers.js';
 import { updateCrdKustomization, CRD_KUSTOMIZE_MARKER } from '../../src/generators/manifests.js';
-import { pluralOf } from '../../src/generators/crd/names.js';
+import { pluralize as pluralOf } from '../../src/scaffold/names.js';
 
 const parse = (body: string) => parseMarker(body, 'x.ts', 7);
 

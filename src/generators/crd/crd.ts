@@ -5,7 +5,7 @@ import { markerNamed, markersNamed, readAnnotations } from '../markers/comments.
 import type { Marker, RawValue } from '../markers/grammar.js';
 import type { ProblemList } from '../problems.js';
 import { API_VERSION_DESCRIPTION, KIND_DESCRIPTION } from './known-types.js';
-import { pluralOf } from './names.js';
+import { pluralize } from '../../scaffold/names.js';
 import { SourceMap, type JSONSchemaProps } from './schema-types.js';
 import { checkStructural } from './structural.js';
 import { TypeSchemaBuilder, type ClientNodeModels } from './type-schema.js';
@@ -156,7 +156,7 @@ function assembleCrd(group: string, versions: BuiltVersion[], context: CrdBuildC
     storage = undefined;
   }
 
-  const names: Record<string, unknown> = { kind, listKind: `${kind}List`, plural: first.resource.plural ?? pluralOf(kind), singular: kind.toLowerCase() };
+  const names: Record<string, unknown> = { kind, listKind: `${kind}List`, plural: first.resource.plural ?? pluralize(kind), singular: kind.toLowerCase() };
   let scope = first.resource.namespaced ? 'Namespaced' : 'Cluster';
   const annotations: Record<string, string> = {};
   const labels: Record<string, string> = {};

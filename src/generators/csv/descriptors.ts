@@ -6,7 +6,7 @@ import { markerNamed, readAnnotations } from '../markers/comments.js';
 import type { Marker, MarkerValue, RawValue } from '../markers/grammar.js';
 import { ProblemList } from '../problems.js';
 import type { ApiResource } from '../crd/crd.js';
-import { pluralOf } from '../crd/names.js';
+import { pluralize } from '../../scaffold/names.js';
 import { spacedWords } from './display-names.js';
 
 export { spacedWords };
@@ -71,7 +71,7 @@ export function readOwnedCrdDescriptions(projectDir: string, resources: readonly
       .flatMap((sf) => sf.statements)
       .find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === resource.kind);
     const group = resource.group ? `${resource.group}.${resource.domain}` : resource.domain;
-    const entry: OwnedCrdDescription = { name: `${resource.plural ?? pluralOf(resource.kind)}.${group}`, version: resource.version, kind: resource.kind, displayName: spacedWords(resource.kind) };
+    const entry: OwnedCrdDescription = { name: `${resource.plural ?? pluralize(resource.kind)}.${group}`, version: resource.version, kind: resource.kind, displayName: spacedWords(resource.kind) };
     if (!declaration) {
       owned.push(entry);
       continue;
