@@ -1,10 +1,21 @@
-import type { V1Lease } from '@kubernetes/client-node';
+import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import { Lease, resourcePath } from './kinds.js';
 import type { Logger } from './log.js';
 import type { ManagerMetrics } from './metrics.js';
 import type { RestClient } from './rest.js';
+
+/**
+ * A Lease as it travels as JSON. client-node's LeaseRecord types the times as
+ * Date, but the API sends and expects MicroTime strings, so we use our own.
+ */
+interface LeaseRecord {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+  spec?: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
+}
 
 /** controller-runtime's leader-election timings. */
 export const DEFAULT_LEASE_DURATION_MS = 15_000;
@@ -98,7 +109,7 @@ export class LeaderElector {
       const lease = await this.get(undefined);
       if (lease?.spec?.holderIdentity !== this.options.identity) return;
       const now = microTime(new Date());
-      lease.spec = { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, renewTime: now as unknown as Date, acquireTime: now as unknown as Date };
+      lease.spec = { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, renewTime: now, acquireTime: now };
       await this.options.rest.request('PUT', this.path(this.options.name), { body: lease });
       this.log.info('released leader lease');
     } catch (err) {
@@ -113,11 +124,11 @@ export class LeaderElector {
     try {
       const existing = await this.get(signal);
       if (!existing) {
-        const lease: V1Lease = {
+        const lease: LeaseRecord = {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
           metadata: { name, namespace },
-          spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: microTime(now) as unknown as Date, renewTime: microTime(now) as unknown as Date, leaseTransitions: 0 },
+          spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
         };
         await this.options.rest.request('POST', this.path(), { body: lease, signal });
         this.observe(lease);
@@ -134,11 +145,11 @@ export class LeaderElector {
         ...spec,
         holderIdentity: identity,
         leaseDurationSeconds,
-        renewTime: microTime(now) as unknown as Date,
-        acquireTime: (takingOver ? microTime(now) : (spec.acquireTime as unknown as string | undefined) ?? microTime(now)) as unknown as Date,
+        renewTime: microTime(now),
+        acquireTime: takingOver ? microTime(now) : spec.acquireTime ?? microTime(now),
         leaseTransitions: (spec.leaseTransitions ?? 0) + (takingOver && holder ? 1 : 0),
       };
-      const updated = await this.options.rest.request<V1Lease>('PUT', this.path(name), { body: existing, signal });
+      const updated = await this.options.rest.request<LeaseRecord>('PUT', this.path(name), { body: existing, signal });
       this.observe(updated);
       if (takingOver) this.log.info({ previousHolder: holder || '(none)' }, 'lease taken over');
       return true;
@@ -150,18 +161,18 @@ export class LeaderElector {
     }
   }
 
-  private async get(signal: AbortSignal | undefined): Promise<V1Lease | undefined> {
+  private async get(signal: AbortSignal | undefined): Promise<LeaseRecord | undefined> {
     try {
-      return await this.options.rest.request<V1Lease>('GET', this.path(this.options.name), { signal });
+      return await this.options.rest.request<LeaseRecord>('GET', this.path(this.options.name), { signal });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
     }
   }
 
-  private observe(lease: V1Lease): void {
+  private observe(lease: LeaseRecord): void {
     const holder = lease.spec?.holderIdentity;
-    const renewTime = lease.spec?.renewTime as unknown as string | undefined;
+    const renewTime = lease.spec?.renewTime;
     if (!this.observed || this.observed.holder !== holder || this.observed.renewTime !== renewTime) {
       this.observed = { holder, renewTime, at: Date.now() };
     }
