@@ -1,13 +1,15 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Controller, type ControllerOptions, type Reconciler } from './controller.js';
 import { enqueueForObject, enqueueForOwner, enqueueFromMapFunc, type RequestMapper } from './handler.js';
-import type { Informer } from './informer.js';
 import type { Kind, ObjectKey } from './kinds.js';
 import type { Manager } from './manager.js';
 import type { Predicate } from './predicates.js';
+import type { EventSource } from './source.js';
 
 interface PendingWatch {
-  kind: Kind;
+  /** The watched kind, whose informer the cache provides; or a source given as is. */
+  kind?: Kind;
+  source?: EventSource;
   /** Builds the event → requests mapping once the For kind is known. */
   mapper: (forKind: Kind | undefined) => RequestMapper;
   predicates: Predicate[];
@@ -19,7 +21,7 @@ interface PendingWatch {
  * manager's cache, so two controllers watching Deployments use one watch.
  */
 export class ControllerBuilder {
-  private forWatch?: PendingWatch;
+  private forWatch?: PendingWatch & { kind: Kind };
   private readonly otherWatches: PendingWatch[] = [];
   private readonly globalPredicates: Predicate[] = [];
   private options: ControllerOptions = {};
@@ -47,9 +49,28 @@ export class ControllerBuilder {
     return this;
   }
 
-  /** Any kind, mapped to requests by `mapFn`. */
-  watches<T extends KubernetesObject>(kind: Kind<T>, mapFn: (object: T) => ObjectKey[], options: { predicates?: Predicate[] } = {}): this {
+  /**
+   * Any kind, mapped to requests by `mapFn`. The function may be async and
+   * may read the cache (`mgr.getClient().list(...)`). On an update it is
+   * called for the old and the new object, and both answers are reconciled.
+   */
+  watches<T extends KubernetesObject>(kind: Kind<T>, mapFn: (object: T) => ObjectKey[] | Promise<ObjectKey[]>, options: { predicates?: Predicate[] } = {}): this {
     this.otherWatches.push({ kind, mapper: () => enqueueFromMapFunc(mapFn), predicates: options.predicates ?? [] });
+    return this;
+  }
+
+  /**
+   * Events from a source other than the cache, such as a ChannelSource the
+   * operator sends objects into (controller-runtime's WatchesRawSource with
+   * source.Channel). Each object maps to requests through `mapFn`; by default,
+   * to the object's own namespace/name.
+   */
+  watchesRawSource<T extends KubernetesObject>(source: EventSource<T>, mapFn?: (object: T) => ObjectKey[] | Promise<ObjectKey[]>, options: { predicates?: Predicate[] } = {}): this {
+    this.otherWatches.push({
+      source: source as unknown as EventSource,
+      mapper: () => (mapFn ? enqueueFromMapFunc(mapFn) : enqueueForObject()),
+      predicates: options.predicates ?? [],
+    });
     return this;
   }
 
@@ -83,7 +104,7 @@ export class ControllerBuilder {
     const controller = new Controller(name, reconciler, forKind, this.mgr.getLogger(), this.mgr.metrics, this.options);
     watches.forEach((watch, index) => {
       controller.watch({
-        informer: this.mgr.getCache().informerFor(watch.kind) as unknown as Informer,
+        source: watch.source ?? (this.mgr.getCache().informerFor(watch.kind!) as unknown as EventSource),
         mapper: mappers[index]!,
         predicates: [...this.globalPredicates, ...watch.predicates],
       });

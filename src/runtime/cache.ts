@@ -1,11 +1,11 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { NotFoundError } from './errors.js';
-import { groupKindOf, keyOf, type Kind, type ObjectKey } from './kinds.js';
+import { keyOf, type Kind, type ObjectKey } from './kinds.js';
 import { matchesLabels, parseSelector } from './labels.js';
 import type { Logger } from './log.js';
 import { selectorString, type ListOptions, type Reader } from './reader.js';
 import type { RestClient } from './rest.js';
-import { Informer, type InformerOptions } from './informer.js';
+import { Informer, type IndexFunc, type InformerOptions } from './informer.js';
 
 export interface CacheOptions extends Omit<InformerOptions, 'logger' | 'namespaces'> {
   /** Watched namespaces; undefined or empty watches all. */
@@ -19,12 +19,23 @@ export interface CacheOptions extends Omit<InformerOptions, 'logger' | 'namespac
 export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 2 * 60 * 1000;
 
 /**
- * The shared informer cache: one list+watch per kind, shared by every
- * controller, and the source of the client's reads. Reading a kind nobody
- * watches yet starts its informer and waits for it, as controller-runtime does.
+ * The shared informer cache: one list+watch per group, version and kind,
+ * shared by every controller, and the source of the client's reads. Reading a
+ * kind nobody watches yet starts its informer and waits for it, as
+ * controller-runtime does.
+ *
+ * Two versions of one kind get two informers: the API server converts each
+ * object to the version asked for, so each is cached as that version.
  */
 export class Cache implements Reader {
   private readonly informers = new Map<string, Informer>();
+  /**
+   * Informers someone asked for by name (controllers' watches, informerFor,
+   * indexField), as opposed to those a cached read created lazily. Only these
+   * count for hasSynced() and so for /readyz: a lazy read of a kind the operator
+   * may not list must not make the whole process unready.
+   */
+  private readonly required = new Set<string>();
   private signal?: AbortSignal;
   readonly namespaces?: string[];
 
@@ -35,9 +46,28 @@ export class Cache implements Reader {
     this.namespaces = options.namespaces?.length ? [...options.namespaces] : undefined;
   }
 
-  /** The informer for `kind`, created (and started, if the cache runs) on first use. */
+  /**
+   * The informer for `kind` (group, version and kind), created (and started,
+   * if the cache runs) on first use. It counts toward hasSynced() and readiness.
+   */
   informerFor<T extends KubernetesObject>(kind: Kind<T>): Informer<T> {
-    const id = groupKindOf(kind);
+    this.required.add(informerKey(kind));
+    return this.informer(kind);
+  }
+
+  /**
+   * Indexes cached objects of `kind` under the values `extract` returns, so
+   * `list(kind, { matchingFields: { [field]: value } })` (or an equality
+   * `fieldSelector` on `field`) reads the index instead of scanning:
+   * controller-runtime's IndexField. `field` is any name, by convention the
+   * path of the field it indexes (`spec.nodeName`). Starts the kind's informer.
+   */
+  indexField<T extends KubernetesObject>(kind: Kind<T>, field: string, extract: IndexFunc<T>): void {
+    this.informerFor(kind).addIndex(field, extract);
+  }
+
+  private informer<T extends KubernetesObject>(kind: Kind<T>): Informer<T> {
+    const id = informerKey(kind);
     let informer = this.informers.get(id) as Informer<T> | undefined;
     if (!informer) {
       informer = new Informer<T>(this.rest, kind, { ...this.options, namespaces: this.namespaces });
@@ -58,13 +88,18 @@ export class Cache implements Reader {
     await Promise.all([...this.informers.values()].map((informer) => informer.stopped()));
   }
 
+  /** Whether every informer asked for by name has synced (lazily created ones don't count). */
   hasSynced(): boolean {
-    return [...this.informers.values()].every((informer) => informer.hasSynced());
+    return this.requiredInformers().every((informer) => informer.hasSynced());
   }
 
-  /** Waits until every informer has synced. */
+  /** Waits until every informer asked for by name has synced. */
   async waitForCacheSync(timeoutMs = this.options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS, signal?: AbortSignal): Promise<void> {
-    await Promise.all([...this.informers.values()].map((informer) => informer.waitForSync(timeoutMs, signal)));
+    await Promise.all(this.requiredInformers().map((informer) => informer.waitForSync(timeoutMs, signal)));
+  }
+
+  private requiredInformers(): Informer[] {
+    return [...this.required].map((id) => this.informers.get(id)!);
   }
 
   /** Total objects cached across kinds (for benchmarks and debugging). */
@@ -82,20 +117,35 @@ export class Cache implements Reader {
     return structuredClone(object);
   }
 
+  /**
+   * Lists cached objects. `matchingFields`, and equality terms of
+   * `fieldSelector` on an indexed field, are answered from the field indexes
+   * (see indexField); a namespace is answered from the namespace index.
+   */
   async list<T extends KubernetesObject>(kind: Kind<T>, options: ListOptions = {}): Promise<T[]> {
     this.checkNamespace(kind, options.namespace, `list ${kind.kind}`);
     const informer = await this.synced(kind);
+    const namespace = kind.namespaced ? options.namespace : undefined;
     const labels = selectorString(options.labelSelector);
     const labelRequirements = labels ? parseSelector(labels) : [];
-    const fieldMatch = fieldMatcher(selectorString(options.fieldSelector));
-    return informer
-      .list(kind.namespaced ? options.namespace : undefined)
-      .filter((object) => matchesLabels(labelRequirements, object.metadata?.labels) && fieldMatch(object))
+    const fields = parseFieldSelector(selectorString(options.fieldSelector), informer);
+    const indexed = [...Object.entries(options.matchingFields ?? {}), ...fields.indexed];
+    for (const [field] of indexed) {
+      if (!informer.hasIndex(field)) throw new Error(`the ${kind.kind} cache has no index for field "${field}": call mgr.getCache().indexField(${kind.kind}, '${field}', fn) before mgr.start()`);
+    }
+    // The first index narrows the candidates; any further ones filter them.
+    const [first, ...rest] = indexed;
+    const candidates = first ? informer.byIndex(first[0], first[1], namespace) : informer.list(namespace);
+    return candidates
+      .filter((object) =>
+        rest.every(([field, value]) => informer.indexedUnder(field, object, value)) &&
+        matchesLabels(labelRequirements, object.metadata?.labels) &&
+        fields.direct(object))
       .map((object) => structuredClone(object));
   }
 
   private async synced<T extends KubernetesObject>(kind: Kind<T>): Promise<Informer<T>> {
-    const informer = this.informerFor(kind);
+    const informer = this.informer(kind);
     if (!informer.hasSynced()) {
       if (!this.signal) throw new Error(`the cache is not started: read ${kind.kind} after mgr.start(), or use mgr.getAPIReader()`);
       await informer.waitForSync(this.options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS, this.signal);
@@ -112,17 +162,33 @@ export class Cache implements Reader {
   }
 }
 
-/** The cache can only match fields it can read without an index: name and namespace. */
-function fieldMatcher(selector: string | undefined): (object: KubernetesObject) => boolean {
-  if (!selector) return () => true;
-  const tests = selector.split(',').map((term) => {
-    const match = term.trim().match(/^(metadata\.name|metadata\.namespace)\s*(==|=|!=)\s*(.*)$/);
-    if (!match) throw new Error(`the cache cannot filter by field selector "${term.trim()}": only metadata.name and metadata.namespace are supported; use mgr.getAPIReader() for other fields`);
-    const [, field, op, value] = match;
-    return (object: KubernetesObject): boolean => {
-      const actual = field === 'metadata.name' ? object.metadata?.name : object.metadata?.namespace;
-      return op === '!=' ? actual !== value : actual === value;
-    };
-  });
-  return (object) => tests.every((test) => test(object));
+/** An informer's key: group, version and kind. */
+function informerKey(kind: Pick<Kind, 'group' | 'version' | 'kind'>): string {
+  return `${kind.group}/${kind.version}/${kind.kind}`;
+}
+
+/**
+ * Splits a field selector into equality terms on indexed fields (answered by
+ * the index) and tests the cache can apply directly: metadata.name and
+ * metadata.namespace, which need no index.
+ */
+function parseFieldSelector(selector: string | undefined, informer: Pick<Informer, 'hasIndex'>): { indexed: Array<[string, string]>; direct: (object: KubernetesObject) => boolean } {
+  const indexed: Array<[string, string]> = [];
+  const tests: Array<(object: KubernetesObject) => boolean> = [];
+  for (const raw of selector ? selector.split(',') : []) {
+    const term = raw.trim();
+    const match = term.match(/^([^=!\s]+)\s*(==|=|!=)\s*(.*)$/);
+    const [, field, op, value] = match ?? [];
+    if (field && value !== undefined && op !== '!=' && informer.hasIndex(field)) {
+      indexed.push([field, value]);
+    } else if (field === 'metadata.name' || field === 'metadata.namespace') {
+      tests.push((object) => {
+        const actual = field === 'metadata.name' ? object.metadata?.name : object.metadata?.namespace;
+        return op === '!=' ? actual !== value : actual === value;
+      });
+    } else {
+      throw new Error(`the cache cannot filter by field selector "${term}": it matches metadata.name, metadata.namespace and equality on fields indexed with cache.indexField(); index the field or use mgr.getAPIReader()`);
+    }
+  }
+  return { indexed, direct: (object) => tests.every((test) => test(object)) };
 }

@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { resourcePath, type Kind, type ObjectKey } from './kinds.js';
-import { selectorString, type ListOptions, type Reader } from './reader.js';
+import { fieldSelectorOf, selectorString, type ListOptions, type Reader } from './reader.js';
 import type { Query, RestClient } from './rest.js';
 import { RestMapper } from './restmapper.js';
 
@@ -132,7 +132,7 @@ export class ApiReader implements Reader {
       const page = await this.rest.request<{ items?: T[]; metadata?: { continue?: string } }>('GET', path, {
         query: {
           labelSelector: selectorString(options.labelSelector),
-          fieldSelector: selectorString(options.fieldSelector),
+          fieldSelector: fieldSelectorOf(options),
           limit: this.pageSize,
           continue: continueToken,
         },
@@ -238,7 +238,7 @@ export class Client implements Reader {
       throw new Error(`deleteAllOf(${kind.kind}) needs a namespace: ${kind.kind} is namespaced and the API cannot delete it across all namespaces at once`);
     }
     await this.rest.request('DELETE', resourcePath(kind, options.namespace), {
-      query: { labelSelector: selectorString(options.labelSelector), fieldSelector: selectorString(options.fieldSelector) },
+      query: { labelSelector: selectorString(options.labelSelector), fieldSelector: fieldSelectorOf(options) },
       body: deleteOptionsBody(options),
     });
   }

@@ -4,10 +4,10 @@ import { TerminalError } from './errors.js';
 import { keyOf, parseKey, type Kind, type ObjectKey } from './kinds.js';
 import type { Logger } from './log.js';
 import type { ManagerMetrics } from './metrics.js';
-import type { Informer } from './informer.js';
 import { admits, type Predicate, type WatchedEvent } from './predicates.js';
 import type { RequestMapper } from './handler.js';
 import type { RateLimiter } from './ratelimiter.js';
+import type { EventSource } from './source.js';
 import { WorkQueue } from './workqueue.js';
 
 /** What to reconcile: controller-runtime's reconcile.Request. */
@@ -52,9 +52,9 @@ export interface ControllerOptions {
   skipNameValidation?: boolean;
 }
 
-/** A watched kind and how its events map to requests. */
+/** Where a controller's events come from (an informer, a ChannelSource) and how they map to requests. */
 export interface WatchSource {
-  informer: Informer;
+  source: EventSource;
   mapper: RequestMapper;
   predicates: Predicate[];
 }
@@ -91,19 +91,40 @@ export class Controller {
     metrics.reconcilePanics.inc({ controller: name }, 0);
   }
 
-  /** Feeds events of `source.informer` into the queue through its mapper and predicates. */
-  watch(source: WatchSource): void {
-    this.sources.push(source);
+  /**
+   * Feeds events of `watch.source` into the queue through its predicates and
+   * mapper. An update maps the old and the new object and queues the union.
+   */
+  watch(watch: WatchSource): void {
+    this.sources.push(watch);
+    const add = (requests: ObjectKey[]): void => {
+      for (const request of requests) if (request.name) this.queue.add(keyOf(request));
+    };
+    const failed = (err: unknown): void => {
+      this.log.error({ err }, 'mapping a watched event to requests failed; the event is dropped');
+    };
     const enqueue = (event: WatchedEvent): void => {
-      if (!source.predicates.every((predicate) => admits(predicate, event))) return;
-      for (const request of source.mapper(event.object)) {
-        if (request.name) this.queue.add(keyOf(request));
+      if (!watch.predicates.every((predicate) => admits(predicate, event))) return;
+      const objects = event.type === 'update' ? [event.oldObject, event.object] : [event.object];
+      let mapped: Array<ObjectKey[] | Promise<ObjectKey[]>>;
+      try {
+        mapped = objects.map((object) => watch.mapper(object));
+      } catch (err) {
+        failed(err);
+        return;
+      }
+      // Synchronous mappers (owners, the object itself) enqueue at once; async ones when they resolve.
+      if (mapped.some((result) => result instanceof Promise)) {
+        Promise.all(mapped).then((results) => results.forEach(add), failed);
+      } else {
+        (mapped as ObjectKey[][]).forEach(add);
       }
     };
-    source.informer.addEventHandler({
+    watch.source.addEventHandler({
       onAdd: (object: KubernetesObject) => enqueue({ type: 'create', object }),
       onUpdate: (oldObject: KubernetesObject, object: KubernetesObject) => enqueue({ type: 'update', oldObject, object }),
-      onDelete: (object: KubernetesObject) => enqueue({ type: 'delete', object }),
+      onDelete: (object: KubernetesObject, info) => enqueue({ type: 'delete', object, finalStateUnknown: info.finalStateUnknown }),
+      onGeneric: (object: KubernetesObject) => enqueue({ type: 'generic', object }),
     });
   }
 
@@ -113,7 +134,7 @@ export class Controller {
     this.started = true;
     this.log.info('Starting Controller');
     const timeout = this.options.cacheSyncTimeoutMs ?? defaultSyncTimeoutMs;
-    await Promise.all(this.sources.map((source) => source.informer.waitForSync(timeout, signal)));
+    await Promise.all(this.sources.map((watch) => watch.source.waitForSync(timeout, signal)));
     this.log.info({ workerCount: this.maxConcurrentReconciles }, 'Starting workers');
     this.workers = Array.from({ length: this.maxConcurrentReconciles }, () => this.work());
   }

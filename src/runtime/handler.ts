@@ -2,10 +2,17 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseApiVersion, type Kind, type ObjectKey } from './kinds.js';
 
 /**
- * Maps an event on a watched object to the reconcile requests it causes, as
- * controller-runtime's handler package. The controller queues each request.
+ * Maps one object of a watched event to the reconcile requests it causes, as
+ * controller-runtime's handler package. It may be async (a map function that
+ * reads the cache, say); the controller queues the requests when it resolves.
+ *
+ * On an update the controller maps both the old and the new object and
+ * queues the union, as controller-runtime's handlers do: an owner reference
+ * moved from `a` to `b` reconciles both, an orphaned object reconciles its
+ * former owner, and a map function whose answer changed reconciles the old
+ * targets as well as the new ones.
  */
-export type RequestMapper = (object: KubernetesObject) => ObjectKey[];
+export type RequestMapper = (object: KubernetesObject) => ObjectKey[] | Promise<ObjectKey[]>;
 
 /** For(kind): the object itself. */
 export function enqueueForObject(): RequestMapper {
@@ -25,7 +32,7 @@ export function enqueueForOwner(ownerKind: Kind, options: { onlyController?: boo
       .map((ref) => ({ namespace: ownerKind.namespaced ? object.metadata?.namespace : undefined, name: ref.name }));
 }
 
-/** Watches(kind, mapFn): whatever the user's function returns. */
-export function enqueueFromMapFunc<T extends KubernetesObject>(mapFn: (object: T) => ObjectKey[]): RequestMapper {
+/** Watches(kind, mapFn): whatever the user's function returns (or resolves to). */
+export function enqueueFromMapFunc<T extends KubernetesObject>(mapFn: (object: T) => ObjectKey[] | Promise<ObjectKey[]>): RequestMapper {
   return (object) => mapFn(object as T);
 }

@@ -14,7 +14,8 @@ export { Manager, type ManagerOptions, type Runnable, DEFAULT_GRACEFUL_SHUTDOWN_
 export { newControllerManagedBy, ControllerBuilder } from './builder.js';
 export { Controller, type Reconciler, type ReconcileContext, type Request, type Result, type ControllerOptions } from './controller.js';
 export { Cache, type CacheOptions, DEFAULT_CACHE_SYNC_TIMEOUT_MS } from './cache.js';
-export { Informer, type InformerEventHandler, type InformerOptions } from './informer.js';
+export { Informer, isResourceVersionTooLarge, jitteredResyncPeriod, DEFAULT_RESYNC_PERIOD_MS, type InformerEventHandler, type InformerOptions, type DeleteInfo, type IndexFunc } from './informer.js';
+export { ChannelSource, type EventSource, type SourceEventHandler } from './source.js';
 export { WorkQueue, type WorkQueueOptions } from './workqueue.js';
 export * from './ratelimiter.js';
 export * from './predicates.js';

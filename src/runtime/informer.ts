@@ -1,16 +1,37 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { apiErrorFrom, GoneError, isGone, type StatusBody } from './errors.js';
+import { ApiError, apiErrorFrom, GoneError, isGone, type StatusBody } from './errors.js';
 import { keyOf, resourcePath, type Kind } from './kinds.js';
 import type { Logger } from './log.js';
 import type { RestClient } from './rest.js';
 
-/** Reacts to changes in an informer's store. */
+/** What a delete event knows besides the object. */
+export interface DeleteInfo {
+  /**
+   * True when the delete was not seen on the watch but inferred by a relist
+   * (the object was gone from a fresh list). The object is then the last state
+   * the cache knew, which may be older than the state it was deleted in:
+   * client-go's DeletedFinalStateUnknown, controller-runtime's DeleteStateUnknown.
+   */
+  finalStateUnknown: boolean;
+}
+
+/**
+ * Reacts to changes in an informer's store. On a resync (see
+ * `InformerOptions.resyncPeriodMs`) every stored object is delivered to
+ * `onUpdate` with the same object as old and new.
+ */
 export interface InformerEventHandler<T extends KubernetesObject = KubernetesObject> {
   onAdd?(object: T): void;
   onUpdate?(oldObject: T, newObject: T): void;
-  onDelete?(object: T): void;
+  onDelete?(object: T, info: DeleteInfo): void;
 }
+
+/**
+ * Computes the values a field index files an object under (controller-runtime's
+ * IndexerFunc). Return `[]` to leave the object out of the index.
+ */
+export type IndexFunc<T extends KubernetesObject = KubernetesObject> = (object: T) => string[];
 
 export interface InformerOptions {
   /** Namespaces to watch; undefined watches all (cluster-scoped kinds always watch all). */
@@ -29,13 +50,29 @@ export interface InformerOptions {
   backoffMaxMs?: number;
   /** Page size of the initial and recovery lists. */
   listPageSize?: number;
+  /**
+   * How often every cached object is redelivered to the handlers as an update
+   * with old === new, so controllers correct drift they missed (controller-runtime's
+   * SyncPeriod). Each informer picks its period once, at random in
+   * [0.9, 1.1) × this value, so informers don't resync in lock-step.
+   * Default DEFAULT_RESYNC_PERIOD_MS (10 h); 0 turns resync off.
+   */
+  resyncPeriodMs?: number;
 }
 
 /** Defaults: reconnect backoff as kube-rs' watcher (0.8 s → 30 s); a silent watch is reopened after 2 min. */
 export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 2 * 60 * 1000;
 export const DEFAULT_BACKOFF_INITIAL_MS = 800;
 export const DEFAULT_BACKOFF_MAX_MS = 30 * 1000;
+/** controller-runtime's default SyncPeriod: 10 hours (jittered ±10 % per informer). */
+export const DEFAULT_RESYNC_PERIOD_MS = 10 * 60 * 60 * 1000;
 const LIST_PAGE_SIZE = 500;
+/**
+ * A watch that ends sooner than this without a single event is an error, not a
+ * normal close (client-go's reflector says "very short watch"): a server or
+ * proxy that closes every watch at once would otherwise be hammered in a loop.
+ */
+const MIN_WATCH_DURATION_MS = 1000;
 /** Server-side watch timeout is randomised in [5, 10) minutes, as client-go does, so watches don't all reconnect at once. */
 const MIN_WATCH_TIMEOUT_SECONDS = 5 * 60;
 /** A watch that stayed up this long counts as healthy and resets the backoff. */
@@ -49,6 +86,9 @@ const HEALTHY_WATCH_MS = 60 * 1000;
  */
 export class Informer<T extends KubernetesObject = KubernetesObject> {
   private readonly store = new Map<string, T>();
+  /** namespace → key → object, so a namespaced list reads only its namespace. Cluster-scoped objects are not in it. */
+  private readonly byNamespace = new Map<string, Map<string, T>>();
+  private readonly indexes = new Map<string, FieldIndex<T>>();
   private readonly handlers: InformerEventHandler<T>[] = [];
   private readonly reflectors: Reflector<T>[];
   private syncedCount = 0;
@@ -70,10 +110,50 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     for (const object of this.store.values()) handler.onAdd?.(object);
   }
 
-  /** Starts every list+watch loop; they run until `signal` aborts. */
+  /** Starts every list+watch loop, and the resync timer; they run until `signal` aborts. */
   start(signal: AbortSignal): void {
     if (this.running) return;
     this.running = Promise.all(this.reflectors.map((reflector) => reflector.run(signal))).then(() => undefined);
+    const period = jitteredResyncPeriod(this.options.resyncPeriodMs ?? DEFAULT_RESYNC_PERIOD_MS);
+    if (period > 0 && !signal.aborted) {
+      const timer = setInterval(() => this.resync(), period);
+      timer.unref();
+      signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+    }
+  }
+
+  /**
+   * Adds a field index: `fn` names the values each object is filed under, and
+   * `byIndex(name, value)` returns the objects filed under `value`. Objects
+   * already cached are indexed at once, so it may be called at any time.
+   */
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    if (this.indexes.has(name)) throw new Error(`the ${this.kind.kind} cache already has an index named "${name}": index names must be unique per kind`);
+    const index = new FieldIndex<T>(fn);
+    for (const [key, object] of this.store) index.add(key, object);
+    this.indexes.set(name, index);
+  }
+
+  /** Whether an index of this name exists. */
+  hasIndex(name: string): boolean {
+    return this.indexes.has(name);
+  }
+
+  /** Objects filed under `value` by the index `name`, optionally of one namespace. */
+  byIndex(name: string, value: string, namespace?: string): T[] {
+    const index = this.indexes.get(name);
+    if (!index) throw new Error(`the ${this.kind.kind} cache has no index named "${name}": call cache.indexField(${this.kind.kind}, '${name}', fn) before reading`);
+    const objects: T[] = [];
+    for (const key of index.keysFor(value)) {
+      const object = this.store.get(key);
+      if (object && (namespace === undefined || object.metadata?.namespace === namespace)) objects.push(object);
+    }
+    return objects;
+  }
+
+  /** Whether `object` is filed under `value` by the index `name`. */
+  indexedUnder(name: string, object: T, value: string): boolean {
+    return this.indexes.get(name)?.valuesOf(keyOf(object)).includes(value) ?? false;
   }
 
   /** Resolves when the loops have ended after the abort. */
@@ -108,10 +188,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     return this.store.get(key);
   }
 
-  /** Cached objects, optionally of one namespace. */
+  /** Cached objects, optionally of one namespace (read from the namespace index, not a scan). */
   list(namespace?: string): T[] {
-    const all = [...this.store.values()];
-    return namespace === undefined ? all : all.filter((object) => object.metadata?.namespace === namespace);
+    if (namespace === undefined) return [...this.store.values()];
+    return [...(this.byNamespace.get(namespace)?.values() ?? [])];
   }
 
   /** Number of cached objects. */
@@ -130,6 +210,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const key = keyOf(object);
     const previous = this.store.get(key);
     this.store.set(key, object);
+    this.indexObject(key, object, previous);
     if (!previous) {
       for (const handler of this.handlers) safely(() => handler.onAdd?.(object), this.options.logger);
     } else if (previous.metadata?.resourceVersion !== object.metadata?.resourceVersion) {
@@ -137,20 +218,96 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     }
   }
 
-  /** @internal Removes an object, notifying handlers. */
+  /**
+   * @internal Removes an object, notifying handlers. `lastKnown` is the object
+   * from a DELETED event; without it (a relist found the object gone) the
+   * cached copy is delivered, flagged `finalStateUnknown`.
+   */
   remove(key: string, lastKnown?: T): void {
     const previous = this.store.get(key);
     if (!previous && !lastKnown) return;
     this.store.delete(key);
+    if (previous) this.unindexObject(key, previous);
     const object = lastKnown ?? previous!;
-    for (const handler of this.handlers) safely(() => handler.onDelete?.(object), this.options.logger);
+    const info: DeleteInfo = { finalStateUnknown: lastKnown === undefined };
+    for (const handler of this.handlers) safely(() => handler.onDelete?.(object, info), this.options.logger);
   }
 
   /** @internal Keys currently stored for one reflector's scope. */
   keysIn(namespace: string | undefined): string[] {
     if (namespace === undefined) return [...this.store.keys()];
-    return [...this.store.entries()].filter(([, object]) => object.metadata?.namespace === namespace).map(([key]) => key);
+    return [...(this.byNamespace.get(namespace)?.keys() ?? [])];
   }
+
+  /** Redelivers every cached object as an update with old === new (see resyncPeriodMs). */
+  private resync(): void {
+    for (const object of this.store.values()) {
+      for (const handler of this.handlers) safely(() => handler.onUpdate?.(object, object), this.options.logger);
+    }
+  }
+
+  private indexObject(key: string, object: T, previous: T | undefined): void {
+    if (previous) this.unindexObject(key, previous);
+    const namespace = object.metadata?.namespace;
+    if (namespace) {
+      let objects = this.byNamespace.get(namespace);
+      if (!objects) this.byNamespace.set(namespace, (objects = new Map()));
+      objects.set(key, object);
+    }
+    for (const index of this.indexes.values()) index.add(key, object);
+  }
+
+  private unindexObject(key: string, object: T): void {
+    const namespace = object.metadata?.namespace;
+    const objects = namespace ? this.byNamespace.get(namespace) : undefined;
+    if (objects) {
+      objects.delete(key);
+      if (objects.size === 0) this.byNamespace.delete(namespace!);
+    }
+    for (const index of this.indexes.values()) index.remove(key);
+  }
+}
+
+/** One field index: value → keys, and key → values so an update can unfile the old values. */
+class FieldIndex<T extends KubernetesObject> {
+  private readonly keysByValue = new Map<string, Set<string>>();
+  private readonly valuesByKey = new Map<string, string[]>();
+
+  constructor(private readonly fn: IndexFunc<T>) {}
+
+  add(key: string, object: T): void {
+    const values = [...new Set(this.fn(object))];
+    if (!values.length) return;
+    this.valuesByKey.set(key, values);
+    for (const value of values) {
+      let keys = this.keysByValue.get(value);
+      if (!keys) this.keysByValue.set(value, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  remove(key: string): void {
+    for (const value of this.valuesByKey.get(key) ?? []) {
+      const keys = this.keysByValue.get(value);
+      keys?.delete(key);
+      if (keys?.size === 0) this.keysByValue.delete(value);
+    }
+    this.valuesByKey.delete(key);
+  }
+
+  keysFor(value: string): Iterable<string> {
+    return this.keysByValue.get(value) ?? [];
+  }
+
+  valuesOf(key: string): string[] {
+    return this.valuesByKey.get(key) ?? [];
+  }
+}
+
+/** The resync period one informer uses: `periodMs` × a factor in [0.9, 1.1), as controller-runtime jitters SyncPeriod. */
+export function jitteredResyncPeriod(periodMs: number): number {
+  if (!(periodMs > 0)) return 0;
+  return Math.round(periodMs * (0.9 + Math.random() / 5));
 }
 
 /** The list+watch loop for one namespace (or all). */
@@ -172,12 +329,18 @@ class Reflector<T extends KubernetesObject> {
   async run(signal: AbortSignal): Promise<void> {
     let failures = 0;
     while (!signal.aborted) {
-      const started = Date.now();
+      // Durations on the monotonic clock: a wall-clock step must not look like a long or short watch.
+      const started = performance.now();
       try {
         if (this.resourceVersion === undefined) await this.relist(signal);
-        await this.watch(signal);
+        const watchStarted = performance.now();
+        const events = await this.watch(signal);
+        const watchedMs = performance.now() - watchStarted;
+        if (events === 0 && watchedMs < MIN_WATCH_DURATION_MS && !signal.aborted) {
+          throw new Error(`very short watch: the server closed the ${this.kind.kind} watch after ${Math.round(watchedMs)} ms without any event`);
+        }
         // A clean close is the server's timeout; reopen at once from the last resourceVersion.
-        if (Date.now() - started >= HEALTHY_WATCH_MS) failures = 0;
+        if (performance.now() - started >= HEALTHY_WATCH_MS) failures = 0;
       } catch (err) {
         if (signal.aborted) break;
         if (isGone(err)) {
@@ -185,7 +348,13 @@ class Reflector<T extends KubernetesObject> {
           this.resourceVersion = undefined;
           continue;
         }
-        if (Date.now() - started >= HEALTHY_WATCH_MS) failures = 0;
+        if (isResourceVersionTooLarge(err)) {
+          // The server has not caught up with our resourceVersion (say, after an etcd restore or on a lagging
+          // API server). Retrying it never helps; client-go relists from scratch, with a consistent read.
+          this.log.info({ resourceVersion: this.resourceVersion }, 'resourceVersion too large for the server; relisting from scratch');
+          this.resourceVersion = undefined;
+        }
+        if (performance.now() - started >= HEALTHY_WATCH_MS) failures = 0;
         const delay = this.backoff(failures++);
         this.log.warn({ err: describe(err), retryInMs: delay, attempt: failures }, 'list/watch failed; reconnecting after backoff');
         await sleep(delay, undefined, { signal }).catch(() => undefined);
@@ -218,7 +387,8 @@ class Reflector<T extends KubernetesObject> {
       listVersion = page.metadata?.resourceVersion ?? listVersion;
     } while (continueToken);
 
-    // Replace this scope's contents: deletions we missed while disconnected become delete events.
+    // Replace this scope's contents: deletions we missed while disconnected become delete events,
+    // flagged finalStateUnknown because we never saw the object's last state.
     for (const key of this.informer.keysIn(this.namespace)) {
       if (!fresh.has(key)) this.informer.remove(key);
     }
@@ -231,7 +401,9 @@ class Reflector<T extends KubernetesObject> {
     }
   }
 
-  private async watch(signal: AbortSignal): Promise<void> {
+  /** Runs one watch until it ends; returns how many events (bookmarks included) it delivered. */
+  private async watch(signal: AbortSignal): Promise<number> {
+    let received = 0;
     const timeoutSeconds = Math.floor(MIN_WATCH_TIMEOUT_SECONDS * (1 + Math.random()));
     const idleTimeout = this.options.watchIdleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS;
     const events = this.rest.watch<T>(
@@ -241,6 +413,7 @@ class Reflector<T extends KubernetesObject> {
       idleTimeout,
     );
     for await (const event of events) {
+      received++;
       switch (event.type) {
         case 'ADDED':
         case 'MODIFIED':
@@ -263,6 +436,7 @@ class Reflector<T extends KubernetesObject> {
       const version = event.object?.metadata?.resourceVersion;
       if (version) this.resourceVersion = version;
     }
+    return received;
   }
 
   private prepare(object: T): T {
@@ -272,6 +446,16 @@ class Reflector<T extends KubernetesObject> {
     if (this.options.stripManagedFields !== false && object.metadata?.managedFields) delete object.metadata.managedFields;
     return object;
   }
+}
+
+/**
+ * A 504 whose cause is ResourceVersionTooLarge (or, from older servers, whose
+ * message says "Too large resource version"), as client-go's reflector detects it.
+ */
+export function isResourceVersionTooLarge(err: unknown): boolean {
+  if (!(err instanceof ApiError)) return false;
+  if (err.status?.details?.causes?.some((cause) => cause.reason === 'ResourceVersionTooLarge')) return true;
+  return err.statusCode === 504 && /too large resource version/i.test(err.message);
 }
 
 function describe(err: unknown): string {

@@ -76,7 +76,7 @@ export function declaredKind(apiVersion: string, kind: string): Kind | undefined
   return declaredKinds.get(`${apiVersion}/${kind}`);
 }
 
-/** `group/Kind`, the identity used for owner references and informer keys. */
+/** `group/Kind`, the identity used for owner references (informers are keyed by version too). */
 export function groupKindOf(kind: Pick<Kind, 'group' | 'kind'>): string {
   return `${kind.group}/${kind.kind}`;
 }

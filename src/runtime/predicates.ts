@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { DeleteInfo } from './informer.js';
 import { matchesLabels, parseSelector, requirementsOf, type LabelSelector } from './labels.js';
 
 /**
@@ -9,7 +10,8 @@ import { matchesLabels, parseSelector, requirementsOf, type LabelSelector } from
 export interface Predicate<T extends KubernetesObject = KubernetesObject> {
   create?(object: T): boolean;
   update?(oldObject: T, newObject: T): boolean;
-  delete?(object: T): boolean;
+  /** `info.finalStateUnknown` is true when a relist, not the watch, found the object gone. */
+  delete?(object: T, info: DeleteInfo): boolean;
   generic?(object: T): boolean;
 }
 
@@ -18,14 +20,15 @@ export function admits(predicate: Predicate, event: WatchedEvent): boolean {
   switch (event.type) {
     case 'create': return predicate.create?.(event.object) ?? true;
     case 'update': return predicate.update?.(event.oldObject, event.object) ?? true;
-    case 'delete': return predicate.delete?.(event.object) ?? true;
+    case 'delete': return predicate.delete?.(event.object, { finalStateUnknown: event.finalStateUnknown ?? false }) ?? true;
     case 'generic': return predicate.generic?.(event.object) ?? true;
   }
 }
 
 /** An informer event as the controller sees it. */
 export type WatchedEvent =
-  | { type: 'create' | 'delete' | 'generic'; object: KubernetesObject }
+  | { type: 'create' | 'generic'; object: KubernetesObject }
+  | { type: 'delete'; object: KubernetesObject; finalStateUnknown?: boolean }
   | { type: 'update'; oldObject: KubernetesObject; object: KubernetesObject };
 
 /** A predicate that applies the same test to the object of every event (the new object on update). */
@@ -81,7 +84,7 @@ function combine(test: (event: WatchedEvent) => boolean): Predicate {
   return {
     create: (object) => test({ type: 'create', object }),
     update: (oldObject, object) => test({ type: 'update', oldObject, object }),
-    delete: (object) => test({ type: 'delete', object }),
+    delete: (object, info) => test({ type: 'delete', object, finalStateUnknown: info?.finalStateUnknown }),
     generic: (object) => test({ type: 'generic', object }),
   };
 }

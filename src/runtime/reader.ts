@@ -9,6 +9,13 @@ export interface ListOptions {
   namespace?: string;
   labelSelector?: Selector;
   fieldSelector?: Selector;
+  /**
+   * Field values to match exactly, as controller-runtime's MatchingFields. The
+   * cache answers them from indexes added with `cache.indexField(kind, field, fn)`
+   * (and fails for a field without one); the API reader sends them as a field
+   * selector, so there they must be fields the API server can select on.
+   */
+  matchingFields?: Record<string, string>;
 }
 
 /**
@@ -19,6 +26,12 @@ export interface Reader {
   /** Returns the object or throws NotFoundError. */
   get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<T>;
   list<T extends KubernetesObject>(kind: Kind<T>, options?: ListOptions): Promise<T[]>;
+}
+
+/** The field selector to send to the API server: `fieldSelector` and `matchingFields` together. */
+export function fieldSelectorOf(options: Pick<ListOptions, 'fieldSelector' | 'matchingFields'>): string | undefined {
+  const parts = [selectorString(options.fieldSelector), selectorString(options.matchingFields)].filter(Boolean);
+  return parts.length ? parts.join(',') : undefined;
 }
 
 /** The string form the API expects for a selector. */
