@@ -67,6 +67,7 @@ export const DEFAULT_BACKOFF_MAX_MS = 30 * 1000;
 /** controller-runtime's default SyncPeriod: 10 hours (jittered ±10 % per informer). */
 export const DEFAULT_RESYNC_PERIOD_MS = 10 * 60 * 60 * 1000;
 const LIST_PAGE_SIZE = 500;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /**
  * A watch that ends sooner than this without a single event is an error, not a
  * normal close (client-go's reflector says "very short watch"): a server or
@@ -307,7 +308,8 @@ class FieldIndex<T extends KubernetesObject> {
 /** The resync period one informer uses: `periodMs` × a factor in [0.9, 1.1), as controller-runtime jitters SyncPeriod. */
 export function jitteredResyncPeriod(periodMs: number): number {
   if (!(periodMs > 0)) return 0;
-  return Math.round(periodMs * (0.9 + Math.random() / 5));
+  // Node timers overflow past 2^31-1 ms (~24.8 days) and would then fire at once, in a loop.
+  return Math.min(MAX_TIMER_MS, Math.round(periodMs * (0.9 + Math.random() / 5)));
 }
 
 /** The list+watch loop for one namespace (or all). */

@@ -45,6 +45,7 @@ export class ChannelSource<T extends KubernetesObject = KubernetesObject> implem
     for (const handler of this.handlers) handler.onGeneric?.(object);
   }
 
+  /** Subscribes a controller; the first one also receives the objects sent before it. */
   addEventHandler(handler: SourceEventHandler<T>): void {
     this.handlers.push(handler);
     const pending = this.pending;

@@ -97,6 +97,7 @@ test('the resync period is jittered within [0.9, 1.1) of the setting, and 0 turn
   assert.ok(samples.every((ms) => ms >= 9000 && ms <= 11_000), `out of range: ${samples.filter((ms) => ms < 9000 || ms > 11_000).slice(0, 5).join(', ')}`);
   assert.ok(Math.min(...samples) < 9200 && Math.max(...samples) > 10_800, 'the jitter must spread informers over the whole range');
   assert.equal(jitteredResyncPeriod(0), 0);
+  assert.equal(jitteredResyncPeriod(365 * 24 * 3600 * 1000), 2 ** 31 - 1, 'capped where Node timers would overflow and fire at once');
 });
 
 test('ResourceVersionTooLarge is recognised by its cause and by its message', () => {
