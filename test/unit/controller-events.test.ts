@@ -1,0 +1,77 @@
+/**
+ * How a controller turns source events into queued keys, without a server:
+ * updates map the old and the new object (union), async mappers enqueue when
+ * they resolve, and a failing mapper drops only its own event. The same
+ * behaviours on a real API server are in test/e2e/runtime-cache.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { ChannelSource, ConfigMap, Controller, ManagerMetrics, enqueueForOwner, silentLogger, type EventSource, type SourceEventHandler } from '../../src/runtime/index.js';
+
+/** A source the test drives by hand (stands in for an informer). */
+class ManualSource implements EventSource {
+  handler!: SourceEventHandler;
+  addEventHandler(handler: SourceEventHandler): void {
+    this.handler = handler;
+  }
+  waitForSync(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+const owned = (...owners: string[]): KubernetesObject => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { namespace: 'ns', name: 's', ownerReferences: owners.map((name) => ({ apiVersion: 'v1', kind: 'ConfigMap', name, uid: name, controller: true })) },
+});
+
+async function queued(controller: Controller): Promise<string[]> {
+  await new Promise((resolve) => setImmediate(resolve));
+  const keys: string[] = [];
+  while (controller.queue.len() > 0) {
+    const key = (await controller.queue.get())!;
+    keys.push(key);
+    controller.queue.done(key);
+  }
+  return keys.sort();
+}
+
+function newController(): Controller {
+  return new Controller('events', { async reconcile() {} }, ConfigMap, silentLogger, new ManagerMetrics());
+}
+
+test('an update enqueues the owners of the old and of the new object', async () => {
+  const controller = newController();
+  const source = new ManualSource();
+  controller.watch({ source, mapper: enqueueForOwner(ConfigMap), predicates: [] });
+  source.handler.onUpdate!(owned('a'), owned('b'));
+  assert.deepEqual(await queued(controller), ['ns/a', 'ns/b'], 'an owner moved from a to b reconciles both');
+  source.handler.onUpdate!(owned('b'), owned());
+  assert.deepEqual(await queued(controller), ['ns/b'], 'orphaning reconciles the old owner');
+});
+
+test('async mappers enqueue when they resolve; a rejected one drops only its event', async () => {
+  const controller = newController();
+  const source = new ManualSource();
+  controller.watch({
+    source,
+    mapper: async (object) => {
+      if (object.metadata?.name === 'bad') throw new Error('map failed');
+      return [{ namespace: 'ns', name: `target-of-${object.metadata!.name}` }];
+    },
+    predicates: [],
+  });
+  source.handler.onAdd!({ metadata: { namespace: 'ns', name: 'bad' } });
+  source.handler.onUpdate!({ metadata: { namespace: 'ns', name: 'old' } }, { metadata: { namespace: 'ns', name: 'new' } });
+  assert.deepEqual(await queued(controller), ['ns/target-of-new', 'ns/target-of-old']);
+});
+
+test('channel events are generic events: predicates see them, the mapper maps them', async () => {
+  const controller = newController();
+  const channel = new ChannelSource();
+  controller.watch({ source: channel, mapper: (object) => [{ name: object.metadata!.name! }], predicates: [{ generic: (object) => object.metadata?.name !== 'skip' }] });
+  channel.send({ metadata: { name: 'one' } });
+  channel.send({ metadata: { name: 'skip' } });
+  assert.deepEqual(await queued(controller), ['one']);
+});
