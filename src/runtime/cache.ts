@@ -128,19 +128,23 @@ export class Cache implements Reader {
     const namespace = kind.namespaced ? options.namespace : undefined;
     const labels = selectorString(options.labelSelector);
     const labelRequirements = labels ? parseSelector(labels) : [];
-    const fields = parseFieldSelector(selectorString(options.fieldSelector), informer);
-    const indexed = [...Object.entries(options.matchingFields ?? {}), ...fields.indexed];
-    for (const [field] of indexed) {
-      if (!informer.hasIndex(field)) throw new Error(`the ${kind.kind} cache has no index for field "${field}": call mgr.getCache().indexField(${kind.kind}, '${field}', fn) before mgr.start()`);
+    const terms = [...parseFieldSelector(selectorString(options.fieldSelector)), ...Object.entries(options.matchingFields ?? {}).map(([field, value]) => ({ field, op: '=', value }))];
+    const indexed: FieldTerm[] = [];
+    const direct: FieldTerm[] = [];
+    for (const term of terms) {
+      if (term.op !== '!=' && informer.hasIndex(term.field)) indexed.push(term);
+      else if (term.field === 'metadata.name' || term.field === 'metadata.namespace') direct.push(term);
+      else if (term.op === '!=') throw new Error(`the cache cannot filter by "${term.field}!=${term.value}": it matches equality on indexed fields and metadata.name/metadata.namespace; use mgr.getAPIReader()`);
+      else throw new Error(`the ${kind.kind} cache has no index for field "${term.field}": call mgr.getCache().indexField(${kind.kind}, '${term.field}', fn) before mgr.start(), or read with mgr.getAPIReader()`);
     }
-    // The first index narrows the candidates; any further ones filter them.
+    // The first index narrows the candidates; the other terms filter them.
     const [first, ...rest] = indexed;
-    const candidates = first ? informer.byIndex(first[0], first[1], namespace) : informer.list(namespace);
+    const candidates = first ? informer.byIndex(first.field, first.value, namespace) : informer.list(namespace);
     return candidates
       .filter((object) =>
-        rest.every(([field, value]) => informer.indexedUnder(field, object, value)) &&
-        matchesLabels(labelRequirements, object.metadata?.labels) &&
-        fields.direct(object))
+        rest.every((term) => informer.indexedUnder(term.field, object, term.value)) &&
+        direct.every((term) => matchesMetadataField(term, object)) &&
+        matchesLabels(labelRequirements, object.metadata?.labels))
       .map((object) => structuredClone(object));
   }
 
@@ -167,28 +171,24 @@ function informerKey(kind: Pick<Kind, 'group' | 'version' | 'kind'>): string {
   return `${kind.group}/${kind.version}/${kind.kind}`;
 }
 
-/**
- * Splits a field selector into equality terms on indexed fields (answered by
- * the index) and tests the cache can apply directly: metadata.name and
- * metadata.namespace, which need no index.
- */
-function parseFieldSelector(selector: string | undefined, informer: Pick<Informer, 'hasIndex'>): { indexed: Array<[string, string]>; direct: (object: KubernetesObject) => boolean } {
-  const indexed: Array<[string, string]> = [];
-  const tests: Array<(object: KubernetesObject) => boolean> = [];
-  for (const raw of selector ? selector.split(',') : []) {
+/** One `field=value` (or `==`, `!=`) term of a field selector. */
+interface FieldTerm {
+  field: string;
+  op: string;
+  value: string;
+}
+
+function parseFieldSelector(selector: string | undefined): FieldTerm[] {
+  return (selector ? selector.split(',') : []).map((raw) => {
     const term = raw.trim();
     const match = term.match(/^([^=!\s]+)\s*(==|=|!=)\s*(.*)$/);
-    const [, field, op, value] = match ?? [];
-    if (field && value !== undefined && op !== '!=' && informer.hasIndex(field)) {
-      indexed.push([field, value]);
-    } else if (field === 'metadata.name' || field === 'metadata.namespace') {
-      tests.push((object) => {
-        const actual = field === 'metadata.name' ? object.metadata?.name : object.metadata?.namespace;
-        return op === '!=' ? actual !== value : actual === value;
-      });
-    } else {
-      throw new Error(`the cache cannot filter by field selector "${term}": it matches metadata.name, metadata.namespace and equality on fields indexed with cache.indexField(); index the field or use mgr.getAPIReader()`);
-    }
-  }
-  return { indexed, direct: (object) => tests.every((test) => test(object)) };
+    if (!match) throw new Error(`field selector term "${term}" is not valid: use field=value, field==value or field!=value`);
+    return { field: match[1]!, op: match[2]!, value: match[3]! };
+  });
+}
+
+/** metadata.name and metadata.namespace need no index: the cache reads them directly. */
+function matchesMetadataField(term: FieldTerm, object: KubernetesObject): boolean {
+  const actual = term.field === 'metadata.name' ? object.metadata?.name : object.metadata?.namespace;
+  return term.op === '!=' ? actual !== term.value : actual === term.value;
 }
