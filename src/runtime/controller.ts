@@ -97,8 +97,12 @@ export class Controller {
    */
   watch(watch: WatchSource): void {
     this.sources.push(watch);
-    const add = (requests: ObjectKey[]): void => {
-      for (const request of requests) if (request.name) this.queue.add(keyOf(request));
+    // The union is built before queueing: adding one key twice could hand it to an idle worker
+    // and then mark it dirty, reconciling it twice for one event.
+    const add = (results: ObjectKey[][]): void => {
+      const keys = new Set<string>();
+      for (const requests of results) for (const request of requests) if (request.name) keys.add(keyOf(request));
+      for (const key of keys) this.queue.add(key);
     };
     const failed = (err: unknown): void => {
       this.log.error({ err }, 'mapping a watched event to requests failed; the event is dropped');
@@ -115,9 +119,9 @@ export class Controller {
       }
       // Synchronous mappers (owners, the object itself) enqueue at once; async ones when they resolve.
       if (mapped.some((result) => result instanceof Promise)) {
-        Promise.all(mapped).then((results) => results.forEach(add), failed);
+        Promise.all(mapped).then(add, failed);
       } else {
-        (mapped as ObjectKey[][]).forEach(add);
+        add(mapped as ObjectKey[][]);
       }
     };
     watch.source.addEventHandler({

@@ -75,3 +75,16 @@ test('channel events are generic events: predicates see them, the mapper maps th
   channel.send({ metadata: { name: 'skip' } });
   assert.deepEqual(await queued(controller), ['one']);
 });
+
+test('an update whose old and new object map to the same key is reconciled once', async () => {
+  const controller = newController();
+  const source = new ManualSource();
+  controller.watch({ source, mapper: (object) => [{ namespace: 'ns', name: object.metadata!.name! }], predicates: [] });
+  // A worker already waiting: the first add hands it the key at once, so a second add would mark it dirty.
+  const handed = controller.queue.get();
+  source.handler.onUpdate!({ metadata: { namespace: 'ns', name: 'same' } }, { metadata: { namespace: 'ns', name: 'same' } });
+  const key = (await handed)!;
+  controller.queue.done(key);
+  assert.equal(key, 'ns/same');
+  assert.equal(controller.queue.len(), 0, 'the key was queued again: one event reconciled it twice');
+});
