@@ -186,6 +186,22 @@ describe('events and cache', () => {
     });
   });
 
+  it('/readyz stays 200 when the operator may not list a kind it reads lazily (RBAC)', async () => {
+    // The user may list and watch ConfigMaps (its controller's kind) and nothing else: a cached read of
+    // Secrets starts an informer whose every list is 403 Forbidden.
+    await api.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'configmaps-only' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }] });
+    await api.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'configmaps-only' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'configmaps-only' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'configmaps-only' }] });
+    const mgr = newManager({ kubeConfig: await env.addUser({ name: 'configmaps-only' }), healthProbeBindAddress: '127.0.0.1:0', cacheSyncTimeoutMs: 5000 });
+    const { reconciler } = recorder();
+    newControllerManagedBy(mgr).for(ConfigMap).named('rbac-ready').complete(reconciler);
+    await running(mgr, async () => {
+      const readyz = async (): Promise<number> => (await fetch(`http://${mgr.getHealthProbeAddress()}/readyz`)).status;
+      await eventually('ready once the ConfigMap cache synced', async () => (await readyz()) === 200);
+      await assert.rejects(mgr.getClient().get(Secret, { namespace: 'default', name: 's' }), /timed out after 5s waiting for the Secret cache to sync/);
+      assert.equal(await readyz(), 200, 'a forbidden lazy read must not make the process unready');
+    });
+  });
+
   it('field indexes answer matchingFields and equality field selectors, and follow updates and deletes', async () => {
     const namespace = 'indexes';
     const mgr = newManager();
