@@ -1,4 +1,5 @@
 import { ScaffoldError } from './errors.js';
+import { pluralizeKind } from './plural.js';
 
 // The same limits Kubernetes applies (k8s.io/apimachinery validation), because
 // every name here ends up in an object name, an API group or a label.
@@ -89,50 +90,11 @@ export function validatePlural(plural: string): void {
   }
 }
 
-// Plural rules in the spirit of gobuffalo/flect, which kubebuilder uses to
-// derive resource names; the tables are ours, the outcomes match for the kinds
-// people actually write.
-const UNCOUNTABLE = new Set([
-  'equipment', 'information', 'rice', 'money', 'species', 'series', 'fish', 'sheep', 'deer', 'news', 'data', 'metadata', 'moose', 'aircraft', 'software', 'hardware', 'feedback', 'traffic',
-]);
-
-const IRREGULAR: Record<string, string> = {
-  person: 'people', man: 'men', woman: 'women', child: 'children', ox: 'oxen', mouse: 'mice', goose: 'geese', foot: 'feet', tooth: 'teeth',
-  leaf: 'leaves', knife: 'knives', life: 'lives', wife: 'wives', half: 'halves', shelf: 'shelves', wolf: 'wolves', calf: 'calves',
-  index: 'indices', vertex: 'vertices', matrix: 'matrices', appendix: 'appendices', criterion: 'criteria', phenomenon: 'phenomena',
-  analysis: 'analyses', basis: 'bases', crisis: 'crises', thesis: 'theses', diagnosis: 'diagnoses', axis: 'axes',
-  quiz: 'quizzes', potato: 'potatoes', tomato: 'tomatoes', hero: 'heroes', echo: 'echoes', veto: 'vetoes',
-};
-
-/** Suffix rules, longest first; each maps a singular ending to its plural ending. */
-const SUFFIX_RULES: [string, string][] = [
-  ['ss', 'sses'],
-  ['sh', 'shes'],
-  ['ch', 'ches'],
-  ['us', 'uses'],
-  ['ay', 'ays'],
-  ['ey', 'eys'],
-  ['oy', 'oys'],
-  ['uy', 'uys'],
-  ['y', 'ies'],
-  ['x', 'xes'],
-  ['z', 'zes'],
-  ['s', 'ses'],
-];
-
 /**
- * The plural resource name kubebuilder derives from a kind: lowercased, then
- * pluralised (Memcached → memcacheds, Policy → policies, Status → statuses).
+ * The plural resource name kubebuilder derives from a kind, which is
+ * gobuffalo/flect's plural of the lowercased kind (Memcached → memcacheds,
+ * Policy → policies, Redis → redis); see ./plural.ts.
  */
 export function pluralize(kind: string): string {
-  const word = kind.toLowerCase();
-  if (UNCOUNTABLE.has(word)) return word;
-  for (const [singular, plural] of Object.entries(IRREGULAR)) {
-    // Compound kinds end in the irregular word: "Salesperson" → "salespeople".
-    if (word === singular || (word.endsWith(singular) && singular.length >= 4)) return word.slice(0, word.length - singular.length) + plural;
-  }
-  for (const [ending, replacement] of SUFFIX_RULES) {
-    if (word.endsWith(ending)) return word.slice(0, word.length - ending.length) + replacement;
-  }
-  return `${word}s`;
+  return pluralizeKind(kind);
 }
