@@ -91,6 +91,29 @@ export function validatePlural(plural: string): void {
 }
 
 /**
+ * Throws unless the plural derived from `kind` (used when there is no --plural)
+ * can name a resource. Two kinds pass {@link validateKind} but not this: a kind
+ * near 63 characters, whose plural outgrows the limit, and a few acronyms that
+ * flect keeps in upper case (Dns → dnsDNSes), which kubebuilder also rejects.
+ */
+export function validateDerivedPlural(kind: string): void {
+  const plural = pluralize(kind);
+  if (isDns1123Label(plural)) return;
+  const lower = kind.toLowerCase();
+  const example = lower.length <= DNS1123_LABEL_MAX - 2 ? ` such as --plural ${lower}${lower.endsWith('s') ? 'es' : 's'}` : '';
+  if (plural.length > DNS1123_LABEL_MAX) {
+    throw new ScaffoldError(
+      `kind "${kind}" gives the plural resource name "${plural}" of ${plural.length} characters, longer than the ${DNS1123_LABEL_MAX} a resource name may have`,
+      `pass --plural with a name of at most ${DNS1123_LABEL_MAX} lowercase letters and digits, or a shorter --kind`,
+    );
+  }
+  throw new ScaffoldError(
+    `kind "${kind}" gives the plural resource name "${plural}" (kubebuilder's pluralizer keeps the acronym in upper case), which is not a valid resource name`,
+    `pass a lowercase --plural${example}`,
+  );
+}
+
+/**
  * The plural resource name kubebuilder derives from a kind, which is
  * gobuffalo/flect's plural of the lowercased kind (Memcached → memcacheds,
  * Policy → policies, Redis → redis); see ./plural.ts.

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { pluralize } from '../../src/scaffold/names.js';
+import { ScaffoldError } from '../../src/scaffold/errors.js';
+import { pluralize, validateDerivedPlural } from '../../src/scaffold/names.js';
 import { pluralizeKind } from '../../src/scaffold/plural.js';
 
 // Both files are produced by ci/plural-golden.sh from gobuffalo/flect v1.0.3
@@ -80,4 +81,36 @@ test('the kind is lowercased as a whole before pluralizing, so case in the kind 
   assert.equal(pluralizeKind('SalesPerson'), pluralizeKind('Salesperson'));
   assert.equal(pluralizeKind('APIKey'), 'apikeys');
   assert.equal(pluralizeKind('CronJob'), pluralizeKind('Cronjob'));
+});
+
+test('a derived plural that cannot name a resource is refused with the fix; a usable one passes', () => {
+  const longest = `K${'a'.repeat(61)}`; // 62 characters: its plural has 63
+  assert.equal(pluralizeKind(longest).length, 63);
+  assert.doesNotThrow(() => validateDerivedPlural(longest));
+  assert.doesNotThrow(() => validateDerivedPlural('Memcached'));
+  assert.doesNotThrow(() => validateDerivedPlural('Redis'));
+
+  const tooLong = `K${'a'.repeat(62)}`;
+  assert.throws(
+    () => validateDerivedPlural(tooLong),
+    (error: unknown) => error instanceof ScaffoldError && /of 64 characters, longer than the 63/.test(error.problem) && /--plural.*shorter --kind/.test(error.fix),
+  );
+  // A consonant + "y" becomes "ies", two letters more: a 62-character kind is already too long.
+  assert.throws(() => validateDerivedPlural(`K${'a'.repeat(59)}ly`), /of 64 characters/);
+
+  for (const [kind, suggestion] of [['Dns', 'dnses'], ['Https', 'httpses'], ['Ids', 'idses']] as const) {
+    assert.throws(
+      () => validateDerivedPlural(kind),
+      (error: unknown) => error instanceof ScaffoldError && error.problem.includes(`"${pluralizeKind(kind)}"`) && error.fix === `pass a lowercase --plural such as --plural ${suggestion}`,
+      kind,
+    );
+  }
+});
+
+test('every golden kind whose flect plural is not a resource name is refused by validateDerivedPlural, and only those', () => {
+  for (const row of readGolden()) {
+    const usable = /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(row.plural) && row.plural.length <= 63;
+    if (usable) assert.doesNotThrow(() => validateDerivedPlural(row.kind), row.kind);
+    else assert.throws(() => validateDerivedPlural(row.kind), ScaffoldError, row.kind);
+  }
 });
