@@ -15,7 +15,7 @@ mode="${1:-write}"
 case "$mode" in write|--check) ;; *) echo "usage: ci/plural-golden.sh [--check]" >&2; exit 2 ;; esac
 
 command -v go >/dev/null || { echo "plural-golden: Go is needed to run flect (only for regenerating the golden)" >&2; exit 1; }
-export GOTOOLCHAIN=local GOFLAGS=-mod=readonly
+export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
