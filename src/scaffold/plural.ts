@@ -187,9 +187,14 @@ const IRREGULAR_NOUNS: readonly IrregularNoun[] = [
  * ending, plural ending]. Several rows are flect's own quirks and stay as they
  * are because kubebuilder's output follows them (e.g. "-nula" becomes
  * "-bulae", "-ium" becomes "-ia").
+ *
+ * Some rows of both tables change no plural, because the general rules give
+ * the same result ("shoe", "house", "-tive", "-ouse"); flect needs them to
+ * singularize. They stay so that both tables can be compared with flect's
+ * line by line when kubebuilder moves to a newer flect.
  */
 const ENDING_RULES: readonly (readonly [singular: string, plural: string])[] = [
-  // -f / -fe → -ves, with "-tive" guarded first so "directive" is not "direcves".
+  // -f / -fe → -ves.
   ['tive', 'tives'],
   ['eaf', 'eaves'],
   ['oaf', 'oaves'],
