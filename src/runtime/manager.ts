@@ -218,7 +218,7 @@ export class Manager {
         if (!stopping.aborted) {
           holding = this.elector.holdUntil(leaderAbort.signal).catch((err: Error) => {
             lostLeadership = err;
-            this.log.error({ err: err.message }, 'leader election lost');
+            this.log.error({ err }, 'leader election lost');
             this.stop();
           });
         }
@@ -230,7 +230,7 @@ export class Manager {
         for (const controller of this.controllers) {
           controller.start(stopping, syncTimeout).catch((err: Error) => {
             if (stopping.aborted) return;
-            this.log.error({ controller: controller.name, err: err.message }, 'controller failed to start');
+            this.log.error({ controller: controller.name, err }, 'controller failed to start');
             this.stop();
           });
         }
@@ -259,7 +259,7 @@ export class Manager {
 
   private runRunnable(runnable: Runnable, signal: AbortSignal): void {
     runnable.start(signal).catch((err: Error) => {
-      this.log.error({ err: err.message }, 'runnable failed');
+      this.log.error({ err }, 'runnable failed');
       this.stop();
     });
   }
