@@ -95,7 +95,13 @@ export class Manager {
   constructor(private readonly options: ManagerOptions = {}) {
     this.log = options.logger ?? createLogger();
     this.rest = new RestClient(options.kubeConfig ?? loadKubeConfig());
-    this.rest.observe(({ method, statusCode }) => this.metrics.restClientRequests.inc({ code: String(statusCode), method, host: hostOf(this.rest.server) }));
+    this.rest.observe(({ method, statusCode, attempt }) => {
+      const host = hostOf(this.rest.server);
+      // client-go's label for an attempt that got no response.
+      const code = statusCode ? String(statusCode) : '<error>';
+      this.metrics.restClientRequests.inc({ code, method, host });
+      if (attempt > 1) this.metrics.restClientRequestRetries.inc({ code, verb: method, host });
+    });
     this.cache = new Cache(this.rest, {
       namespaces: options.namespaces,
       logger: this.log,
