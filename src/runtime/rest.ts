@@ -132,7 +132,10 @@ export class RestClient {
     try {
       const signal = deadline.signal(options.signal);
       const response = await this.sendWithRetries(method, path, options, signal);
-      const text = await response.text();
+      const text = await response.text().catch((err: unknown) => {
+        // undici reports a connection dropped mid-body as a bare TypeError.
+        throw signal?.aborted ? err : new ApiConnectionError(method, path, err);
+      });
       const body = text ? safeJson(text) : undefined;
       if (response.status >= 400) throw apiErrorFrom(response.status, body, `${method} ${path}`);
       return body as T;
@@ -211,8 +214,8 @@ export class RestClient {
       if (response) {
         waitMs = attempt > this.maxRetries ? undefined : retryAfterMs(response);
         if (waitMs === undefined) return response;
-        // Drain the refused answer so its connection goes back to the pool.
-        await response.body?.cancel().catch(() => undefined);
+        // Read the refused answer (a small Status) so its connection goes back to the pool.
+        await response.text().catch(() => undefined);
       }
       await sleep(waitMs!, signal);
     }
