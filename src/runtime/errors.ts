@@ -101,7 +101,7 @@ export class RequestTimeoutError extends Error {
     readonly what: string,
     readonly timeoutMs: number,
   ) {
-    super(`${what}: no answer from the API server within ${formatMs(timeoutMs)} (request timeout; raise it with the RestClient's timeoutMs option or the call's timeoutMs)`);
+    super(`${what}: timed out after ${formatMs(timeoutMs)} without a complete answer from the API server (the request timeout; raise it with the RestClient's timeoutMs option or the call's timeoutMs)`);
     this.name = 'RequestTimeoutError';
   }
 }

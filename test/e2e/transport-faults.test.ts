@@ -158,7 +158,7 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
     try {
       await assert.rejects(hurried.apiReader().get(ConfigMap, { namespace: NAMESPACE, name: 'hung' }), (err: unknown) => {
         assert.ok(err instanceof RequestTimeoutError, `got ${String(err)}`);
-        assert.equal(err.message, 'GET /api/v1/namespaces/transport/configmaps/hung: no answer from the API server within 1.5s (request timeout; raise it with the RestClient\'s timeoutMs option or the call\'s timeoutMs)');
+        assert.equal(err.message, 'GET /api/v1/namespaces/transport/configmaps/hung: timed out after 1.5s without a complete answer from the API server (the request timeout; raise it with the RestClient\'s timeoutMs option or the call\'s timeoutMs)');
         return true;
       });
     } finally {
@@ -174,7 +174,7 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
     const remove = proxy.addRule({ match: { method: 'GET', path: /\/configmaps\/hung-too$/ }, action: { type: 'hang' } });
     const started = performance.now();
     try {
-      await assert.rejects(rest.request('GET', `/api/v1/namespaces/${NAMESPACE}/configmaps/hung-too`, { timeoutMs: 700 }), /within 700ms/);
+      await assert.rejects(rest.request('GET', `/api/v1/namespaces/${NAMESPACE}/configmaps/hung-too`, { timeoutMs: 700 }), /timed out after 700ms/);
     } finally {
       remove();
     }
@@ -225,7 +225,7 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
         (async () => {
           for await (const _event of rest.watch(`/api/v1/namespaces/${NAMESPACE}/configmaps`, {}, new AbortController().signal, 60_000)) break;
         })(),
-        (err: unknown) => err instanceof RequestTimeoutError && /^watch \/api\/v1\/namespaces\/transport\/configmaps: no answer/.test(err.message),
+        (err: unknown) => err instanceof RequestTimeoutError && /^watch \/api\/v1\/namespaces\/transport\/configmaps: timed out after 1s/.test(err.message),
       );
     } finally {
       remove();
