@@ -272,10 +272,7 @@ class Deadline {
   private readonly controller = new AbortController();
   private readonly timer?: NodeJS.Timeout;
 
-  constructor(
-    private readonly what: string,
-    private readonly timeoutMs: number,
-  ) {
+  constructor(what: string, timeoutMs: number) {
     if (timeoutMs > 0) {
       this.timer = setTimeout(() => this.controller.abort(new RequestTimeoutError(what, timeoutMs)), timeoutMs);
       this.timer.unref();
