@@ -115,7 +115,7 @@ function describeCause(cause: unknown): string {
 }
 
 function formatMs(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+  return ms >= 1000 ? `${ms / 1000}s` : `${ms}ms`;
 }
 
 /**
