@@ -88,11 +88,13 @@ export class MaxOfRateLimiter implements RateLimiter {
   }
 }
 
-/** Per-item backoff start and cap of client-go's DefaultControllerRateLimiter. */
+/** Per-item backoff start of client-go's DefaultControllerRateLimiter: the first retry waits 5 ms, doubling per failure. */
 export const DEFAULT_BASE_DELAY_MS = 5;
+/** Per-item backoff cap of client-go's DefaultControllerRateLimiter: 1000 s. */
 export const DEFAULT_MAX_DELAY_MS = 1000 * 1000;
-/** The overall retry budget of client-go's DefaultControllerRateLimiter. */
+/** The overall retry budget of client-go's DefaultControllerRateLimiter: 10 retries per second... */
 export const DEFAULT_QPS = 10;
+/** ...with bursts of up to 100. */
 export const DEFAULT_BURST = 100;
 
 /** client-go's DefaultTypedControllerRateLimiter: max(5 ms→1000 s per key, 10 qps / 100 burst). */

@@ -1,10 +1,13 @@
 import type { ManagerMetrics } from './metrics.js';
 import { defaultControllerRateLimiter, type RateLimiter } from './ratelimiter.js';
 
+/** How a {@link WorkQueue} is named, paced and observed. */
 export interface WorkQueueOptions {
   /** Queue name for the `workqueue_*` metrics (the controller name). */
   name: string;
+  /** Delay before each retry of a key. Default: {@link defaultControllerRateLimiter} (5 ms → 1000 s per key, 10 qps / 100 burst overall). */
   rateLimiter?: RateLimiter;
+  /** Where the `workqueue_*` metrics go. Default: none are recorded. */
   metrics?: ManagerMetrics;
 }
 
