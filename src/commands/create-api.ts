@@ -4,7 +4,7 @@ import { ScaffoldError } from '../scaffold/errors.js';
 import { scaffoldFiles, type FileSpec, type IfExists } from '../scaffold/files.js';
 import { applyInserters, Markers, uncommentLine, type Inserter } from '../scaffold/inserter.js';
 import { apiData, type ApiData } from '../scaffold/layout.js';
-import { validateGroup, validateKind, validatePlural, validateVersion } from '../scaffold/names.js';
+import { validateDerivedPlural, validateGroup, validateKind, validatePlural, validateVersion } from '../scaffold/names.js';
 import { qualifiedGroup, readProject, sameGvk, writeProject, type ProjectResource } from '../scaffold/project.js';
 import { VirtualTree } from '../scaffold/tree.js';
 import { finishTree, type CommandIO } from './io.js';
@@ -94,6 +94,7 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   const requested: ProjectResource = { group: options.group || undefined, domain, version: options.version, kind: options.kind };
   const resources = project.resources ?? [];
   const existing = resources.find((resource) => sameGvk(resource, requested));
+  if (options.plural === undefined && existing?.plural === undefined) validateDerivedPlural(options.kind);
   if (existing && !options.force) {
     throw new ScaffoldError(
       `API ${qualifiedGroup(requested)}/${options.version}, Kind=${options.kind} already exists`,

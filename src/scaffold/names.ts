@@ -1,4 +1,5 @@
 import { ScaffoldError } from './errors.js';
+import { pluralizeKind } from './plural.js';
 
 // The same limits Kubernetes applies (k8s.io/apimachinery validation), because
 // every name here ends up in an object name, an API group or a label.
@@ -89,50 +90,34 @@ export function validatePlural(plural: string): void {
   }
 }
 
-// Plural rules in the spirit of gobuffalo/flect, which kubebuilder uses to
-// derive resource names; the tables are ours, the outcomes match for the kinds
-// people actually write.
-const UNCOUNTABLE = new Set([
-  'equipment', 'information', 'rice', 'money', 'species', 'series', 'fish', 'sheep', 'deer', 'news', 'data', 'metadata', 'moose', 'aircraft', 'software', 'hardware', 'feedback', 'traffic',
-]);
-
-const IRREGULAR: Record<string, string> = {
-  person: 'people', man: 'men', woman: 'women', child: 'children', ox: 'oxen', mouse: 'mice', goose: 'geese', foot: 'feet', tooth: 'teeth',
-  leaf: 'leaves', knife: 'knives', life: 'lives', wife: 'wives', half: 'halves', shelf: 'shelves', wolf: 'wolves', calf: 'calves',
-  index: 'indices', vertex: 'vertices', matrix: 'matrices', appendix: 'appendices', criterion: 'criteria', phenomenon: 'phenomena',
-  analysis: 'analyses', basis: 'bases', crisis: 'crises', thesis: 'theses', diagnosis: 'diagnoses', axis: 'axes',
-  quiz: 'quizzes', potato: 'potatoes', tomato: 'tomatoes', hero: 'heroes', echo: 'echoes', veto: 'vetoes',
-};
-
-/** Suffix rules, longest first; each maps a singular ending to its plural ending. */
-const SUFFIX_RULES: [string, string][] = [
-  ['ss', 'sses'],
-  ['sh', 'shes'],
-  ['ch', 'ches'],
-  ['us', 'uses'],
-  ['ay', 'ays'],
-  ['ey', 'eys'],
-  ['oy', 'oys'],
-  ['uy', 'uys'],
-  ['y', 'ies'],
-  ['x', 'xes'],
-  ['z', 'zes'],
-  ['s', 'ses'],
-];
+/**
+ * Throws unless the plural derived from `kind` (used when there is no --plural)
+ * can name a resource. Two kinds pass {@link validateKind} but not this: a kind
+ * near 63 characters, whose plural outgrows the limit, and a few acronyms that
+ * flect keeps in upper case (Dns → dnsDNSes), which kubebuilder also rejects.
+ */
+export function validateDerivedPlural(kind: string): void {
+  const plural = pluralize(kind);
+  if (isDns1123Label(plural)) return;
+  const lower = kind.toLowerCase();
+  const example = lower.length <= DNS1123_LABEL_MAX - 2 ? ` such as --plural ${lower}${lower.endsWith('s') ? 'es' : 's'}` : '';
+  if (plural.length > DNS1123_LABEL_MAX) {
+    throw new ScaffoldError(
+      `kind "${kind}" gives the plural resource name "${plural}" of ${plural.length} characters, longer than the ${DNS1123_LABEL_MAX} a resource name may have`,
+      `pass --plural with a name of at most ${DNS1123_LABEL_MAX} lowercase letters and digits, or a shorter --kind`,
+    );
+  }
+  throw new ScaffoldError(
+    `kind "${kind}" gives the plural resource name "${plural}" (kubebuilder's pluralizer keeps the acronym in upper case), which is not a valid resource name`,
+    `pass a lowercase --plural${example}`,
+  );
+}
 
 /**
- * The plural resource name kubebuilder derives from a kind: lowercased, then
- * pluralised (Memcached → memcacheds, Policy → policies, Status → statuses).
+ * The plural resource name kubebuilder derives from a kind, which is
+ * gobuffalo/flect's plural of the lowercased kind (Memcached → memcacheds,
+ * Policy → policies, Redis → redis); see ./plural.ts.
  */
 export function pluralize(kind: string): string {
-  const word = kind.toLowerCase();
-  if (UNCOUNTABLE.has(word)) return word;
-  for (const [singular, plural] of Object.entries(IRREGULAR)) {
-    // Compound kinds end in the irregular word: "Salesperson" → "salespeople".
-    if (word === singular || (word.endsWith(singular) && singular.length >= 4)) return word.slice(0, word.length - singular.length) + plural;
-  }
-  for (const [ending, replacement] of SUFFIX_RULES) {
-    if (word.endsWith(ending)) return word.slice(0, word.length - ending.length) + replacement;
-  }
-  return `${word}s`;
+  return pluralizeKind(kind);
 }

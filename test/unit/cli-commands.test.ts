@@ -70,6 +70,8 @@ const BAD_INPUTS: BadInput[] = [
   { name: 'create api: kind too long', args: ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', `K${'a'.repeat(63)}`], error: /at most 63 characters/ },
   { name: 'create api: missing --kind', args: ['create', 'api', '--group', 'cache', '--version', 'v1'], error: /missing --kind/ },
   { name: 'create api: missing --version', args: ['create', 'api', '--group', 'cache', '--kind', 'Other'], error: /missing --version/ },
+  { name: 'create api: 63-character kind whose plural is longer than 63', args: ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', `K${'a'.repeat(62)}`], error: /plural resource name "ka+s" of 64 characters, longer than the 63 .*Pass --plural .* or a shorter --kind\./ },
+  { name: 'create api: acronym kind whose derived plural is mixed case', args: ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Dns'], error: /kind "Dns" gives the plural resource name "dnsDNSes".*Pass a lowercase --plural such as --plural dnses\./ },
   { name: 'create api: uppercase plural', args: ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Other', '--plural', 'Others'], error: /invalid plural "Others"/ },
   { name: 'create api: invalid boolean', args: ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Other', '--namespaced=maybe'], error: /"maybe" is not true or false/ },
   { name: 'create api: resource already exists', args: MEMCACHED, error: /API cache\.example\.com\/v1, Kind=Memcached already exists\. Pass --force/ },

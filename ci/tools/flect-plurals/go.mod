@@ -1,0 +1,7 @@
+// Prints flect's plurals for a list of kinds, to build the golden table of
+// test/fixtures/plurals/. flect v1.0.3 is the version kubebuilder v4's go.mod pins.
+module ts-operator-sdk.local/ci/tools/flect-plurals
+
+go 1.23
+
+require github.com/gobuffalo/flect v1.0.3
