@@ -5,10 +5,12 @@
  * the controller's own logic, no API server is involved.
  */
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Controller, type Reconciler } from '../../src/runtime/controller.js';
 import { ApiConnectionError, TerminalError, isReconcilePanic, isTerminalError } from '../../src/runtime/errors.js';
+import { createLogger } from '../../src/runtime/log.js';
 import { ManagerMetrics } from '../../src/runtime/metrics.js';
 import { capturingLogger } from '../e2e/log-capture.js';
 
@@ -132,4 +134,17 @@ describe('the controller and what a reconciler throws', () => {
     assert.match(err.stack ?? '', /reconcileWidgetFailing/);
     assert.match(err.stack ?? '', /caused by: Error: the server is unhappy/);
   });
+});
+
+test('development logs print an error\'s message on the line and its stack below it', () => {
+  let out = '';
+  const destination = new Writable({ write(chunk: Buffer, _encoding, callback) { out += chunk.toString('utf8'); callback(); } });
+  function failingStep(): Error {
+    return new Error('update Deployment');
+  }
+  createLogger({ development: true, destination }).error({ err: failingStep(), name: 'widget' }, 'Reconciler error');
+  const [line, ...stack] = out.trimEnd().split('\n');
+  assert.match(line!, /\tERROR\tReconciler error\terr=update Deployment name=widget$/);
+  assert.equal(stack[0], 'Error: update Deployment');
+  assert.match(stack[1]!, /at failingStep .*reconcile-errors\.test\.js/);
 });
