@@ -147,8 +147,25 @@ export class ApiReader implements Reader {
 /**
  * Reads and writes Kubernetes objects (controller-runtime's client.Client:
  * Reader + Writer + StatusClient). Reads go to the cache when one is given;
- * writes always go to the API server and return the server's object. The
- * object passed in is never modified.
+ * writes always go to the API server.
+ *
+ * Consistency, as with controller-runtime's client:
+ * - Cached reads (`get`, `list` on a manager's client) are eventually
+ *   consistent. The cache learns of a write only when its watch delivers the
+ *   event, so a `get` right after your own `create` can throw NotFoundError,
+ *   and a read after an `update` can return the older object. Reconcile from
+ *   what you read and let the next event (or a requeue) catch up; do not
+ *   poll the cache for your own write. For the rare read that must see the
+ *   latest state, use `apiReader()` (the manager's `getAPIReader()`).
+ * - Writes return a new object, the server's answer (with its
+ *   resourceVersion, uid, defaults and status). The object passed in is
+ *   never modified: use the returned object for a following update, or it
+ *   will fail with ConflictError on a stale resourceVersion.
+ * - `update` is optimistic: it sends the resourceVersion it was given.
+ *
+ * Requests go through the RestClient, which retries API Priority and
+ * Fairness throttling (429 with Retry-After) and bounds each call with its
+ * request timeout.
  *
  * Writes find an object's kind from its apiVersion and kind: declared kinds
  * first, then API discovery.

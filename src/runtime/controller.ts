@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
-import { TerminalError } from './errors.js';
+import { isReconcilePanic, isTerminalError } from './errors.js';
 import { keyOf, parseKey, type Kind, type ObjectKey } from './kinds.js';
 import type { Logger } from './log.js';
 import type { ManagerMetrics } from './metrics.js';
@@ -36,7 +36,9 @@ export interface ReconcileContext {
 /**
  * The one method an operator implements: bring the cluster state for `req`
  * toward its spec. Throwing requeues with backoff; throwing a TerminalError
- * logs and gives up until the next change.
+ * (or an error whose `cause` chain holds one) logs and gives up until the
+ * next change. A thrown TypeError, ReferenceError or RangeError is a bug
+ * and is also counted as a panic (see `isReconcilePanic`).
  */
 export interface Reconciler {
   reconcile(ctx: ReconcileContext, req: Request): Promise<Result | void>;
@@ -190,19 +192,21 @@ export class Controller {
       result = await this.reconciler.reconcile({ signal: this.reconcileAbort.signal, log, reconcileID, controller: this.name }, request);
     } catch (err) {
       this.metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);
-      if (err instanceof TerminalError) {
+      // `{ err }`: pino's serializer keeps the stack (and the cause chain), so a reconciler's bug arrives with its trace.
+      if (isTerminalError(err)) {
         this.queue.forget(key);
         this.metrics.terminalReconcileErrors.inc(labels);
         this.metrics.reconcileErrors.inc(labels);
         this.metrics.reconcileTotal.inc({ ...labels, result: 'error' });
-        log.error({ err: err.message }, 'Reconciler error (terminal, not retried)');
+        log.error({ err }, 'Reconciler error (terminal, not retried)');
         return;
       }
       this.queue.addRateLimited(key);
       this.metrics.reconcileErrors.inc(labels);
       this.metrics.reconcileTotal.inc({ ...labels, result: 'error' });
-      if (!(err instanceof Error)) this.metrics.reconcilePanics.inc(labels);
-      log.error({ err: err instanceof Error ? err.message : String(err), retries: this.queue.numRequeues(key) }, 'Reconciler error');
+      const panic = isReconcilePanic(err);
+      if (panic) this.metrics.reconcilePanics.inc(labels);
+      log.error({ err, retries: this.queue.numRequeues(key), ...(panic ? { panic } : {}) }, panic ? 'Observed a panic in reconciler' : 'Reconciler error');
       return;
     }
     this.metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);

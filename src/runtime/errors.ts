@@ -78,12 +78,99 @@ export function ignoreNotFound(err: unknown): undefined {
 }
 
 /**
+ * No response came from the API server: the connection was refused, reset
+ * or closed early, or TLS failed. `cause` holds the socket-level error.
+ * (undici reports these as a bare `TypeError: fetch failed`, which would read
+ * as a programming error and be counted as a reconcile panic.)
+ */
+export class ApiConnectionError extends Error {
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    cause: unknown,
+  ) {
+    super(`${method} ${path}: no response from the API server: ${describeCause(cause)}`, { cause });
+    this.name = 'ApiConnectionError';
+  }
+}
+
+/** A call to the API server did not finish within its time limit. */
+export class RequestTimeoutError extends Error {
+  constructor(
+    /** The call, e.g. `GET /api/v1/namespaces/default/configmaps/a`. */
+    readonly what: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${what}: timed out after ${formatMs(timeoutMs)} without a complete answer from the API server (the request timeout; raise it with the RestClient's timeoutMs option or the call's timeoutMs)`);
+    this.name = 'RequestTimeoutError';
+  }
+}
+
+export const isRequestTimeout = (err: unknown): err is RequestTimeoutError => err instanceof RequestTimeoutError;
+
+function describeCause(cause: unknown): string {
+  if (!(cause instanceof Error)) return String(cause);
+  const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : '';
+  return `${cause.message}${inner}`;
+}
+
+function formatMs(ms: number): string {
+  return ms >= 1000 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+/**
  * Thrown from a reconciler for a failure that retrying cannot fix (bad user
  * input, say). It is logged and counted, and the key is not requeued.
+ *
+ * It still counts when wrapped: `throw new Error('sync failed', { cause:
+ * new TerminalError(...) })` is terminal too (see `isTerminalError`).
  */
 export class TerminalError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'TerminalError';
   }
+}
+
+/**
+ * Whether `err` is, or wraps, a TerminalError: Go's
+ * `errors.Is(err, reconcile.TerminalError(nil))`. It follows `cause` to any
+ * depth and looks into every error of an AggregateError (JavaScript's
+ * `errors.Join`), as `errors.Is` looks into a joined error. Cycles are safe.
+ */
+export function isTerminalError(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  const pending: unknown[] = [err];
+  while (pending.length > 0) {
+    const current = pending.pop();
+    if (!(current instanceof Error) || seen.has(current)) continue;
+    seen.add(current);
+    if (current instanceof TerminalError) return true;
+    if (current.cause !== undefined) pending.push(current.cause);
+    if (current instanceof AggregateError) pending.push(...(current.errors as unknown[]));
+  }
+  return false;
+}
+
+/**
+ * Whether a value thrown by a reconciler counts as a panic
+ * (`controller_runtime_reconcile_panics_total`). controller-runtime counts
+ * the panics it recovers: nil dereferences, out-of-range indexes, failed
+ * type assertions, `panic(value)`, that is, bugs rather than failures
+ * returned as errors. Their JavaScript counterparts are:
+ * - TypeError (reading a property of undefined, calling a non-function),
+ * - ReferenceError (an undeclared name),
+ * - RangeError (an invalid array length, a stack overflow),
+ * - and a thrown value that is not an Error at all (`throw 'oops'`).
+ * Only the thrown value itself is classified: a bug that the reconciler
+ * caught and wrapped (`new Error('...', { cause: typeError })`) was handled,
+ * as a Go error wrapping another is. SyntaxError and URIError are left out
+ * because at run time they come from parsing input (`JSON.parse`,
+ * `decodeURIComponent`), which in Go returns an error. The transport never
+ * lets undici's `TypeError: fetch failed` through (it becomes an
+ * ApiConnectionError), so a network failure is not counted as a panic.
+ */
+export function isReconcilePanic(thrown: unknown): boolean {
+  if (!(thrown instanceof Error)) return true;
+  return thrown instanceof TypeError || thrown instanceof ReferenceError || thrown instanceof RangeError;
 }

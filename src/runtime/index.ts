@@ -5,7 +5,7 @@
  */
 export * from './kinds.js';
 export * from './errors.js';
-export { RestClient, WatchStalledError, type WatchEvent, type RequestOptions, type Query } from './rest.js';
+export { RestClient, WatchStalledError, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_MAX_RETRIES, type RestClientOptions, type RequestObserver, type WatchEvent, type RequestOptions, type Query } from './rest.js';
 export { loadKubeConfig } from './kubeconfig.js';
 export * from './apitypes.js';
 export type { Reader, ListOptions, Selector } from './reader.js';

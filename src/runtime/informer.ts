@@ -358,7 +358,7 @@ class Reflector<T extends KubernetesObject> {
         }
         if (performance.now() - started >= HEALTHY_WATCH_MS) failures = 0;
         const delay = this.backoff(failures++);
-        this.log.warn({ err: describe(err), retryInMs: delay, attempt: failures }, 'list/watch failed; reconnecting after backoff');
+        this.log.warn({ err, retryInMs: delay, attempt: failures }, 'list/watch failed; reconnecting after backoff');
         await sleep(delay, undefined, { signal }).catch(() => undefined);
       }
     }
@@ -460,19 +460,11 @@ export function isResourceVersionTooLarge(err: unknown): boolean {
   return err.statusCode === 504 && /too large resource version/i.test(err.message);
 }
 
-function describe(err: unknown): string {
-  if (err instanceof Error) {
-    const cause = (err as { cause?: unknown }).cause;
-    return cause instanceof Error ? `${err.message}: ${cause.message}` : err.message;
-  }
-  return String(err);
-}
-
 /** A handler that throws must not break the store or the other handlers. */
 function safely(fn: () => void, log: Logger): void {
   try {
     fn();
   } catch (err) {
-    log.error({ err: describe(err) }, 'informer event handler threw');
+    log.error({ err }, 'informer event handler threw');
   }
 }

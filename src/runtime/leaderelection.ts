@@ -113,7 +113,7 @@ export class LeaderElector {
       await this.options.rest.request('PUT', this.path(this.options.name), { body: lease });
       this.log.info('released leader lease');
     } catch (err) {
-      this.log.error({ err: err instanceof Error ? err.message : String(err) }, 'failed to release leader lease');
+      this.log.error({ err }, 'failed to release leader lease');
     }
   }
 
@@ -156,7 +156,7 @@ export class LeaderElector {
     } catch (err) {
       if (signal.aborted) return false;
       if (isConflict(err) || isAlreadyExists(err)) return false;
-      this.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'error acquiring or renewing lease');
+      this.log.warn({ err }, 'error acquiring or renewing lease');
       return false;
     }
   }

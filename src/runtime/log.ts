@@ -15,6 +15,11 @@ export interface LoggerOptions {
 /**
  * JSON logs in production so log pipelines can index the fields; a compact
  * `time LEVEL msg key=value` form in development.
+ *
+ * Log an error as `log.error({ err }, '...')`, never `err.message`: pino's
+ * `err` serializer keeps `type`, `message` and `stack`, and folds in the
+ * `cause` chain, so a reconciler's bug arrives with its stack trace. In
+ * development the stack follows the line, as zap prints a stacktrace.
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? (options.development ? 'debug' : 'info');
@@ -32,10 +37,12 @@ function developmentStream(out: NodeJS.WritableStream): Writable {
         if (!line) continue;
         try {
           const { time, level, msg, ...fields } = JSON.parse(line) as Record<string, unknown>;
+          const stack = errorStack(fields.err);
+          if (stack) fields.err = (fields.err as { message?: unknown }).message;
           const extra = Object.entries(fields)
             .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
             .join(' ');
-          out.write(`${String(time)}\t${String(level).toUpperCase()}\t${String(msg ?? '')}${extra ? `\t${extra}` : ''}\n`);
+          out.write(`${String(time)}\t${String(level).toUpperCase()}\t${String(msg ?? '')}${extra ? `\t${extra}` : ''}\n${stack ? `${stack}\n` : ''}`);
         } catch {
           out.write(`${line}\n`);
         }
@@ -43,6 +50,13 @@ function developmentStream(out: NodeJS.WritableStream): Writable {
       callback();
     },
   });
+}
+
+/** The stack of a serialized error, to print on its own lines rather than as one escaped string. */
+function errorStack(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const stack = (err as { stack?: unknown }).stack;
+  return typeof stack === 'string' && stack ? stack : undefined;
 }
 
 /** A logger that discards everything, for library code called without one. */

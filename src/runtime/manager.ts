@@ -101,7 +101,13 @@ export class Manager {
   constructor(private readonly options: ManagerOptions = {}) {
     this.log = options.logger ?? createLogger();
     this.rest = new RestClient(options.kubeConfig ?? loadKubeConfig());
-    this.rest.observe(({ method, statusCode }) => this.metrics.restClientRequests.inc({ code: String(statusCode), method, host: hostOf(this.rest.server) }));
+    this.rest.observe(({ method, statusCode, attempt }) => {
+      const host = hostOf(this.rest.server);
+      // client-go's label for an attempt that got no response.
+      const code = statusCode ? String(statusCode) : '<error>';
+      this.metrics.restClientRequests.inc({ code, method, host });
+      if (attempt > 1) this.metrics.restClientRequestRetries.inc({ code, verb: method, host });
+    });
     this.cache = new Cache(this.rest, {
       namespaces: options.namespaces,
       logger: this.log,
@@ -225,7 +231,7 @@ export class Manager {
         if (!stopping.aborted) {
           holding = this.elector.holdUntil(leaderAbort.signal).catch((err: Error) => {
             lostLeadership = err;
-            this.log.error({ err: err.message }, 'leader election lost');
+            this.log.error({ err }, 'leader election lost');
             this.stop();
           });
         }
@@ -237,7 +243,7 @@ export class Manager {
         for (const controller of this.controllers) {
           controller.start(stopping, syncTimeout).catch((err: Error) => {
             if (stopping.aborted) return;
-            this.log.error({ controller: controller.name, err: err.message }, 'controller failed to start');
+            this.log.error({ controller: controller.name, err }, 'controller failed to start');
             this.stop();
           });
         }
@@ -266,7 +272,7 @@ export class Manager {
 
   private runRunnable(runnable: Runnable, signal: AbortSignal): void {
     runnable.start(signal).catch((err: Error) => {
-      this.log.error({ err: err.message }, 'runnable failed');
+      this.log.error({ err }, 'runnable failed');
       this.stop();
     });
   }

@@ -38,6 +38,8 @@ export class ManagerMetrics {
   readonly leaderElectionMasterStatus = new Gauge({ name: 'leader_election_master_status', help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease. Please make sure to group by name.', labelNames: ['name'] as const, registers: [this.registry] });
 
   readonly restClientRequests = new Counter({ name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host.', labelNames: ['code', 'method', 'host'] as const, registers: [this.registry] });
+  /** client-go's series: attempts after the first (Retry-After, reset GET), so throttling by the API server shows. */
+  readonly restClientRequestRetries = new Counter({ name: 'rest_client_request_retries_total', help: 'Number of request retries, partitioned by status code, verb, and host.', labelNames: ['code', 'verb', 'host'] as const, registers: [this.registry] });
 
   constructor() {
     // Process and Node.js runtime series, as controller-runtime registers the Go and process collectors.

@@ -1,6 +1,6 @@
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { fetch, type Dispatcher, type Response } from 'undici';
-import { apiErrorFrom } from './errors.js';
+import { ApiConnectionError, RequestTimeoutError, apiErrorFrom } from './errors.js';
 
 /** One event from a watch stream. */
 export interface WatchEvent<T = Record<string, unknown>> {
@@ -16,18 +16,77 @@ export interface RequestOptions {
   /** Content type of `body`; JSON unless a patch type is given. */
   contentType?: string;
   signal?: AbortSignal;
+  /**
+   * Overrides the client's `timeoutMs` for this call (0: no limit). It bounds
+   * the whole call: every attempt, the waits between retries, and reading
+   * the response body.
+   */
+  timeoutMs?: number;
 }
 
-/** Called once per HTTP request, for metrics and request counting. */
-export type RequestObserver = (info: { method: string; path: string; statusCode: number; durationSeconds: number }) => void;
+/**
+ * No call may take longer than this by default. client-go sets no client
+ * timeout and leaves it to the API server, whose own `--request-timeout`
+ * ends every non-watch request after 60 s; but a server (or a proxy, or a
+ * half-open connection) that never answers would otherwise hold a reconcile
+ * for undici's 300 s header timeout. So we bound it on the client at the
+ * server's own limit: a healthy server never takes longer.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+
+/** client-go's default: a request is retried at most 10 times after the first attempt. */
+export const DEFAULT_MAX_RETRIES = 10;
+
+/**
+ * The wait before retrying a GET whose connection was reset: client-go
+ * treats such a failure as a `Retry-After: 1` from the server.
+ */
+const CONNECTION_RESET_RETRY_MS = 1000;
+
+/** Construction options for `RestClient`. */
+export interface RestClientOptions {
+  /** Sent as `User-Agent`. */
+  userAgent?: string;
+  /**
+   * Bound on each call, in milliseconds; 0 turns it off. Watches are not
+   * bounded by it once the server has answered (see `watch`).
+   * DEFAULT_REQUEST_TIMEOUT_MS when left out.
+   */
+  timeoutMs?: number;
+  /** Retries after a 429 or 5xx that carries `Retry-After`; DEFAULT_MAX_RETRIES when left out. */
+  maxRetries?: number;
+}
+
+/** Called once per HTTP attempt, for metrics and request counting. */
+export type RequestObserver = (info: {
+  method: string;
+  path: string;
+  /** The response's status, or 0 when the attempt got no response (connection error, timeout). */
+  statusCode: number;
+  durationSeconds: number;
+  /** 1 for the first attempt of a call, 2 and up for its retries. */
+  attempt: number;
+}) => void;
 
 /**
  * The one place the runtime talks HTTP to the API server. Authentication and
  * TLS come from client-node's KubeConfig; requests go through undici directly
  * so that watches can be read as a stream and every request can be counted.
+ *
+ * Retries follow client-go's rules. A 429 or 5xx response that carries an
+ * integer `Retry-After` is retried for any verb, after waiting that many
+ * seconds, up to `maxRetries` times: the server sends `Retry-After` when it
+ * did not process the request (API Priority and Fairness rejections, a
+ * server still starting), so even a POST is safe to repeat. A 5xx without
+ * `Retry-After`, or a 429 without it, is returned to the caller: a write may
+ * have happened. A GET whose connection was reset is retried after one
+ * second, since reading twice is harmless; other verbs are not.
  */
 export class RestClient {
   private readonly observers: RequestObserver[] = [];
+  private readonly userAgent: string;
+  private readonly timeoutMs: number;
+  private readonly maxRetries: number;
   /**
    * client-node 2.0.1 builds a new undici Agent on every
    * applySecurityAuthentication call, so each request would open its own TLS
@@ -40,10 +99,17 @@ export class RestClient {
   /** Requests sent since creation (the benchmark's "API requests per reconcile"). */
   requestCount = 0;
 
+  /** `options` may also be just the user agent, as in earlier versions. */
   constructor(
     readonly kubeConfig: KubeConfig,
-    private readonly userAgent = 'ts-operator-sdk',
-  ) {}
+    options: RestClientOptions | string = {},
+  ) {
+    const resolved = typeof options === 'string' ? { userAgent: options } : options;
+    this.userAgent = resolved.userAgent ?? 'ts-operator-sdk';
+    this.timeoutMs = checkedMs('timeoutMs', resolved.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    this.maxRetries = resolved.maxRetries ?? DEFAULT_MAX_RETRIES;
+    if (!Number.isInteger(this.maxRetries) || this.maxRetries < 0) throw new Error(`RestClient maxRetries ${resolved.maxRetries} is not valid: use a whole number, 0 or more`);
+  }
 
   /** Base URL of the current cluster. */
   get server(): string {
@@ -56,18 +122,38 @@ export class RestClient {
     this.observers.push(observer);
   }
 
+  /**
+   * Sends one call (retrying as the class describes) and returns the parsed
+   * body. Throws an ApiError subclass for an error status, RequestTimeoutError
+   * when the call's time runs out, ApiConnectionError when no response came.
+   */
   async request<T = unknown>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-    const response = await this.send(method, path, options);
-    const text = await response.text();
-    const body = text ? safeJson(text) : undefined;
-    if (response.status >= 400) throw apiErrorFrom(response.status, body, `${method} ${path}`);
-    return body as T;
+    const deadline = this.deadline(method, path, options.timeoutMs);
+    try {
+      const signal = deadline.signal(options.signal);
+      const response = await this.sendWithRetries(method, path, options, signal);
+      const text = await response.text().catch((err: unknown) => {
+        // undici reports a connection dropped mid-body as a bare TypeError.
+        throw signal?.aborted ? err : new ApiConnectionError(method, path, err);
+      });
+      const body = text ? safeJson(text) : undefined;
+      if (response.status >= 400) throw apiErrorFrom(response.status, body, `${method} ${path}`);
+      return body as T;
+    } catch (err) {
+      throw deadline.explain(err);
+    } finally {
+      deadline.clear();
+    }
   }
 
   /**
    * Opens a watch and yields its events until the server closes the stream,
    * the signal aborts, or no data arrives for `idleTimeoutMs` (a stalled
    * connection), in which case it throws so the caller reconnects.
+   *
+   * A watch is meant to stay open, so the client's request timeout bounds
+   * only the wait for the response headers (the API server answers a watch
+   * at once); after that only the idle timeout applies.
    */
   async *watch<T = Record<string, unknown>>(path: string, query: Query, signal: AbortSignal, idleTimeoutMs: number): AsyncGenerator<WatchEvent<T>> {
     const idle = new AbortController();
@@ -79,11 +165,20 @@ export class RestClient {
     };
     arm();
     const combined = AbortSignal.any([signal, idle.signal]);
+    const headersDeadline = this.deadline('watch', path, undefined);
     try {
-      const response = await this.send('GET', path, { query: { ...query, watch: true }, signal: combined });
-      if (response.status >= 400 || !response.body) {
-        const text = await response.text();
-        throw apiErrorFrom(response.status, text ? safeJson(text) : undefined, `watch ${path}`);
+      let response: Response;
+      try {
+        response = await this.sendWithRetries('GET', path, { query: { ...query, watch: true } }, headersDeadline.signal(combined));
+        if (response.status >= 400 || !response.body) {
+          const text = await response.text();
+          throw apiErrorFrom(response.status, text ? safeJson(text) : undefined, `watch ${path}`);
+        }
+      } catch (err) {
+        throw headersDeadline.explain(err);
+      } finally {
+        // Cleared before the first event: the stream itself has no time limit.
+        headersDeadline.clear();
       }
       const decoder = new TextDecoder();
       let buffered = '';
@@ -105,7 +200,28 @@ export class RestClient {
     }
   }
 
-  private async send(method: string, path: string, options: RequestOptions): Promise<Response> {
+  /** One call: attempts until a response that is not retryable, or the retries run out. */
+  private async sendWithRetries(method: string, path: string, options: RequestOptions, signal: AbortSignal | undefined): Promise<Response> {
+    for (let attempt = 1; ; attempt++) {
+      let waitMs: number | undefined;
+      let response: Response | undefined;
+      try {
+        response = await this.send(method, path, options, signal, attempt);
+      } catch (err) {
+        if (signal?.aborted || attempt > this.maxRetries || !(method === 'GET' && isConnectionReset(err))) throw err;
+        waitMs = CONNECTION_RESET_RETRY_MS;
+      }
+      if (response) {
+        waitMs = attempt > this.maxRetries ? undefined : retryAfterMs(response);
+        if (waitMs === undefined) return response;
+        // Read the refused answer (a small Status) so its connection goes back to the pool.
+        await response.text().catch(() => undefined);
+      }
+      await sleep(waitMs!, signal);
+    }
+  }
+
+  private async send(method: string, path: string, options: RequestOptions, signal: AbortSignal | undefined, attempt: number): Promise<Response> {
     const url = new URL(this.server + path);
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
@@ -120,17 +236,104 @@ export class RestClient {
     }
     const started = performance.now();
     this.requestCount++;
-    const response = await fetch(url, {
-      method,
-      headers,
-      body,
-      dispatcher: (this.dispatcher ??= context.getDispatcher() as Dispatcher | undefined),
-      signal: options.signal,
-    });
-    const durationSeconds = (performance.now() - started) / 1000;
-    for (const observer of this.observers) observer({ method, path, statusCode: response.status, durationSeconds });
-    return response;
+    let statusCode = 0;
+    try {
+      const response = await fetch(url, {
+        method,
+        headers,
+        body,
+        dispatcher: (this.dispatcher ??= context.getDispatcher() as Dispatcher | undefined),
+        signal,
+      });
+      statusCode = response.status;
+      return response;
+    } catch (err) {
+      // An abort is the caller's (or the deadline's) doing, not the connection's.
+      if (signal?.aborted) throw err;
+      throw new ApiConnectionError(method, path, err);
+    } finally {
+      const durationSeconds = (performance.now() - started) / 1000;
+      for (const observer of this.observers) observer({ method, path, statusCode, durationSeconds, attempt });
+    }
   }
+
+  private deadline(method: string, path: string, override: number | undefined): Deadline {
+    return new Deadline(`${method} ${path}`, override === undefined ? this.timeoutMs : checkedMs('timeoutMs', override));
+  }
+}
+
+/**
+ * A call's time limit. Its own abort controller (rather than
+ * AbortSignal.timeout) tells a timeout apart from the caller's abort, so the
+ * caller gets a RequestTimeoutError naming the call instead of a bare
+ * AbortError.
+ */
+class Deadline {
+  private readonly controller = new AbortController();
+  private readonly timer?: NodeJS.Timeout;
+
+  constructor(what: string, timeoutMs: number) {
+    if (timeoutMs > 0) {
+      this.timer = setTimeout(() => this.controller.abort(new RequestTimeoutError(what, timeoutMs)), timeoutMs);
+      this.timer.unref();
+    }
+  }
+
+  /** The caller's signal combined with this deadline. */
+  signal(callerSignal: AbortSignal | undefined): AbortSignal | undefined {
+    if (!this.timer) return callerSignal;
+    return callerSignal ? AbortSignal.any([callerSignal, this.controller.signal]) : this.controller.signal;
+  }
+
+  /** The error to throw: the timeout when it fired, whatever was thrown otherwise. */
+  explain(err: unknown): unknown {
+    return this.controller.signal.aborted ? this.controller.signal.reason : err;
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/**
+ * The wait a 429 or 5xx response asks for, or undefined when it is not to
+ * be retried. Like client-go, only whole seconds count; a date or garbage
+ * in `Retry-After` means "do not retry".
+ */
+function retryAfterMs(response: Response): number | undefined {
+  if (response.status !== 429 && response.status < 500) return undefined;
+  const header = response.headers.get('retry-after')?.trim();
+  if (!header || !/^\d+$/.test(header)) return undefined;
+  return Number(header) * 1000;
+}
+
+/** undici reports a dropped connection as "fetch failed" with the socket error as its cause. */
+function isConnectionReset(err: unknown): boolean {
+  for (let current = err, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return true;
+  }
+  return false;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function checkedMs(name: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) throw new Error(`RestClient ${name} ${value} is not valid: use milliseconds, 0 or more (0: no limit)`);
+  return value;
 }
 
 /** Thrown by `watch` when the stream has been silent for too long. */

@@ -1,0 +1,235 @@
+/**
+ * The REST client's retries and timeouts against the real kube-apiserver,
+ * with the fault proxy in front of it injecting what a healthy server will
+ * not do on demand: throttling (429 + Retry-After), 5xx answers, hung
+ * requests and reset connections. Every request the proxy does not fault
+ * reaches the real server, so "then it succeeds" means the real object was
+ * written or read.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { Environment } from '../../src/runtime/envtest/index.js';
+import {
+  ApiConnectionError,
+  Client,
+  ConfigMap,
+  RequestTimeoutError,
+  RestClient,
+  ServerError,
+  TooManyRequestsError,
+  type WatchEvent,
+} from '../../src/runtime/index.js';
+import { startControlPlane } from './control-plane.js';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+
+const NAMESPACE = 'transport';
+const CONFIGMAPS = /^\/api\/v1\/namespaces\/transport\/configmaps/;
+
+function configMap(name: string): V1ConfigMap {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NAMESPACE }, data: { created: 'through the proxy' } };
+}
+
+describe('REST client retries and timeouts, through the fault proxy', () => {
+  let env: Environment;
+  let proxy: FaultProxy;
+  /** Straight to the API server, to check what really happened. */
+  let direct: Client;
+  /** Through the proxy, with the default options. */
+  let client: Client;
+
+  before(async () => {
+    env = await startControlPlane();
+    proxy = await startFaultProxy(env);
+    direct = new Client({ rest: new RestClient(env.kubeConfig) });
+    client = new Client({ rest: new RestClient(proxy.kubeConfig) });
+    await direct.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    // Resolve ConfigMap's kind now, so discovery requests do not mix into the counts below.
+    await client.create(configMap('warm-up'));
+  });
+
+  after(async () => {
+    await proxy?.stop();
+    await env?.stop();
+  });
+
+  it('retries a create answered 429 with Retry-After: 1, waits about that long, and then creates the real object', async () => {
+    const match = { method: 'POST', path: CONFIGMAPS };
+    const before = proxy.count(match);
+    const remove = proxy.addRule({ match, action: { type: 'status', status: 429, headers: { 'Retry-After': '1' } }, times: 2 });
+    const started = performance.now();
+    try {
+      const created = await client.create(configMap('after-throttling'));
+      assert.equal(created.metadata?.name, 'after-throttling');
+    } finally {
+      remove();
+    }
+    const elapsed = performance.now() - started;
+    assert.equal(proxy.count(match) - before, 3, 'two throttled attempts, then the one the server answered');
+    // Two waits of Retry-After: 1 s. The upper bound only catches "waited far too long" on a busy machine.
+    assert.ok(elapsed >= 1900, `the client waited for Retry-After twice (took ${Math.round(elapsed)} ms)`);
+    assert.ok(elapsed < 20_000, `took ${Math.round(elapsed)} ms`);
+    const stored = await direct.get(ConfigMap, { namespace: NAMESPACE, name: 'after-throttling' });
+    assert.equal(stored.data?.created, 'through the proxy');
+    // The retries were spaced by the wait, not sent back to back.
+    const attempts = proxy.requests.filter((r) => r.method === 'POST' && CONFIGMAPS.test(r.path)).slice(-3);
+    assert.ok(attempts[1]!.at - attempts[0]!.at >= 950, 'the first retry came after Retry-After');
+  });
+
+  it('retries a read answered 503 with Retry-After, and returns the real object', async () => {
+    const match = { method: 'GET', path: /\/configmaps\/warm-up$/ };
+    const remove = proxy.addRule({ match, action: { type: 'status', status: 503, headers: { 'Retry-After': '1' } }, times: 1 });
+    try {
+      const read = await client.apiReader().get(ConfigMap, { namespace: NAMESPACE, name: 'warm-up' });
+      assert.equal(read.metadata?.name, 'warm-up');
+    } finally {
+      remove();
+    }
+    assert.equal(proxy.count(match), 2);
+  });
+
+  it('does not retry a create answered 500 without Retry-After (the write may have happened), as client-go does', async () => {
+    const match = { method: 'POST', path: CONFIGMAPS };
+    const before = proxy.count(match);
+    const remove = proxy.addRule({ match, action: { type: 'status', status: 500 }, times: 5 });
+    try {
+      await assert.rejects(client.create(configMap('after-500')), ServerError);
+    } finally {
+      remove();
+    }
+    assert.equal(proxy.count(match) - before, 1, 'exactly one attempt');
+  });
+
+  it('does not retry a 429 without Retry-After (client-go waits only when the server says how long)', async () => {
+    const match = { method: 'PUT', path: /\/configmaps\/warm-up$/ };
+    const current = await direct.get(ConfigMap, { namespace: NAMESPACE, name: 'warm-up' });
+    const remove = proxy.addRule({ match, action: { type: 'status', status: 429 }, times: 5 });
+    try {
+      await assert.rejects(client.update({ ...current, data: { v: '2' } }), TooManyRequestsError);
+    } finally {
+      remove();
+    }
+    assert.equal(proxy.count(match), 1);
+  });
+
+  it('gives up after 10 retries, as client-go does, and reports the throttling', async () => {
+    const match = { method: 'GET', path: /\/configmaps\/always-throttled$/ };
+    // Retry-After: 0 asks for no wait, so eleven attempts take no time.
+    const remove = proxy.addRule({ match, action: { type: 'status', status: 429, headers: { 'Retry-After': '0' } } });
+    try {
+      await assert.rejects(client.apiReader().get(ConfigMap, { namespace: NAMESPACE, name: 'always-throttled' }), TooManyRequestsError);
+    } finally {
+      remove();
+    }
+    assert.equal(proxy.count(match), 11, 'the first attempt and 10 retries');
+  });
+
+  it('retries a GET whose connection was reset, but not a POST', async () => {
+    const get = { method: 'GET', path: /\/configmaps\/warm-up$/ };
+    const getsBefore = proxy.count(get);
+    let remove = proxy.addRule({ match: get, action: { type: 'reset' }, times: 1 });
+    try {
+      const read = await client.apiReader().get(ConfigMap, { namespace: NAMESPACE, name: 'warm-up' });
+      assert.equal(read.metadata?.name, 'warm-up');
+    } finally {
+      remove();
+    }
+    assert.equal(proxy.count(get) - getsBefore, 2);
+
+    const post = { method: 'POST', path: CONFIGMAPS };
+    const postsBefore = proxy.count(post);
+    remove = proxy.addRule({ match: post, action: { type: 'reset' }, times: 1 });
+    try {
+      await assert.rejects(client.create(configMap('after-reset')), (err: unknown) => {
+        assert.ok(err instanceof ApiConnectionError, `got ${String(err)}`);
+        assert.match(err.message, /POST \/api\/v1\/namespaces\/transport\/configmaps: no response from the API server/);
+        return true;
+      });
+    } finally {
+      remove();
+    }
+    assert.equal(proxy.count(post) - postsBefore, 1);
+  });
+
+  it('fails a hung request at the client timeout with an error naming the call and the limit', async () => {
+    const hurried = new Client({ rest: new RestClient(proxy.kubeConfig, { timeoutMs: 1500 }) });
+    const remove = proxy.addRule({ match: { method: 'GET', path: /\/configmaps\/hung$/ }, action: { type: 'hang' } });
+    const started = performance.now();
+    try {
+      await assert.rejects(hurried.apiReader().get(ConfigMap, { namespace: NAMESPACE, name: 'hung' }), (err: unknown) => {
+        assert.ok(err instanceof RequestTimeoutError, `got ${String(err)}`);
+        assert.equal(err.message, 'GET /api/v1/namespaces/transport/configmaps/hung: timed out after 1.5s without a complete answer from the API server (the request timeout; raise it with the RestClient\'s timeoutMs option or the call\'s timeoutMs)');
+        return true;
+      });
+    } finally {
+      remove();
+    }
+    const elapsed = performance.now() - started;
+    assert.ok(elapsed >= 1400 && elapsed < 15_000, `failed after ${Math.round(elapsed)} ms, expected about 1500`);
+  });
+
+  it('lets one call override the timeout', async () => {
+    // The client's default (60 s) would hold the test; the call asks for 700 ms.
+    const rest = new RestClient(proxy.kubeConfig);
+    const remove = proxy.addRule({ match: { method: 'GET', path: /\/configmaps\/hung-too$/ }, action: { type: 'hang' } });
+    const started = performance.now();
+    try {
+      await assert.rejects(rest.request('GET', `/api/v1/namespaces/${NAMESPACE}/configmaps/hung-too`, { timeoutMs: 700 }), /timed out after 700ms/);
+    } finally {
+      remove();
+    }
+    const elapsed = performance.now() - started;
+    assert.ok(elapsed >= 600 && elapsed < 15_000, `failed after ${Math.round(elapsed)} ms, expected about 700`);
+    // A caller's own abort is not reported as a timeout.
+    const abort = new AbortController();
+    const removeAgain = proxy.addRule({ match: { method: 'GET', path: /\/configmaps\/hung-too$/ }, action: { type: 'hang' } });
+    try {
+      const pending = rest.request('GET', `/api/v1/namespaces/${NAMESPACE}/configmaps/hung-too`, { signal: abort.signal });
+      setTimeout(() => abort.abort(), 200);
+      await assert.rejects(pending, (err: unknown) => !(err instanceof RequestTimeoutError));
+    } finally {
+      removeAgain();
+    }
+  });
+
+  it('does not cut a watch at the request timeout', async () => {
+    const rest = new RestClient(proxy.kubeConfig, { timeoutMs: 1000 });
+    const watchesBefore = proxy.count({ path: CONFIGMAPS, watch: true });
+    const abort = new AbortController();
+    const events: WatchEvent[] = [];
+    const writer = setTimeout(() => void direct.create(configMap('seen-by-a-long-watch')), 3000);
+    try {
+      const { resourceVersion } = (await rest.request<{ metadata: { resourceVersion: string } }>('GET', `/api/v1/namespaces/${NAMESPACE}/configmaps`)).metadata;
+      const opened = performance.now();
+      for await (const event of rest.watch(`/api/v1/namespaces/${NAMESPACE}/configmaps`, { resourceVersion, allowWatchBookmarks: false }, abort.signal, 60_000)) {
+        events.push(event);
+        if ((event.object as V1ConfigMap).metadata?.name === 'seen-by-a-long-watch') {
+          assert.ok(performance.now() - opened > 2500, 'the event came after the request timeout had long passed');
+          break;
+        }
+      }
+    } finally {
+      clearTimeout(writer);
+      abort.abort();
+    }
+    assert.equal(events.at(-1)?.type, 'ADDED');
+    assert.equal(proxy.count({ path: CONFIGMAPS, watch: true }) - watchesBefore, 1, 'one watch, never cut and reopened');
+  });
+
+  it('bounds the wait for a watch\'s response headers by the request timeout', async () => {
+    const rest = new RestClient(proxy.kubeConfig, { timeoutMs: 1000 });
+    const remove = proxy.addRule({ match: { path: CONFIGMAPS, watch: true }, action: { type: 'hang' } });
+    const started = performance.now();
+    try {
+      await assert.rejects(
+        (async () => {
+          for await (const _event of rest.watch(`/api/v1/namespaces/${NAMESPACE}/configmaps`, {}, new AbortController().signal, 60_000)) break;
+        })(),
+        (err: unknown) => err instanceof RequestTimeoutError && /^watch \/api\/v1\/namespaces\/transport\/configmaps: timed out after 1s/.test(err.message),
+      );
+    } finally {
+      remove();
+    }
+    assert.ok(performance.now() - started < 15_000);
+  });
+});
