@@ -1,6 +1,6 @@
 import { createInterface, type Interface } from 'node:readline/promises';
-import type { CommandIO } from '../commands/io.js';
-import { ScaffoldError } from '../scaffold/errors.js';
+import type { CommandIO } from './io.js';
+import { ScaffoldError } from '../errors.js';
 
 /** What command modules get from the entry point: where to talk, and where they run. */
 export interface CliContext {

@@ -1,4 +1,4 @@
-import { ScaffoldError } from './errors.js';
+import { ScaffoldError } from '../errors.js';
 import { renderTemplate } from './render.js';
 import type { VirtualTree } from './tree.js';
 

@@ -1,4 +1,4 @@
-import { ScaffoldError } from './errors.js';
+import { ScaffoldError } from '../errors.js';
 import type { VirtualTree } from './tree.js';
 
 /** Markers that generated files carry so later commands know where to add code. */

@@ -1,4 +1,4 @@
-import { ScaffoldError } from './errors.js';
+import { ScaffoldError } from '../errors.js';
 
 // The same limits Kubernetes applies (k8s.io/apimachinery validation), because
 // every name here ends up in an object name, an API group or a label.

@@ -1,5 +1,5 @@
 import { isMap, parseDocument, stringify } from 'yaml';
-import { ScaffoldError } from './errors.js';
+import { ScaffoldError } from '../errors.js';
 import type { VirtualTree } from './tree.js';
 
 /** The PROJECT file's name, at the project root. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join, posix, relative, sep } from 'node:path';
-import { ScaffoldError } from './errors.js';
+import { ScaffoldError } from '../errors.js';
 
 /** One pending change, as `--dry-run` reports it. */
 export interface TreeChange {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ScaffoldError } from '../../src/scaffold/errors.js';
+import { ScaffoldError } from '../../src/errors.js';
 import { isDns1123Label, isDns1123Subdomain, pluralize, validateGroup, validateKind, validateProjectName, validateVersion } from '../../src/scaffold/names.js';
 
 test('pluralize follows kubebuilder (flect) outcomes', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ScaffoldError } from '../../src/scaffold/errors.js';
+import { ScaffoldError } from '../../src/errors.js';
 import { DEFAULT_PLUGINS, formatProject, LAYOUT_PLUGIN, parseProject, type ProjectConfig } from '../../src/scaffold/project.js';
 
 const config: ProjectConfig = {

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ScaffoldError } from '../../src/scaffold/errors.js';
+import { ScaffoldError } from '../../src/errors.js';
 import { scaffoldFiles } from '../../src/scaffold/files.js';
 import { applyInserters, uncommentLine } from '../../src/scaffold/inserter.js';
 import { VirtualTree } from '../../src/scaffold/tree.js';

@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import YAML from 'yaml';
-import { generateKustomizeManifestsCommand } from '../../src/commands/generate-kustomize-manifests.js';
-import type { CommandIO } from '../../src/commands/io.js';
+import { generateKustomizeManifestsCommand } from '../../src/commands/generate/kustomize-manifests.js';
+import type { CommandIO } from '../../src/cli/io.js';
 import { mergeOwned, newBaseCsv, updateBaseCsvText } from '../../src/generators/csv/base.js';
 import { readOwnedCrdDescriptions, spacedWords } from '../../src/generators/csv/descriptors.js';
 import { ManifestError } from '../../src/generators/problems.js';
-import { ScaffoldError } from '../../src/scaffold/errors.js';
+import { ScaffoldError } from '../../src/errors.js';
 
 const TYPES = `import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import type { Condition, int32 } from 'ts-operator-sdk';

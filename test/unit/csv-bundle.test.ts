@@ -14,14 +14,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import YAML from 'yaml';
-import { generateBundleCommand, type GenerateBundleOptions } from '../../src/commands/generate-bundle.js';
-import type { CommandIO } from '../../src/commands/io.js';
+import { generateBundleCommand, type GenerateBundleOptions } from '../../src/commands/generate/bundle.js';
+import type { CommandIO } from '../../src/cli/io.js';
 import { collectManifests, parseManifests, type KubeObject } from '../../src/generators/bundle/collector.js';
 import { parseImageReference, resolveImageDigest } from '../../src/generators/bundle/digests.js';
 import { annotationsYaml, bundleDockerfile, chooseCreatedAt, manifestFiles } from '../../src/generators/bundle/writer.js';
 import { newBaseCsv, type CsvObject } from '../../src/generators/csv/base.js';
 import { fillCsv, mergeRelatedImages, relatedImagesFromEnv } from '../../src/generators/csv/fill.js';
-import { ScaffoldError } from '../../src/scaffold/errors.js';
+import { ScaffoldError } from '../../src/errors.js';
 
 const OPTIONS = { packageName: 'memcached-operator', builder: 'ts-operator-sdk-v0.1.0', projectLayout: 'typescript.ts-operator-sdk.io/v1' };
 

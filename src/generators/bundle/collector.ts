@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import YAML from 'yaml';
-import { ScaffoldError } from '../../scaffold/errors.js';
+import { ScaffoldError } from '../../errors.js';
 import { sortKeysDeep } from '../render-yaml.js';
 
 /** Any Kubernetes object read from the input manifests. */

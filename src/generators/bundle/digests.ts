@@ -1,4 +1,4 @@
-import { ScaffoldError } from '../../scaffold/errors.js';
+import { ScaffoldError } from '../../errors.js';
 
 /** An image reference split into the parts the registry API needs. */
 export interface ImageReference {

@@ -1,4 +1,4 @@
-import { ScaffoldError } from '../../scaffold/errors.js';
+import { ScaffoldError } from '../../errors.js';
 import type { CollectedManifests, KubeObject } from '../bundle/collector.js';
 import { sortKeysDeep } from '../render-yaml.js';
 import type { CsvObject } from './base.js';

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { BOILERPLATE_FILE, LICENSES, boilerplateHeader } from '../scaffold/boilerplate.js';
+import { BOILERPLATE_FILE, LICENSES, boilerplateHeader } from '../../scaffold/boilerplate.js';
 
 export { LICENSES };
-import { ScaffoldError } from '../scaffold/errors.js';
-import { scaffoldFiles, type FileSpec } from '../scaffold/files.js';
-import { validateDomain, validateProjectName } from '../scaffold/names.js';
-import { sdkPackageSpec, SCORECARD_IMAGE } from '../scaffold/package-info.js';
-import { DEFAULT_PLUGINS, LAYOUT_PLUGIN, PROJECT_FILE, writeProject } from '../scaffold/project.js';
-import { VirtualTree } from '../scaffold/tree.js';
-import { finishTree, type CommandIO } from './io.js';
+import { ScaffoldError } from '../../errors.js';
+import { scaffoldFiles, type FileSpec } from '../../scaffold/files.js';
+import { validateDomain, validateProjectName } from '../../scaffold/names.js';
+import { sdkPackageSpec, SCORECARD_IMAGE } from '../../scaffold/package-info.js';
+import { DEFAULT_PLUGINS, LAYOUT_PLUGIN, PROJECT_FILE, writeProject } from '../../scaffold/project.js';
+import { VirtualTree } from '../../scaffold/tree.js';
+import { finishTree, type CommandIO } from '../../cli/io.js';
 
 /** The licenses `init --license` knows. */
 /** One of {@link LICENSES}. */

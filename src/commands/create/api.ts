@@ -1,13 +1,13 @@
 import { resolve } from 'node:path';
-import { boilerplateHeader } from '../scaffold/boilerplate.js';
-import { ScaffoldError } from '../scaffold/errors.js';
-import { scaffoldFiles, type FileSpec, type IfExists } from '../scaffold/files.js';
-import { applyInserters, Markers, uncommentLine, type Inserter } from '../scaffold/inserter.js';
-import { apiData, type ApiData } from '../scaffold/layout.js';
-import { validateGroup, validateKind, validatePlural, validateVersion } from '../scaffold/names.js';
-import { qualifiedGroup, readProject, sameGvk, writeProject, type ProjectResource } from '../scaffold/project.js';
-import { VirtualTree } from '../scaffold/tree.js';
-import { finishTree, type CommandIO } from './io.js';
+import { boilerplateHeader } from '../../scaffold/boilerplate.js';
+import { ScaffoldError } from '../../errors.js';
+import { scaffoldFiles, type FileSpec, type IfExists } from '../../scaffold/files.js';
+import { applyInserters, Markers, uncommentLine, type Inserter } from '../../scaffold/inserter.js';
+import { apiData, type ApiData } from '../../scaffold/layout.js';
+import { validateGroup, validateKind, validatePlural, validateVersion } from '../../scaffold/names.js';
+import { qualifiedGroup, readProject, sameGvk, writeProject, type ProjectResource } from '../../scaffold/project.js';
+import { VirtualTree } from '../../scaffold/tree.js';
+import { finishTree, type CommandIO } from '../../cli/io.js';
 
 /** Options of `ts-operator-sdk create api`. */
 export interface CreateApiOptions {

@@ -1,16 +1,16 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import YAML from 'yaml';
-import { collectManifests, parseManifests, type KubeObject } from '../generators/bundle/collector.js';
-import { resolveImageDigest } from '../generators/bundle/digests.js';
-import { annotationsYaml, bundleDockerfile, chooseCreatedAt, manifestFiles, withCreatedAt, type BundleMetadataOptions } from '../generators/bundle/writer.js';
-import { CSV_API_VERSION, CSV_KIND, newBaseCsv, renderYaml, type CsvObject } from '../generators/csv/base.js';
-import { fillCsv, type RelatedImage } from '../generators/csv/fill.js';
-import { ScaffoldError } from '../scaffold/errors.js';
-import { packageInfo } from '../scaffold/package-info.js';
-import { readProject } from '../scaffold/project.js';
-import { VirtualTree } from '../scaffold/tree.js';
-import { finishTree, type CommandIO } from './io.js';
+import { collectManifests, parseManifests, type KubeObject } from '../../generators/bundle/collector.js';
+import { resolveImageDigest } from '../../generators/bundle/digests.js';
+import { annotationsYaml, bundleDockerfile, chooseCreatedAt, manifestFiles, withCreatedAt, type BundleMetadataOptions } from '../../generators/bundle/writer.js';
+import { CSV_API_VERSION, CSV_KIND, newBaseCsv, renderYaml, type CsvObject } from '../../generators/csv/base.js';
+import { fillCsv, type RelatedImage } from '../../generators/csv/fill.js';
+import { ScaffoldError } from '../../errors.js';
+import { packageInfo } from '../../scaffold/package-info.js';
+import { readProject } from '../../scaffold/project.js';
+import { VirtualTree } from '../../scaffold/tree.js';
+import { finishTree, type CommandIO } from '../../cli/io.js';
 
 /** Options of `ts-operator-sdk generate bundle`. */
 export interface GenerateBundleOptions {

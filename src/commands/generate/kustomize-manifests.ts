@@ -1,13 +1,13 @@
 import { resolve } from 'node:path';
-import { newBaseCsv, renderYaml, updateBaseCsvText, type CsvUiMetadata } from '../generators/csv/base.js';
-import { readOwnedCrdDescriptions } from '../generators/csv/descriptors.js';
-import { ManifestError, formatProblem } from '../generators/problems.js';
-import { ScaffoldError } from '../scaffold/errors.js';
-import { readProject } from '../scaffold/project.js';
-import { renderTemplate } from '../scaffold/render.js';
-import { VirtualTree } from '../scaffold/tree.js';
-import { apiResourcesOf } from './generate-manifests.js';
-import { finishTree, type CommandIO } from './io.js';
+import { newBaseCsv, renderYaml, updateBaseCsvText, type CsvUiMetadata } from '../../generators/csv/base.js';
+import { readOwnedCrdDescriptions } from '../../generators/csv/descriptors.js';
+import { ManifestError, formatProblem } from '../../generators/problems.js';
+import { ScaffoldError } from '../../errors.js';
+import { readProject } from '../../scaffold/project.js';
+import { renderTemplate } from '../../scaffold/render.js';
+import { VirtualTree } from '../../scaffold/tree.js';
+import { apiResourcesOf } from './manifests.js';
+import { finishTree, type CommandIO } from '../../cli/io.js';
 
 /** Options of `ts-operator-sdk generate kustomize manifests`. */
 export interface GenerateKustomizeManifestsOptions {

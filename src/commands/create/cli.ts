@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { CliContext } from '../context.js';
-import { parseBooleanFlag } from '../flags.js';
+import type { CliContext } from '../../cli/context.js';
+import { parseBooleanFlag } from '../../cli/flags.js';
 
 /** Registers `create api` (and the `create` parent, which later commands extend). */
 export function registerCreateApi(program: Command, ctx: CliContext): void {
@@ -37,7 +37,7 @@ Examples:
   $ ts-operator-sdk create api --group cache --version v1 --kind Memcached --resource=false --controller`)
     .action(async (opts: { group: string; version?: string; kind?: string; plural?: string; resource?: boolean; controller?: boolean; namespaced: boolean; force: boolean; dryRun: boolean }) => {
       // Loaded on use: only the command that runs pays for its templates and modules.
-      const { createApi } = await import('../../commands/create-api.js');
+      const { createApi } = await import('./api.js');
       await createApi({ directory: ctx.cwd, interactive: ctx.interactive, ...opts }, ctx.io);
     });
 }

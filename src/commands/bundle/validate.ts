@@ -4,11 +4,11 @@
  * the log (success line, fatal errors) to stderr; the exit code is 1 only
  * when an error was found.
  */
-import { BundleLoadError } from '../validation/bundle-loader.js';
-import { optionalValidatorTable, SelectorError } from '../validation/optional.js';
-import { logLine, type LogLevel } from '../validation/report.js';
-import { validateBundleDirectory } from '../validation/validate.js';
-import { ScaffoldError } from '../scaffold/errors.js';
+import { BundleLoadError } from '../../validation/bundle-loader.js';
+import { optionalValidatorTable, SelectorError } from '../../validation/optional.js';
+import { logLine, type LogLevel } from '../../validation/report.js';
+import { validateBundleDirectory } from '../../validation/validate.js';
+import { ScaffoldError } from '../../errors.js';
 
 /** The output formats `-o` accepts. */
 export const OUTPUT_FORMATS = ['text', 'json-alpha1'] as const;

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
-import { ScaffoldError } from '../../scaffold/errors.js';
-import type { CliContext } from '../context.js';
+import { ScaffoldError } from '../../errors.js';
+import type { CliContext } from '../../cli/context.js';
 
 /** The `generate` command group; each generator registers a subcommand on it. */
 export function generateCommand(program: Command): Command {
@@ -23,7 +23,7 @@ Examples:
   $ ts-operator-sdk generate manifests --dry-run`)
     .action(async (opts: { allowDangerousTypes: boolean; dryRun: boolean }) => {
       // Loaded on use: the TypeScript compiler alone takes ~0.5 s to import.
-      const { generateManifestsCommand } = await import('../../commands/generate-manifests.js');
+      const { generateManifestsCommand } = await import('./manifests.js');
       await generateManifestsCommand({ directory: ctx.cwd, ...opts }, ctx.io);
     });
 }
@@ -58,7 +58,7 @@ Examples:
   # Placeholders instead of prompts, even on a terminal
   $ ts-operator-sdk generate kustomize manifests --interactive=false`)
     .action(async (opts: { package?: string; inputDir?: string; outputDir: string; apisDir: string; interactive?: boolean; quiet: boolean }) => {
-      const { generateKustomizeManifestsCommand } = await import('../../commands/generate-kustomize-manifests.js');
+      const { generateKustomizeManifestsCommand } = await import('./kustomize-manifests.js');
       const reader = queuedLineReader();
       const ask = async (question: string): Promise<string> => {
         process.stderr.write(question);
@@ -106,7 +106,7 @@ Examples:
   # From a directory of manifests
   $ ts-operator-sdk generate bundle --input-dir dist/manifests --version 0.0.2 --channels stable,fast --default-channel stable`)
     .action(async (opts: { inputDir?: string; deployDir?: string; crdsDir?: string; kustomizeDir: string; version?: string; channels: string; defaultChannel?: string; package?: string; outputDir: string; overwrite: boolean; manifests: boolean; metadata: boolean; stdout: boolean; extraServiceAccounts?: string[]; useImageDigests: boolean; quiet: boolean }) => {
-      const { generateBundleCommand } = await import('../../commands/generate-bundle.js');
+      const { generateBundleCommand } = await import('./bundle.js');
       const { fstatSync } = await import('node:fs');
       // Only a pipe or a redirected file is input: a terminal or /dev/null (closed stdin in CI) never blocks.
       let piped = false;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { ScaffoldError } from '../../scaffold/errors.js';
-import type { CliContext } from '../context.js';
+import { ScaffoldError } from '../../errors.js';
+import type { CliContext } from '../../cli/context.js';
 
 /**
  * Registers `setup-envtest`: controller-runtime's setup-envtest for users who

@@ -1,14 +1,14 @@
 import { Command, CommanderError } from 'commander';
-import { ScaffoldError } from '../scaffold/errors.js';
-import { registerCompletion } from './commands/completion.js';
-import { registerCreateApi } from './commands/create-api.js';
-import { registerEdit } from './commands/edit.js';
-import { registerGenerateBundle, registerGenerateKustomizeManifests, registerGenerateManifests } from './commands/generate.js';
-import { registerInit } from './commands/init.js';
-import { registerSetupEnvtest } from './commands/setup-envtest.js';
-import { registerBundleValidate } from './commands/bundle.js';
-import { registerVersion } from './commands/version.js';
-import { processContext, type CliContext } from './context.js';
+import { ScaffoldError } from './errors.js';
+import { registerCompletion } from './commands/completion/cli.js';
+import { registerCreateApi } from './commands/create/cli.js';
+import { registerEdit } from './commands/edit/cli.js';
+import { registerGenerateBundle, registerGenerateKustomizeManifests, registerGenerateManifests } from './commands/generate/cli.js';
+import { registerInit } from './commands/init/cli.js';
+import { registerSetupEnvtest } from './commands/setup-envtest/cli.js';
+import { registerBundleValidate } from './commands/bundle/cli.js';
+import { registerVersion } from './commands/version/cli.js';
+import { processContext, type CliContext } from './cli/context.js';
 
 /** One registration function per command; add new commands here. */
 export type CommandRegistration = (program: Command, ctx: CliContext) => void;

@@ -1,9 +1,9 @@
 import { posix, resolve } from 'node:path';
-import { ScaffoldError } from '../scaffold/errors.js';
-import { apiLayout, relativeImport } from '../scaffold/layout.js';
-import { qualifiedGroup, readProject, writeProject, type ProjectConfig } from '../scaffold/project.js';
-import { VirtualTree } from '../scaffold/tree.js';
-import { finishTree, type CommandIO } from './io.js';
+import { ScaffoldError } from '../../errors.js';
+import { apiLayout, relativeImport } from '../../scaffold/layout.js';
+import { qualifiedGroup, readProject, writeProject, type ProjectConfig } from '../../scaffold/project.js';
+import { VirtualTree } from '../../scaffold/tree.js';
+import { finishTree, type CommandIO } from '../../cli/io.js';
 
 /** Options of `ts-operator-sdk edit`. */
 export interface EditOptions {

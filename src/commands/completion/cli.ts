@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { ScaffoldError } from '../../scaffold/errors.js';
-import type { CliContext } from '../context.js';
+import { ScaffoldError } from '../../errors.js';
+import type { CliContext } from '../../cli/context.js';
 
 /** Shells `completion` writes scripts for. */
 export const COMPLETION_SHELLS = ['bash', 'zsh', 'fish'] as const;

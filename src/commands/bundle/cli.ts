@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import type { CliContext } from '../context.js';
+import type { CliContext } from '../../cli/context.js';
 
 /** The `bundle` command group; bundle subcommands register on it. */
 export function bundleCommand(program: Command): Command {
@@ -27,7 +27,7 @@ Examples:
   # Machine-readable results
   $ ts-operator-sdk bundle validate ./bundle -o json-alpha1`)
     .action(async (directory: string | undefined, opts: { selectOptional?: string; listOptional: boolean; optionalValues: string[]; output: string }) => {
-      const { bundleValidateCommand } = await import('../../commands/bundle-validate.js');
+      const { bundleValidateCommand } = await import('./validate.js');
       const code = bundleValidateCommand({ directory, ...opts }, {
         cwd: ctx.cwd,
         stdout: (line) => ctx.io.out(line),

@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
-import { generateManifests, ManifestError, formatProblem, type ApiResource } from '../generators/manifests.js';
-import { ScaffoldError } from '../scaffold/errors.js';
-import { apiLayout } from '../scaffold/layout.js';
-import { readProject, type ProjectConfig } from '../scaffold/project.js';
-import { VirtualTree } from '../scaffold/tree.js';
-import { finishTree, type CommandIO } from './io.js';
+import { generateManifests, ManifestError, formatProblem, type ApiResource } from '../../generators/manifests.js';
+import { ScaffoldError } from '../../errors.js';
+import { apiLayout } from '../../scaffold/layout.js';
+import { readProject, type ProjectConfig } from '../../scaffold/project.js';
+import { VirtualTree } from '../../scaffold/tree.js';
+import { finishTree, type CommandIO } from '../../cli/io.js';
 
 /** Options of `ts-operator-sdk generate manifests`. */
 export interface GenerateManifestsOptions {
