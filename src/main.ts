@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { ScaffoldError } from './errors.js';
+import { formatProblem, UsageError } from './errors.js';
 import { registerCompletion } from './commands/completion/cli.js';
 import { registerCreateApi } from './commands/create/cli.js';
 import { registerEdit } from './commands/edit/cli.js';
@@ -73,8 +73,9 @@ export async function run(argv: string[], ctx: CliContext = processContext()): P
       ctx.io.progress(usageError(error, program, argv));
       return 1;
     }
-    if (error instanceof ScaffoldError) {
-      ctx.io.progress(`Error: ${error.message}`);
+    if (error instanceof UsageError) {
+      for (const problem of error.problems) ctx.io.progress(formatProblem(problem));
+      ctx.io.progress(`Error: ${error.sentence}`);
       if (ctx.verbose && error.cause instanceof Error) ctx.io.debug(error.cause.stack ?? String(error.cause));
       return 1;
     }

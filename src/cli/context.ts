@@ -1,6 +1,6 @@
 import { createInterface, type Interface } from 'node:readline/promises';
 import type { CommandIO } from './io.js';
-import { ScaffoldError } from '../errors.js';
+import { UsageError } from '../errors.js';
 
 /** What command modules get from the entry point: where to talk, and where they run. */
 export interface CliContext {
@@ -55,7 +55,7 @@ export function processContext(): CliContext {
         process.stderr.write(`${question}\n`);
         const answer = (await nextLine())?.trim().toLowerCase();
         if (answer === undefined) {
-          throw new ScaffoldError(`no answer to "${question}" (stdin was closed)`, 'answer y or n, or pass the flag explicitly, e.g. --resource=true --controller=true');
+          throw new UsageError(`no answer to "${question}" (stdin was closed)`, 'answer y or n, or pass the flag explicitly, e.g. --resource=true --controller=true');
         }
         if (answer === 'y' || answer === 'yes') return true;
         if (answer === 'n' || answer === 'no') return false;

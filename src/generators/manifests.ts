@@ -10,7 +10,6 @@ import { renderDocuments } from './render-yaml.js';
 import { buildWebhookConfigurations, readProjectWebhookMarkers, WEBHOOK_MANIFEST_PATH } from './webhook/webhook.js';
 import type { Marker } from './markers/grammar.js';
 
-export { ManifestError, formatProblem, type SourceProblem } from './problems.js';
 export type { ApiResource } from './crd/crd.js';
 
 /** What `generate manifests` reads: the project and the APIs its PROJECT file lists. */
@@ -39,7 +38,7 @@ const CONTROLLER_DIRS = ['controllers', 'internal/controller'];
  * Reads the project's API types and controllers and returns every manifest
  * to write: CRDs, config/rbac/role.yaml, config/webhook/manifests.yaml (when
  * there are webhook markers) and the updated CRD kustomization.
- * Throws ManifestError listing every problem (`file:line: message`) and
+ * Throws a UsageError listing every problem (`file:line: message`) and
  * returns nothing in that case, so callers never write a partial set.
  */
 export async function generateManifests(inputs: ManifestInputs): Promise<GeneratedFile[]> {

@@ -1,4 +1,4 @@
-import { ScaffoldError } from '../errors.js';
+import { UsageError } from '../errors.js';
 
 // The same limits Kubernetes applies (k8s.io/apimachinery validation), because
 // every name here ends up in an object name, an API group or a label.
@@ -22,7 +22,7 @@ export function isDns1123Subdomain(value: string): boolean {
 /** Throws unless `domain` can be the suffix of API groups. */
 export function validateDomain(domain: string): void {
   if (!isDns1123Subdomain(domain)) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `invalid domain "${domain}": it must be a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')`,
       'pass a domain such as --domain example.com',
     );
@@ -32,7 +32,7 @@ export function validateDomain(domain: string): void {
 /** Throws unless `name` can name the project (and prefix its objects). */
 export function validateProjectName(name: string): void {
   if (!isDns1123Label(name)) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `invalid project name "${name}": it must be a DNS-1123 label (at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit)`,
       'pass --project-name with a valid name such as --project-name memcached-operator',
     );
@@ -43,13 +43,13 @@ export function validateProjectName(name: string): void {
 export function validateGroup(group: string, domain: string): void {
   const qualified = group ? `${group}.${domain}` : domain;
   if (group !== '' && !isDns1123Subdomain(group)) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `invalid group "${group}": it must be a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')`,
       'pass a group such as --group cache, or leave --group out to use the domain as the API group',
     );
   }
   if (!isDns1123Subdomain(qualified)) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `invalid API group "${qualified}": it must be a DNS-1123 subdomain of at most ${DNS1123_SUBDOMAIN_MAX} characters`,
       'choose a shorter --group',
     );
@@ -59,7 +59,7 @@ export function validateGroup(group: string, domain: string): void {
 /** Throws unless `version` is a Kubernetes API version such as v1, v1alpha1 or v2beta3. */
 export function validateVersion(version: string): void {
   if (!API_VERSION.test(version)) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `invalid version "${version}": an API version is "v" + a number, optionally followed by alpha<N> or beta<N>`,
       'pass a version such as --version v1 or --version v1alpha1',
     );
@@ -69,20 +69,20 @@ export function validateVersion(version: string): void {
 /** Throws unless `kind` is PascalCase and a DNS-1035 label when lowercased. */
 export function validateKind(kind: string): void {
   if (!KIND.test(kind)) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `invalid kind "${kind}": a kind starts with an uppercase letter and has only letters and digits`,
       'pass a PascalCase kind such as --kind Memcached',
     );
   }
   if (kind.length > DNS1123_LABEL_MAX || !DNS1035_LABEL.test(kind.toLowerCase())) {
-    throw new ScaffoldError(`invalid kind "${kind}": it must be at most ${DNS1123_LABEL_MAX} characters`, 'pass a shorter --kind');
+    throw new UsageError(`invalid kind "${kind}": it must be at most ${DNS1123_LABEL_MAX} characters`, 'pass a shorter --kind');
   }
 }
 
 /** Throws unless `plural` is a lowercase resource name. */
 export function validatePlural(plural: string): void {
   if (!isDns1123Label(plural)) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `invalid plural "${plural}": a resource name is a DNS-1123 label (lowercase letters, digits and '-')`,
       'pass a lowercase plural such as --plural memcacheds',
     );

@@ -28,10 +28,8 @@ Examples:
   $ ts-operator-sdk bundle validate ./bundle -o json-alpha1`)
     .action(async (directory: string | undefined, opts: { selectOptional?: string; listOptional: boolean; optionalValues: string[]; output: string }) => {
       const { bundleValidateCommand } = await import('./validate.js');
-      const code = bundleValidateCommand({ directory, ...opts }, {
+      const code = bundleValidateCommand({ directory, ...opts }, ctx.io, {
         cwd: ctx.cwd,
-        stdout: (line) => ctx.io.out(line),
-        stderr: (line) => ctx.io.progress(line),
         stdoutIsTty: Boolean(process.stdout.isTTY),
         stderrIsTty: Boolean(process.stderr.isTTY),
         now: () => new Date(),

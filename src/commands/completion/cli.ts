@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ScaffoldError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import type { CliContext } from '../../cli/context.js';
 
 /** Shells `completion` writes scripts for. */
@@ -82,7 +82,7 @@ compdef ${fn} ${name}
       return `${lines.join('\n')}\n`;
     }
     default:
-      throw new ScaffoldError(`unsupported shell "${shell}"`, `pass one of: ${COMPLETION_SHELLS.join(', ')}`);
+      throw new UsageError(`unsupported shell "${shell}"`, `pass one of: ${COMPLETION_SHELLS.join(', ')}`);
   }
 }
 

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { boilerplateHeader } from '../../scaffold/boilerplate.js';
-import { ScaffoldError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import { scaffoldFiles, type FileSpec, type IfExists } from '../../scaffold/files.js';
 import { applyInserters, Markers, uncommentLine, type Inserter } from '../../scaffold/inserter.js';
 import { apiData, type ApiData } from '../../scaffold/layout.js';
@@ -83,8 +83,8 @@ export function apiInserters(data: ApiData, parts: { resource: boolean; controll
 export async function createApi(options: CreateApiOptions, io: CommandIO): Promise<void> {
   const tree = new VirtualTree(resolve(options.directory));
   const project = readProject(tree);
-  if (!options.version) throw new ScaffoldError('missing --version', 'pass the API version, e.g. --version v1');
-  if (!options.kind) throw new ScaffoldError('missing --kind', 'pass the kind, e.g. --kind Memcached');
+  if (!options.version) throw new UsageError('missing --version', 'pass the API version, e.g. --version v1');
+  if (!options.kind) throw new UsageError('missing --kind', 'pass the kind, e.g. --kind Memcached');
   const domain = project.domain ?? '';
   validateGroup(options.group, domain);
   validateVersion(options.version);
@@ -95,7 +95,7 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   const resources = project.resources ?? [];
   const existing = resources.find((resource) => sameGvk(resource, requested));
   if (existing && !options.force) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `API ${qualifiedGroup(requested)}/${options.version}, Kind=${options.kind} already exists`,
       'pass --force to regenerate its scaffold files, or choose another --kind or --version',
     );
@@ -103,7 +103,7 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   if (!project.multigroup) {
     const otherGroup = resources.find((resource) => qualifiedGroup(resource) !== qualifiedGroup(requested));
     if (otherGroup) {
-      throw new ScaffoldError(
+      throw new UsageError(
         `this project already has group ${qualifiedGroup(otherGroup)}: ${MULTIGROUP_HINT}`,
         `then run this command again for group ${qualifiedGroup(requested)}`,
       );
@@ -113,7 +113,7 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   const resource = options.resource ?? (options.interactive ? await io.confirm('Create Resource [y/n]') : true);
   const controller = options.controller ?? (options.interactive ? await io.confirm('Create Controller [y/n]') : true);
   if (!resource && !controller) {
-    throw new ScaffoldError('nothing to create: both --resource and --controller are false', 'pass --resource or --controller');
+    throw new UsageError('nothing to create: both --resource and --controller are false', 'pass --resource or --controller');
   }
 
   const entry: ProjectResource = {

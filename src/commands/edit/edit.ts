@@ -1,5 +1,5 @@
 import { posix, resolve } from 'node:path';
-import { ScaffoldError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import { apiLayout, relativeImport } from '../../scaffold/layout.js';
 import { qualifiedGroup, readProject, writeProject, type ProjectConfig } from '../../scaffold/project.js';
 import { VirtualTree } from '../../scaffold/tree.js';
@@ -93,12 +93,12 @@ export async function edit(options: EditOptions, io: CommandIO): Promise<void> {
   const tree = new VirtualTree(resolve(options.directory));
   const project = readProject(tree);
   if (options.multigroup === undefined) {
-    throw new ScaffoldError('nothing to edit', 'pass --multigroup or --multigroup=false');
+    throw new UsageError('nothing to edit', 'pass --multigroup or --multigroup=false');
   }
   const wanted = options.multigroup;
   const groups = new Set((project.resources ?? []).map((resource) => qualifiedGroup(resource)));
   if (!wanted && groups.size > 1) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `cannot turn multigroup off: the project has ${groups.size} API groups (${[...groups].sort().join(', ')})`,
       'keep multigroup on, or remove the APIs of all groups but one first',
     );

@@ -6,7 +6,7 @@ import { resolveImageDigest } from '../../generators/bundle/digests.js';
 import { annotationsYaml, bundleDockerfile, chooseCreatedAt, manifestFiles, withCreatedAt, type BundleMetadataOptions } from '../../generators/bundle/writer.js';
 import { CSV_API_VERSION, CSV_KIND, newBaseCsv, renderYaml, type CsvObject } from '../../generators/csv/base.js';
 import { fillCsv, type RelatedImage } from '../../generators/csv/fill.js';
-import { ScaffoldError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import { packageInfo } from '../../scaffold/package-info.js';
 import { readProject } from '../../scaffold/project.js';
 import { VirtualTree } from '../../scaffold/tree.js';
@@ -60,13 +60,13 @@ export async function generateBundleCommand(options: GenerateBundleOptions, io: 
   if (options.version !== undefined) validateVersion(options.version);
   const project = tree.exists('PROJECT') ? readProject(tree) : undefined;
   const packageName = options.packageName ?? project?.projectName;
-  if (!packageName) throw new ScaffoldError('--package <name> must be set if PROJECT config file is not present', 'pass --package <name>, or run in the project root');
+  if (!packageName) throw new UsageError('--package <name> must be set if PROJECT config file is not present', 'pass --package <name>, or run in the project root');
   const projectLayout = project?.layout?.length ? project.layout.join(',') : 'unknown';
   const builder = `ts-operator-sdk-v${packageInfo.version}`;
   const channels = (options.channels ?? 'alpha').split(',').map((c) => c.trim()).filter(Boolean);
-  if (channels.length === 0) throw new ScaffoldError('--channels is empty', 'pass at least one channel, e.g. --channels=alpha');
+  if (channels.length === 0) throw new UsageError('--channels is empty', 'pass at least one channel, e.g. --channels=alpha');
   if (options.defaultChannel !== undefined && !channels.includes(options.defaultChannel)) {
-    throw new ScaffoldError(`--default-channel ${options.defaultChannel} is not one of --channels (${channels.join(',')})`, `add it to --channels, e.g. --channels=${[...channels, options.defaultChannel].join(',')}`);
+    throw new UsageError(`--default-channel ${options.defaultChannel} is not one of --channels (${channels.join(',')})`, `add it to --channels, e.g. --channels=${[...channels, options.defaultChannel].join(',')}`);
   }
   const writeManifests = options.manifests || !options.metadata;
   const writeMetadata = (options.metadata || !options.manifests) && !options.stdout;
@@ -132,16 +132,16 @@ function validateInputFlags(options: GenerateBundleOptions): void {
   const dirs = options.inputDir !== undefined || options.deployDir !== undefined || options.crdsDir !== undefined;
   if (!options.manifests && options.metadata) return;
   if (options.stdin !== undefined && dirs) {
-    throw new ScaffoldError('none of --input-dir, --deploy-dir, or --crds-dir may be set if reading from stdin', 'drop the flags, or run without piping manifests into the command');
+    throw new UsageError('none of --input-dir, --deploy-dir, or --crds-dir may be set if reading from stdin', 'drop the flags, or run without piping manifests into the command');
   }
   if (options.stdin === undefined && !dirs) {
-    throw new ScaffoldError('one of stdin, --input-dir, or --deploy-dir (and optionally --crds-dir) must be set', 'pipe manifests in, e.g. `kubectl kustomize config/manifests | ts-operator-sdk generate bundle`, or pass --input-dir');
+    throw new UsageError('one of stdin, --input-dir, or --deploy-dir (and optionally --crds-dir) must be set', 'pipe manifests in, e.g. `kubectl kustomize config/manifests | ts-operator-sdk generate bundle`, or pass --input-dir');
   }
   if (options.inputDir !== undefined && (options.deployDir !== undefined || options.crdsDir !== undefined)) {
-    throw new ScaffoldError('--input-dir cannot be combined with --deploy-dir or --crds-dir', 'use either --input-dir, or --deploy-dir with optional --crds-dir');
+    throw new UsageError('--input-dir cannot be combined with --deploy-dir or --crds-dir', 'use either --input-dir, or --deploy-dir with optional --crds-dir');
   }
   if (options.crdsDir !== undefined && options.deployDir === undefined) {
-    throw new ScaffoldError('--crds-dir needs --deploy-dir', 'pass --deploy-dir with the operator\'s Deployment and RBAC manifests');
+    throw new UsageError('--crds-dir needs --deploy-dir', 'pass --deploy-dir with the operator\'s Deployment and RBAC manifests');
   }
 }
 
@@ -149,9 +149,9 @@ function validateInputFlags(options: GenerateBundleOptions): void {
 export function validateVersion(version: string): void {
   if (STRICT_SEMVER.test(version)) return;
   if (/^v?\d+\.\d+\.\d+/.test(version) || /^\d/.test(version)) {
-    throw new ScaffoldError(`version ${version} contains bad values`, 'use MAJOR.MINOR.PATCH without a leading v or leading zeros, e.g. --version 0.0.1');
+    throw new UsageError(`version ${version} contains bad values`, 'use MAJOR.MINOR.PATCH without a leading v or leading zeros, e.g. --version 0.0.1');
   }
-  throw new ScaffoldError(`${version} is not a valid semantic version`, 'use MAJOR.MINOR.PATCH, e.g. --version 0.0.1');
+  throw new UsageError(`${version} is not a valid semantic version`, 'use MAJOR.MINOR.PATCH, e.g. --version 0.0.1');
 }
 
 function readInput(options: GenerateBundleOptions, projectDir: string): KubeObject[] {
@@ -160,7 +160,7 @@ function readInput(options: GenerateBundleOptions, projectDir: string): KubeObje
   const objects: KubeObject[] = [];
   for (const dir of dirs) {
     const abs = resolve(projectDir, dir);
-    if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new ScaffoldError(`input directory ${dir} does not exist`, 'pass a directory of manifests, e.g. --input-dir config/default');
+    if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new UsageError(`input directory ${dir} does not exist`, 'pass a directory of manifests, e.g. --input-dir config/default');
     for (const file of listManifestFiles(abs)) objects.push(...parseManifests(readFileSync(file, 'utf8'), relative(projectDir, file)));
   }
   return objects;
@@ -184,10 +184,10 @@ function chooseBase(csvs: readonly KubeObject[], packageName: string, tree: Virt
     try {
       parsed = YAML.parse(text);
     } catch (err) {
-      throw new ScaffoldError(`${basePath} is not valid YAML (${(err as Error).message.split('\n')[0]})`, 'fix it, or regenerate it with `ts-operator-sdk generate kustomize manifests`');
+      throw new UsageError(`${basePath} is not valid YAML (${(err as Error).message.split('\n')[0]})`, 'fix it, or regenerate it with `ts-operator-sdk generate kustomize manifests`');
     }
     const csv = parsed as Partial<CsvObject> | null;
-    if (!csv || csv.kind !== CSV_KIND || !csv.metadata || !csv.spec) throw new ScaffoldError(`${basePath} is not a ClusterServiceVersion`, 'regenerate it with `ts-operator-sdk generate kustomize manifests`');
+    if (!csv || csv.kind !== CSV_KIND || !csv.metadata || !csv.spec) throw new UsageError(`${basePath} is not a ClusterServiceVersion`, 'regenerate it with `ts-operator-sdk generate kustomize manifests`');
     return { apiVersion: CSV_API_VERSION, ...csv } as CsvObject;
   }
   info('Building a ClusterServiceVersion without an existing base');

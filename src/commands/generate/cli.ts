@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { ScaffoldError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import type { CliContext } from '../../cli/context.js';
 
 /** The `generate` command group; each generator registers a subcommand on it. */
@@ -33,7 +33,7 @@ function parseBooleanFlag(flag: string): (value: string) => boolean {
   return (value: string) => {
     if (value === 'true') return true;
     if (value === 'false') return false;
-    throw new ScaffoldError(`${flag} must be true or false, found "${value}"`, `write ${flag}=true or ${flag}=false`);
+    throw new UsageError(`${flag} must be true or false, found "${value}"`, `write ${flag}=true or ${flag}=false`);
   };
 }
 
@@ -63,7 +63,7 @@ Examples:
       const ask = async (question: string): Promise<string> => {
         process.stderr.write(question);
         const answer = await reader.next();
-        if (answer === undefined) throw new ScaffoldError(`no answer to "${question.trim()}" (stdin was closed)`, 'answer the questions, or pass --interactive=false to write placeholders');
+        if (answer === undefined) throw new UsageError(`no answer to "${question.trim()}" (stdin was closed)`, 'answer the questions, or pass --interactive=false to write placeholders');
         return answer;
       };
       try {
