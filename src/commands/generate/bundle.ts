@@ -1,16 +1,13 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import YAML from 'yaml';
-import { collectManifests, parseManifests, type KubeObject } from '../../generators/bundle/collector.js';
-import { resolveImageDigest } from '../../generators/bundle/digests.js';
-import { annotationsYaml, bundleDockerfile, chooseCreatedAt, manifestFiles, withCreatedAt, type BundleMetadataOptions } from '../../generators/bundle/writer.js';
-import { CSV_API_VERSION, CSV_KIND, newBaseCsv, renderYaml, type CsvObject } from '../../generators/csv/base.js';
-import { fillCsv, type RelatedImage } from '../../generators/csv/fill.js';
+import { finishTree, type CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
+import { generateBundle, type BundleSource } from '../../generators/bundle/bundle.js';
+import { annotationsYaml, bundleDockerfile, type BundleMetadataOptions } from '../../generators/bundle/writer.js';
 import { packageInfo } from '../../scaffold/package-info.js';
 import { readProject } from '../../scaffold/project.js';
 import { VirtualTree } from '../../scaffold/tree.js';
-import { finishTree, type CommandIO } from '../../cli/io.js';
+import { parseSemver } from '../../validation/names.js';
 
 /** Options of `ts-operator-sdk generate bundle`. */
 export interface GenerateBundleOptions {
@@ -40,8 +37,6 @@ export interface GenerateBundleOptions {
   /** Injected for the digest resolver's tests. */
   fetchImpl?: typeof fetch;
 }
-
-const STRICT_SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
 
 /**
  * `generate bundle`: reads the operator's manifests (stdin, --input-dir, or
@@ -75,29 +70,36 @@ export async function generateBundleCommand(options: GenerateBundleOptions, io: 
 
   let withScorecard = tree.exists(`${outputRel}/tests/scorecard/config.yaml`);
   if (writeManifests) {
-    const objects = readInput(options, projectDir);
-    const manifests = collectManifests(objects);
-    const kustomizeDir = (options.kustomizeDir ?? 'config/manifests').replace(/\/+$/, '');
-    const base = chooseBase(manifests.csvs, packageName, tree, kustomizeDir, info);
-    const { csv, leftovers } = fillCsv(base, manifests, { packageName, version: options.version, extraServiceAccounts: options.extraServiceAccounts, builder, projectLayout });
-    if (options.useImageDigests) await pinImages(csv, options.fetchImpl);
-    const csvPath = `${outputRel}/manifests/${packageName.toLowerCase()}.clusterserviceversion.yaml`;
-    const createdAt = chooseCreatedAt(csv, tree.read(csvPath), options.now ?? new Date(), (options.env ?? process.env)['SOURCE_DATE_EPOCH']);
-    const files = manifestFiles(packageName, withCreatedAt(csv, createdAt), manifests.crds, leftovers);
+    const bundle = await generateBundle({
+      projectDir,
+      source: sourceOf(options),
+      packageName,
+      version: options.version,
+      kustomizeDir: (options.kustomizeDir ?? 'config/manifests').replace(/\/+$/, ''),
+      extraServiceAccounts: options.extraServiceAccounts,
+      builder,
+      projectLayout,
+      useImageDigests: options.useImageDigests,
+      previousCsv: tree.read(`${outputRel}/manifests/${packageName.toLowerCase()}.clusterserviceversion.yaml`),
+      now: options.now ?? new Date(),
+      sourceDateEpoch: (options.env ?? process.env)['SOURCE_DATE_EPOCH'],
+      fetchImpl: options.fetchImpl,
+      info,
+    });
     if (options.stdout) {
-      io.out(files.map((f) => `---\n${f.content}`).join('').trimEnd());
+      io.out(bundle.manifests.map((f) => `---\n${f.content}`).join('').trimEnd());
       return;
     }
     info('Generating bundle manifests');
-    const produced = new Set(files.map((f) => `${outputRel}/manifests/${f.name}`));
-    for (const file of files) writeIfChanged(tree, `${outputRel}/manifests/${file.name}`, file.content);
+    const produced = new Set(bundle.manifests.map((f) => `${outputRel}/manifests/${f.name}`));
+    for (const file of bundle.manifests) writeIfChanged(tree, `${outputRel}/manifests/${file.name}`, file.content);
     // A CRD or object removed from the input must not linger in the bundle.
     const manifestsDir = join(projectDir, outputRel, 'manifests');
     if (existsSync(manifestsDir)) {
       for (const name of readdirSync(manifestsDir)) if (!produced.has(`${outputRel}/manifests/${name}`)) tree.delete(`${outputRel}/manifests/${name}`);
     }
-    if (manifests.scorecardConfig) {
-      writeIfChanged(tree, `${outputRel}/tests/scorecard/config.yaml`, renderYaml(withoutNamespace(manifests.scorecardConfig)));
+    if (bundle.scorecardConfig !== undefined) {
+      writeIfChanged(tree, `${outputRel}/tests/scorecard/config.yaml`, bundle.scorecardConfig);
       withScorecard = true;
     }
     info(`Bundle manifests generated successfully in ${outputRel}`);
@@ -122,9 +124,11 @@ function writeIfChanged(tree: VirtualTree, path: string, content: string): void 
   if (tree.read(path) !== content) tree.write(path, content);
 }
 
-function withoutNamespace(object: KubeObject): KubeObject {
-  const { namespace: _dropped, ...metadata } = object.metadata;
-  return { ...object, metadata };
+/** The one input source {@link validateInputFlags} allowed. */
+function sourceOf(options: GenerateBundleOptions): BundleSource {
+  if (options.stdin !== undefined) return { stdin: options.stdin };
+  if (options.inputDir !== undefined) return { directories: [options.inputDir] };
+  return { directories: [options.deployDir!, ...(options.crdsDir !== undefined ? [options.crdsDir] : [])] };
 }
 
 /** operator-sdk's rules: exactly one input source, stdin excluding the directory flags. */
@@ -147,80 +151,9 @@ function validateInputFlags(options: GenerateBundleOptions): void {
 
 /** `--version`: strict semver without a leading v or leading zeros, as OLM requires. */
 export function validateVersion(version: string): void {
-  if (STRICT_SEMVER.test(version)) return;
+  if (parseSemver(version)) return;
   if (/^v?\d+\.\d+\.\d+/.test(version) || /^\d/.test(version)) {
     throw new UsageError(`version ${version} contains bad values`, 'use MAJOR.MINOR.PATCH without a leading v or leading zeros, e.g. --version 0.0.1');
   }
   throw new UsageError(`${version} is not a valid semantic version`, 'use MAJOR.MINOR.PATCH, e.g. --version 0.0.1');
-}
-
-function readInput(options: GenerateBundleOptions, projectDir: string): KubeObject[] {
-  if (options.stdin !== undefined) return parseManifests(options.stdin, 'stdin');
-  const dirs = options.inputDir !== undefined ? [options.inputDir] : [options.deployDir!, ...(options.crdsDir !== undefined ? [options.crdsDir] : [])];
-  const objects: KubeObject[] = [];
-  for (const dir of dirs) {
-    const abs = resolve(projectDir, dir);
-    if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new UsageError(`input directory ${dir} does not exist`, 'pass a directory of manifests, e.g. --input-dir config/default');
-    for (const file of listManifestFiles(abs)) objects.push(...parseManifests(readFileSync(file, 'utf8'), relative(projectDir, file)));
-  }
-  return objects;
-}
-
-function listManifestFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() && /\.(ya?ml|json)$/.test(e.name))
-    .map((e) => join(e.parentPath, e.name))
-    .sort();
-}
-
-/** The base CSV: one named `<package>.*` in the input, else the kustomize base, else a default. */
-function chooseBase(csvs: readonly KubeObject[], packageName: string, tree: VirtualTree, kustomizeDir: string, info: (line: string) => void): CsvObject {
-  const fromInput = csvs.find((c) => c.metadata.name.startsWith(`${packageName}.`));
-  if (fromInput) return fromInput as unknown as CsvObject;
-  const basePath = `${kustomizeDir}/bases/${packageName}.clusterserviceversion.yaml`;
-  const text = tree.read(basePath);
-  if (text !== undefined) {
-    let parsed: unknown;
-    try {
-      parsed = YAML.parse(text);
-    } catch (err) {
-      throw new UsageError(`${basePath} is not valid YAML (${(err as Error).message.split('\n')[0]})`, 'fix it, or regenerate it with `ts-operator-sdk generate kustomize manifests`');
-    }
-    const csv = parsed as Partial<CsvObject> | null;
-    if (!csv || csv.kind !== CSV_KIND || !csv.metadata || !csv.spec) throw new UsageError(`${basePath} is not a ClusterServiceVersion`, 'regenerate it with `ts-operator-sdk generate kustomize manifests`');
-    return { apiVersion: CSV_API_VERSION, ...csv } as CsvObject;
-  }
-  info('Building a ClusterServiceVersion without an existing base');
-  return newBaseCsv(packageName, []);
-}
-
-/**
- * `--use-image-digests`: every container image and related image pinned to
- * its digest, and every container image listed in relatedImages (OLM mirrors
- * exactly those for disconnected installs), named after its container.
- */
-async function pinImages(csv: CsvObject, fetchImpl: typeof fetch | undefined): Promise<void> {
-  const cache = new Map<string, Promise<string>>();
-  const pin = (image: string): Promise<string> => {
-    let pending = cache.get(image);
-    if (!pending) {
-      pending = resolveImageDigest(image, fetchImpl);
-      cache.set(image, pending);
-    }
-    return pending;
-  };
-  const related = ((csv.spec['relatedImages'] as RelatedImage[] | undefined) ?? []).map((r) => ({ ...r }));
-  for (const entry of related) entry.image = await pin(entry.image);
-  const install = csv.spec['install'] as { spec?: { deployments?: Array<{ name: string; spec?: { template?: { spec?: { containers?: Array<{ name?: string; image?: string }>; initContainers?: Array<{ name?: string; image?: string }> } } } }> } };
-  for (const deployment of install.spec?.deployments ?? []) {
-    const pod = deployment.spec?.template?.spec;
-    for (const container of [...(pod?.containers ?? []), ...(pod?.initContainers ?? [])]) {
-      if (!container.image) continue;
-      container.image = await pin(container.image);
-      if (related.some((r) => r.image === container.image)) continue;
-      const name = container.name ?? 'image';
-      related.push({ name: related.some((r) => r.name === name) ? `${deployment.name}-${name}` : name, image: container.image });
-    }
-  }
-  if (related.length > 0) csv.spec['relatedImages'] = related.sort((a, b) => a.name.localeCompare(b.name));
 }
