@@ -1,23 +1,10 @@
 import { UsageError } from '../errors.js';
+import { DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN_MAX, isDns1035Label, isDns1123Label, isDns1123Subdomain } from '../validation/names.js';
 
-// The same limits Kubernetes applies (k8s.io/apimachinery validation), because
-// every name here ends up in an object name, an API group or a label.
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_LABEL_MAX = 63;
-const DNS1123_SUBDOMAIN_MAX = 253;
+// Kubernetes' own name rules (validation/names), because every name here ends
+// up in an object name, an API group or a label.
 const API_VERSION = /^v\d+((alpha|beta)\d+)?$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
-
-/** Whether `value` is a DNS-1123 label (lowercase alphanumerics and '-', at most 63). */
-export function isDns1123Label(value: string): boolean {
-  return value.length <= DNS1123_LABEL_MAX && DNS1123_LABEL.test(value);
-}
-
-/** Whether `value` is a DNS-1123 subdomain (dot-separated labels, at most 253). */
-export function isDns1123Subdomain(value: string): boolean {
-  return value.length > 0 && value.length <= DNS1123_SUBDOMAIN_MAX && value.split('.').every((label) => DNS1123_LABEL.test(label));
-}
 
 /** Throws unless `domain` can be the suffix of API groups. */
 export function validateDomain(domain: string): void {
@@ -74,7 +61,7 @@ export function validateKind(kind: string): void {
       'pass a PascalCase kind such as --kind Memcached',
     );
   }
-  if (kind.length > DNS1123_LABEL_MAX || !DNS1035_LABEL.test(kind.toLowerCase())) {
+  if (!isDns1035Label(kind.toLowerCase())) {
     throw new UsageError(`invalid kind "${kind}": it must be at most ${DNS1123_LABEL_MAX} characters`, 'pass a shorter --kind');
   }
 }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UsageError } from '../../src/errors.js';
-import { isDns1123Label, isDns1123Subdomain, pluralize, validateGroup, validateKind, validateProjectName, validateVersion } from '../../src/scaffold/names.js';
+import { isDns1123Label, isDns1123Subdomain } from '../../src/validation/names.js';
+import { pluralize, validateGroup, validateKind, validateProjectName, validateVersion } from '../../src/scaffold/names.js';
 
 test('pluralize follows kubebuilder (flect) outcomes', () => {
   const table: [string, string][] = [

@@ -1,9 +1,10 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
+import { commandGroup } from '../../cli/command-group.js';
 import type { CliContext } from '../../cli/context.js';
 
 /** The `bundle` command group; bundle subcommands register on it. */
 export function bundleCommand(program: Command): Command {
-  return program.commands.find((command) => command.name() === 'bundle') ?? program.command('bundle').description('Work with OLM bundles');
+  return commandGroup(program, 'bundle', 'Work with OLM bundles');
 }
 
 /** Registers `bundle validate`. */

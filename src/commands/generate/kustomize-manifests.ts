@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { newBaseCsv, renderYaml, updateBaseCsvText, type CsvUiMetadata } from '../../generators/csv/base.js';
 import { readOwnedCrdDescriptions } from '../../generators/csv/descriptors.js';
 import { UsageError } from '../../errors.js';
+import { isDns1123Label } from '../../validation/names.js';
 import { readProject } from '../../scaffold/project.js';
 import { renderTemplate } from '../../scaffold/render.js';
 import { VirtualTree } from '../../scaffold/tree.js';
@@ -41,7 +42,7 @@ export async function generateKustomizeManifestsCommand(options: GenerateKustomi
   const project = tree.exists('PROJECT') ? readProject(tree) : undefined;
   const packageName = options.packageName ?? project?.projectName;
   if (!packageName) throw new UsageError('--package <name> must be set if PROJECT config file is not present', 'pass --package, or run in the project root');
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(packageName)) {
+  if (!isDns1123Label(packageName)) {
     throw new UsageError(`package name "${packageName}" is not a DNS-1123 label`, 'use lower-case letters, digits and dashes, e.g. --package memcached-operator');
   }
   const outputDir = (options.outputDir ?? 'config/manifests').replace(/\/+$/, '');
