@@ -40,7 +40,7 @@ export function apiFiles(data: ApiData, parts: { resource: boolean; controller: 
       { path: 'config/crd/kustomization.yaml', template: 'api/config/crd/kustomization.yaml.hbs', ifExists: 'skip' },
       { path: 'config/crd/kustomizeconfig.yaml', template: 'api/config/crd/kustomizeconfig.yaml.hbs', ifExists: 'skip' },
       { path: 'config/samples/kustomization.yaml', template: 'api/config/samples/kustomization.yaml.hbs', ifExists: 'skip' },
-      { path: data.layout.sampleFile, template: 'api/config/samples/sample.yaml.hbs', ifExists: owned },
+      { path: data.layout.sampleFile, template: 'api/config/samples/group_version_kind.yaml.hbs', ifExists: owned },
     );
     for (const role of ['admin', 'editor', 'viewer']) {
       // One set of roles per kind covers all its versions, so a new version reuses them.
