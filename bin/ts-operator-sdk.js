@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Thin launcher: the CLI lives in dist/ so that `npx ts-operator-sdk` starts
 // without compiling anything.
-import { run } from '../dist/src/cli/main.js';
+import { run } from '../dist/src/main.js';
 
 // `ts-operator-sdk --help | head` closes the pipe early; that is not an error.
 for (const stream of [process.stdout, process.stderr]) {

@@ -1,6 +1,6 @@
-import { createInterface, type Interface } from 'node:readline/promises';
-import type { CommandIO } from '../commands/io.js';
-import { ScaffoldError } from '../scaffold/errors.js';
+import type { CommandIO } from './io.js';
+import { queuedLineReader } from './stdin.js';
+import { UsageError } from '../errors.js';
 
 /** What command modules get from the entry point: where to talk, and where they run. */
 export interface CliContext {
@@ -25,25 +25,8 @@ export interface CliContext {
 /** The context of a real process: stdout, stderr and a readline prompt on stdin. */
 export function processContext(): CliContext {
   let verbose = false;
-  // One reader for all prompts, with its own queue: readline drops lines that
-  // arrive (typed ahead or piped) while no question is pending.
-  let reader: Interface | undefined;
-  const lines: string[] = [];
-  const waiting: ((line: string | undefined) => void)[] = [];
-  let closed = false;
-  const nextLine = (): Promise<string | undefined> => {
-    if (!reader) {
-      reader = createInterface({ input: process.stdin, terminal: false });
-      reader.on('line', (line) => (waiting.length > 0 ? waiting.shift()!(line) : lines.push(line)));
-      reader.on('close', () => {
-        closed = true;
-        for (const resolve of waiting.splice(0)) resolve(undefined);
-      });
-    }
-    if (lines.length > 0) return Promise.resolve(lines.shift());
-    if (closed) return Promise.resolve(undefined);
-    return new Promise((resolve) => waiting.push(resolve));
-  };
+  // One reader for all prompts; it opens stdin only when a question is asked.
+  const reader = queuedLineReader();
   const io: CommandIO = {
     out: (line) => void process.stdout.write(`${line}\n`),
     progress: (line) => void process.stderr.write(`${line}\n`),
@@ -53,9 +36,9 @@ export function processContext(): CliContext {
     confirm: async (question) => {
       for (;;) {
         process.stderr.write(`${question}\n`);
-        const answer = (await nextLine())?.trim().toLowerCase();
+        const answer = (await reader.next())?.trim().toLowerCase();
         if (answer === undefined) {
-          throw new ScaffoldError(`no answer to "${question}" (stdin was closed)`, 'answer y or n, or pass the flag explicitly, e.g. --resource=true --controller=true');
+          throw new UsageError(`no answer to "${question}" (stdin was closed)`, 'answer y or n, or pass the flag explicitly, e.g. --resource=true --controller=true');
         }
         if (answer === 'y' || answer === 'yes') return true;
         if (answer === 'n' || answer === 'no') return false;
@@ -73,9 +56,6 @@ export function processContext(): CliContext {
     get verbose() {
       return verbose;
     },
-    close: () => {
-      reader?.close();
-      reader = undefined;
-    },
+    close: () => reader.close(),
   };
 }

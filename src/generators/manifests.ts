@@ -4,13 +4,14 @@ import path from 'node:path';
 import ts = require('typescript');
 import { buildCrds, type ApiResource } from './crd/crd.js';
 import type { ClientNodeModels } from './crd/type-schema.js';
+import { Markers } from '../scaffold/inserter.js';
+import { packageInfo } from '../scaffold/package-info.js';
 import { ProblemList } from './problems.js';
 import { buildRoles, readRbacMarkers } from './rbac/rbac.js';
 import { renderDocuments } from './render-yaml.js';
 import { buildWebhookConfigurations, readProjectWebhookMarkers, WEBHOOK_MANIFEST_PATH } from './webhook/webhook.js';
 import type { Marker } from './markers/grammar.js';
 
-export { ManifestError, formatProblem, type SourceProblem } from './problems.js';
 export type { ApiResource } from './crd/crd.js';
 
 /** What `generate manifests` reads: the project and the APIs its PROJECT file lists. */
@@ -29,8 +30,11 @@ export interface GeneratedFile {
   content: string;
 }
 
-/** The scaffold marker below which `config/crd/kustomization.yaml` lists CRDs. */
-export const CRD_KUSTOMIZE_MARKER = '# +kubebuilder:scaffold:crdkustomizeresource';
+/**
+ * The scaffold marker below which `config/crd/kustomization.yaml` lists CRDs:
+ * the one `create api` inserts at, so both writers of that file agree.
+ */
+export const CRD_KUSTOMIZE_MARKER = Markers.crdResources;
 
 /** Directories scanned for `+kubebuilder:rbac` markers. */
 const CONTROLLER_DIRS = ['controllers', 'internal/controller'];
@@ -39,7 +43,7 @@ const CONTROLLER_DIRS = ['controllers', 'internal/controller'];
  * Reads the project's API types and controllers and returns every manifest
  * to write: CRDs, config/rbac/role.yaml, config/webhook/manifests.yaml (when
  * there are webhook markers) and the updated CRD kustomization.
- * Throws ManifestError listing every problem (`file:line: message`) and
+ * Throws a UsageError listing every problem (`file:line: message`) and
  * returns nothing in that case, so callers never write a partial set.
  */
 export async function generateManifests(inputs: ManifestInputs): Promise<GeneratedFile[]> {
@@ -57,18 +61,22 @@ export async function generateManifests(inputs: ManifestInputs): Promise<Generat
   problems.throwIfAny();
 
   const clientNodeModels = embedsModels ? ((await import('@kubernetes/client-node')) as unknown as ClientNodeModels) : undefined;
-  const crds = buildCrds(resources, { projectDir, program, problems, allowDangerousTypes: inputs.allowDangerousTypes ?? false, generatorVersion: generatorVersion(), clientNodeModels });
+  const crds = buildCrds(resources, { projectDir, program, problems, allowDangerousTypes: inputs.allowDangerousTypes ?? false, generatorVersion: packageInfo.version, clientNodeModels });
   const rbacMarkers = readControllerMarkers(projectDir, problems);
   const roles = buildRoles(rbacMarkers, problems);
   const webhookConfigurations = buildWebhookConfigurations(readProjectWebhookMarkers(projectDir, problems), problems);
   problems.throwIfAny();
 
   const files: GeneratedFile[] = crds.map((c) => ({ path: c.fileName, content: renderDocuments([c.crd]) }));
+  // Two writers: init scaffolds this file from templates/init/config/rbac/role.yaml.hbs
+  // (a placeholder); from here on it is this generator's (templates/README.md).
   if (roles.length > 0) files.push({ path: 'config/rbac/role.yaml', content: renderDocuments(roles) });
   // Like controller-gen, no webhook markers means no manifest (and an existing one is left as it is).
   if (webhookConfigurations.length > 0) files.push({ path: WEBHOOK_MANIFEST_PATH, content: renderDocuments(webhookConfigurations) });
   const kustomizationPath = path.join(projectDir, 'config/crd/kustomization.yaml');
   const existing = existsSync(kustomizationPath) ? readFileSync(kustomizationPath, 'utf8') : undefined;
+  // Two writers: create api scaffolds this file and adds a line at its marker;
+  // here the list of CRD bases is brought in step (templates/README.md).
   files.push({ path: 'config/crd/kustomization.yaml', content: updateCrdKustomization(existing, crds.map((c) => c.fileName.replace(/^config\/crd\//, ''))) });
   return files;
 }
@@ -222,15 +230,4 @@ export function updateCrdKustomization(existing: string | undefined, bases: stri
   lines.splice(insertAt, 0, ...missing);
   if (markerLine < 0) lines.splice(insertAt + missing.length, 0, CRD_KUSTOMIZE_MARKER);
   return lines.join('\n');
-}
-
-/** The version stamped into CRD annotations, read from this package's package.json. */
-function generatorVersion(): string {
-  for (const candidate of ['../../../package.json', '../../package.json']) {
-    const file = new URL(candidate, import.meta.url);
-    if (!existsSync(file)) continue;
-    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-    if (pkg.name === 'ts-operator-sdk' && pkg.version) return pkg.version;
-  }
-  return '0.0.0';
 }

@@ -1,4 +1,4 @@
-import { ScaffoldError } from './errors.js';
+import { UsageError } from '../errors.js';
 import { renderTemplate } from './render.js';
 import type { VirtualTree } from './tree.js';
 
@@ -23,7 +23,7 @@ export function scaffoldFiles(tree: VirtualTree, specs: readonly FileSpec[], dat
     if (tree.exists(spec.path)) {
       if (spec.ifExists === 'skip') continue;
       if (spec.ifExists === 'error') {
-        throw new ScaffoldError(`${spec.path} already exists`, 'remove it, or pass --force to overwrite the scaffolded files');
+        throw new UsageError(`${spec.path} already exists`, 'remove it, or pass --force to overwrite the scaffolded files');
       }
     }
     tree.write(spec.path, renderTemplate(spec.template, data));

@@ -1,4 +1,4 @@
-import { ScaffoldError } from './errors.js';
+import { UsageError } from '../errors.js';
 import type { VirtualTree } from './tree.js';
 
 /** Markers that generated files carry so later commands know where to add code. */
@@ -27,12 +27,12 @@ export function applyInserters(tree: VirtualTree, inserters: readonly Inserter[]
   for (const inserter of inserters) {
     const content = tree.read(inserter.path);
     if (content === undefined) {
-      throw new ScaffoldError(`${inserter.path} is missing`, `restore it (it holds the marker "${inserter.marker}") and run the command again`);
+      throw new UsageError(`${inserter.path} is missing`, `restore it (it holds the marker "${inserter.marker}") and run the command again`);
     }
     const lines = content.split('\n');
     const markerIndex = lines.findIndex((line) => line.trim() === inserter.marker);
     if (markerIndex === -1) {
-      throw new ScaffoldError(`${inserter.path} has no "${inserter.marker}" marker`, 'add the marker line back where generated code should go and run the command again');
+      throw new UsageError(`${inserter.path} has no "${inserter.marker}" marker`, 'add the marker line back where generated code should go and run the command again');
     }
     const indent = /^\s*/.exec(lines[markerIndex]!)![0];
     const added: string[] = [];

@@ -1,29 +1,16 @@
-import { ScaffoldError } from './errors.js';
+import { UsageError } from '../errors.js';
+import { DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN_MAX, isDns1035Label, isDns1123Label, isDns1123Subdomain } from '../validation/names.js';
 import { pluralizeKind } from './plural.js';
 
-// The same limits Kubernetes applies (k8s.io/apimachinery validation), because
-// every name here ends up in an object name, an API group or a label.
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_LABEL_MAX = 63;
-const DNS1123_SUBDOMAIN_MAX = 253;
+// Kubernetes' own name rules (validation/names), because every name here ends
+// up in an object name, an API group or a label.
 const API_VERSION = /^v\d+((alpha|beta)\d+)?$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
-
-/** Whether `value` is a DNS-1123 label (lowercase alphanumerics and '-', at most 63). */
-export function isDns1123Label(value: string): boolean {
-  return value.length <= DNS1123_LABEL_MAX && DNS1123_LABEL.test(value);
-}
-
-/** Whether `value` is a DNS-1123 subdomain (dot-separated labels, at most 253). */
-export function isDns1123Subdomain(value: string): boolean {
-  return value.length > 0 && value.length <= DNS1123_SUBDOMAIN_MAX && value.split('.').every((label) => DNS1123_LABEL.test(label));
-}
 
 /** Throws unless `domain` can be the suffix of API groups. */
 export function validateDomain(domain: string): void {
   if (!isDns1123Subdomain(domain)) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `invalid domain "${domain}": it must be a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')`,
       'pass a domain such as --domain example.com',
     );
@@ -33,7 +20,7 @@ export function validateDomain(domain: string): void {
 /** Throws unless `name` can name the project (and prefix its objects). */
 export function validateProjectName(name: string): void {
   if (!isDns1123Label(name)) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `invalid project name "${name}": it must be a DNS-1123 label (at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit)`,
       'pass --project-name with a valid name such as --project-name memcached-operator',
     );
@@ -44,13 +31,13 @@ export function validateProjectName(name: string): void {
 export function validateGroup(group: string, domain: string): void {
   const qualified = group ? `${group}.${domain}` : domain;
   if (group !== '' && !isDns1123Subdomain(group)) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `invalid group "${group}": it must be a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')`,
       'pass a group such as --group cache, or leave --group out to use the domain as the API group',
     );
   }
   if (!isDns1123Subdomain(qualified)) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `invalid API group "${qualified}": it must be a DNS-1123 subdomain of at most ${DNS1123_SUBDOMAIN_MAX} characters`,
       'choose a shorter --group',
     );
@@ -60,7 +47,7 @@ export function validateGroup(group: string, domain: string): void {
 /** Throws unless `version` is a Kubernetes API version such as v1, v1alpha1 or v2beta3. */
 export function validateVersion(version: string): void {
   if (!API_VERSION.test(version)) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `invalid version "${version}": an API version is "v" + a number, optionally followed by alpha<N> or beta<N>`,
       'pass a version such as --version v1 or --version v1alpha1',
     );
@@ -70,20 +57,20 @@ export function validateVersion(version: string): void {
 /** Throws unless `kind` is PascalCase and a DNS-1035 label when lowercased. */
 export function validateKind(kind: string): void {
   if (!KIND.test(kind)) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `invalid kind "${kind}": a kind starts with an uppercase letter and has only letters and digits`,
       'pass a PascalCase kind such as --kind Memcached',
     );
   }
-  if (kind.length > DNS1123_LABEL_MAX || !DNS1035_LABEL.test(kind.toLowerCase())) {
-    throw new ScaffoldError(`invalid kind "${kind}": it must be at most ${DNS1123_LABEL_MAX} characters`, 'pass a shorter --kind');
+  if (!isDns1035Label(kind.toLowerCase())) {
+    throw new UsageError(`invalid kind "${kind}": it must be at most ${DNS1123_LABEL_MAX} characters`, 'pass a shorter --kind');
   }
 }
 
 /** Throws unless `plural` is a lowercase resource name. */
 export function validatePlural(plural: string): void {
   if (!isDns1123Label(plural)) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `invalid plural "${plural}": a resource name is a DNS-1123 label (lowercase letters, digits and '-')`,
       'pass a lowercase plural such as --plural memcacheds',
     );
@@ -102,12 +89,12 @@ export function validateDerivedPlural(kind: string): void {
   const lower = kind.toLowerCase();
   const example = lower.length <= DNS1123_LABEL_MAX - 2 ? ` such as --plural ${lower}${lower.endsWith('s') ? 'es' : 's'}` : '';
   if (plural.length > DNS1123_LABEL_MAX) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `kind "${kind}" gives the plural resource name "${plural}" of ${plural.length} characters, longer than the ${DNS1123_LABEL_MAX} a resource name may have`,
       `pass --plural with a name of at most ${DNS1123_LABEL_MAX} lowercase letters and digits, or a shorter --kind`,
     );
   }
-  throw new ScaffoldError(
+  throw new UsageError(
     `kind "${kind}" gives the plural resource name "${plural}" (kubebuilder's pluralizer keeps the acronym in upper case), which is not a valid resource name`,
     `pass a lowercase --plural${example}`,
   );

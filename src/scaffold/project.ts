@@ -1,5 +1,5 @@
 import { isMap, parseDocument, stringify } from 'yaml';
-import { ScaffoldError } from './errors.js';
+import { UsageError } from '../errors.js';
 import type { VirtualTree } from './tree.js';
 
 /** The PROJECT file's name, at the project root. */
@@ -79,13 +79,13 @@ export function sameGvk(a: ProjectResource, b: ProjectResource): boolean {
 }
 
 /**
- * Reads PROJECT from the tree. Throws a one-line {@link ScaffoldError} when it
+ * Reads PROJECT from the tree. Throws a one-line {@link UsageError} when it
  * is missing (not in a project root) or not a config v3 document.
  */
 export function readProject(tree: VirtualTree): ProjectConfig {
   const text = tree.read(PROJECT_FILE);
   if (text === undefined) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `no PROJECT file in ${tree.root}: this command must run in the root of a project`,
       'cd into the project directory, or create one with `ts-operator-sdk init`',
     );
@@ -95,8 +95,8 @@ export function readProject(tree: VirtualTree): ProjectConfig {
 
 /** Parses the text of a PROJECT file (see {@link readProject}). */
 export function parseProject(text: string): ProjectConfig {
-  const corrupt = (why: string): ScaffoldError =>
-    new ScaffoldError(`the PROJECT file is corrupt: ${why}`, 'fix it by hand or restore it from version control');
+  const corrupt = (why: string): UsageError =>
+    new UsageError(`the PROJECT file is corrupt: ${why}`, 'fix it by hand or restore it from version control');
   const document = parseDocument(text, { prettyErrors: false });
   if (document.errors.length > 0) throw corrupt(`invalid YAML (${document.errors[0]!.message.split('\n')[0]})`);
   if (!isMap(document.contents)) throw corrupt('it is not a YAML mapping');

@@ -5,7 +5,7 @@ import Handlebars from 'handlebars';
 /**
  * The templates folder of this package. It mirrors the generated tree, so
  * `templates/init/config/default/kustomization.yaml.hbs` renders
- * `config/default/kustomization.yaml`.
+ * `config/default/kustomization.yaml`; templates/README.md states the rule.
  */
 export const TEMPLATES_ROOT = fileURLToPath(new URL('../../../templates/', import.meta.url));
 

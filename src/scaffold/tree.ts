@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join, posix, relative, sep } from 'node:path';
-import { ScaffoldError } from './errors.js';
+import { UsageError } from '../errors.js';
 
 /** One pending change, as `--dry-run` reports it. */
 export interface TreeChange {
@@ -54,7 +54,7 @@ export class VirtualTree {
     const content = this.read(from);
     if (content === undefined) throw new Error(`cannot move ${from}: it does not exist`);
     if (this.exists(to)) {
-      throw new ScaffoldError(`cannot move ${from} to ${to}: the destination already exists`, `remove or rename ${to} and run the command again`);
+      throw new UsageError(`cannot move ${from} to ${to}: the destination already exists`, `remove or rename ${to} and run the command again`);
     }
     this.delete(from);
     this.write(to, content);
@@ -108,7 +108,7 @@ export class VirtualTree {
    * Writes every pending change. New content goes to temporary files next to
    * their targets first and is renamed into place only when all of them were
    * written; on any error, everything already done is undone (files restored,
-   * created directories removed) and a {@link ScaffoldError} is thrown.
+   * created directories removed) and a {@link UsageError} is thrown.
    */
   async commit(): Promise<TreeChange[]> {
     const changes = this.changes();
@@ -141,7 +141,7 @@ export class VirtualTree {
       await this.rollBack(staged, applied, createdDirectories);
       const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
       const path = (error as NodeJS.ErrnoException).path;
-      throw new ScaffoldError(
+      throw new UsageError(
         `could not write the project files (${reason}${path ? ` at ${relative(this.root, path) || '.'}` : ''}); nothing was changed`,
         'make the directory writable and run the command again',
         { cause: error },

@@ -1,19 +1,15 @@
 /**
  * Reads a bundle directory the way operator-sdk does before any validator
  * runs: find metadata/annotations.yaml, read the manifests it points at, and
- * pick out the CSV and CRDs. Anything that stops this is a {@link BundleLoadError},
- * which the command reports as one fatal line.
+ * pick out the CSV and CRDs. Anything that stops this is a {@link UsageError},
+ * which the command reports as one fatal line (`<problem>: <fix>`).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parseAllDocuments } from 'yaml';
+import { UsageError } from '../errors.js';
 import { parseSemverTolerant } from './names.js';
-
-/** A manifest that cannot be loaded at all (no metadata, bad YAML, no CSV). */
-export class BundleLoadError extends Error {
-  override name = 'BundleLoadError';
-}
 
 /** A decoded YAML object of the bundle. */
 export type ManifestDocument = Record<string, any>;
@@ -64,22 +60,22 @@ export interface LoadedBundle {
 export function loadBundle(path: string, cwd: string): LoadedBundle {
   const root = join(cwd, path);
   if (!existsSync(root)) {
-    throw new BundleLoadError(`bundle directory ${path} not found: only bundle directories can be validated here, not image references; unpack the bundle image into a directory (or run \`make bundle\`) and pass that directory`);
+    throw new UsageError(`bundle directory ${path} not found`, `only bundle directories can be validated here, not image references; unpack the bundle image into a directory (or run \`make bundle\`) and pass that directory`);
   }
   if (!statSync(root).isDirectory()) {
-    throw new BundleLoadError(`${path} is not a directory: pass the bundle directory that holds manifests/ and metadata/`);
+    throw new UsageError(`${path} is not a directory`, `pass the bundle directory that holds manifests/ and metadata/`);
   }
   const directory = relative(cwd, root) || '.';
   const annotationsFile = findAnnotationsFile(root);
   if (!annotationsFile) {
-    throw new BundleLoadError(`metadata not found in ${directory}: expected ${join(directory, 'metadata', 'annotations.yaml')}; run \`make bundle\` (or \`ts-operator-sdk generate bundle\`) to create it`);
+    throw new UsageError(`metadata not found in ${directory}`, `expected ${join(directory, 'metadata', 'annotations.yaml')}; run \`make bundle\` (or \`ts-operator-sdk generate bundle\`) to create it`);
   }
   const annotationsDoc = readYamlDocuments(annotationsFile, cwd)[0];
   const annotations = stringMap(annotationsDoc?.annotations);
   const manifestsName = (annotations[ANNOTATION.manifests] ?? 'manifests/').replace(/\/+$/, '') || 'manifests';
   const manifestsDir = join(root, manifestsName);
   if (!existsSync(manifestsDir) || !statSync(manifestsDir).isDirectory()) {
-    throw new BundleLoadError(`manifests directory ${relative(cwd, manifestsDir)} not found: the bundle needs its manifests (CSV, CRDs) under ${join(directory, manifestsName)}/`);
+    throw new UsageError(`manifests directory ${relative(cwd, manifestsDir)} not found`, `the bundle needs its manifests (CSV, CRDs) under ${join(directory, manifestsName)}/`);
   }
 
   const objects: BundleObject[] = [];
@@ -89,7 +85,8 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
   for (const entry of entries) {
     const file = join(manifestsDir, entry.name);
     if (entry.isDirectory()) {
-      throw new BundleLoadError(`bundle manifests dir contains directory: ${relative(cwd, file)}; move its files up into ${relative(cwd, manifestsDir)} or remove it`);
+      // Split so that the fatal line's `<problem>: <fix>` reads as operator-sdk's message.
+      throw new UsageError('bundle manifests dir contains directory', `${relative(cwd, file)}; move its files up into ${relative(cwd, manifestsDir)} or remove it`);
     }
     const bytes = readFileSync(file);
     size += bytes.length;
@@ -106,15 +103,15 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
     });
   }
   if (entries.length === 0) {
-    throw new BundleLoadError(`The directory ${relative(cwd, manifestsDir)} contains no yaml files: put the CSV and CRDs there (run \`make bundle\`)`);
+    throw new UsageError(`The directory ${relative(cwd, manifestsDir)} contains no yaml files`, `put the CSV and CRDs there (run \`make bundle\`)`);
   }
   const csv = objects.find((object) => object.kind === 'ClusterServiceVersion');
   if (!csv) {
-    throw new BundleLoadError(`unable to find a csv in bundle directory ${relative(cwd, manifestsDir)}: add <package>.clusterserviceversion.yaml (run \`make bundle\`)`);
+    throw new UsageError(`unable to find a csv in bundle directory ${relative(cwd, manifestsDir)}`, `add <package>.clusterserviceversion.yaml (run \`make bundle\`)`);
   }
   const version = csv.doc.spec?.version;
   if (version !== undefined && version !== null && version !== '' && !parseSemverTolerant(String(version))) {
-    throw new BundleLoadError(`invalid spec.version ${JSON.stringify(String(version))} in ${csv.file}: not a semantic version; use MAJOR.MINOR.PATCH, e.g. 0.0.1`);
+    throw new UsageError(`invalid spec.version ${JSON.stringify(String(version))} in ${csv.file}`, `not a semantic version; use MAJOR.MINOR.PATCH, e.g. 0.0.1`);
   }
   const channels = (annotations[ANNOTATION.channels] ?? '').split(',').map((channel) => channel.trim()).filter((channel) => channel !== '');
   return {
@@ -158,7 +155,7 @@ export function readYamlDocuments(file: string, cwd: string): any[] {
     const [problem] = document.errors;
     if (problem) {
       const reason = problem.message.split('\n')[0]!.replace(/[.:]\s*$/, '');
-      throw new BundleLoadError(`invalid YAML in ${relative(cwd, file)}: ${reason}; fix the syntax and run again`);
+      throw new UsageError(`invalid YAML in ${relative(cwd, file)}`, `${reason}; fix the syntax and run again`);
     }
   }
   return list.map((document) => document.toJS()).filter((value) => value !== null && value !== undefined);

@@ -1,17 +1,38 @@
 /**
- * Kubernetes name and version rules the validators share, with the exact
- * messages of k8s.io/apimachinery's validation helpers and blang/semver.
+ * Kubernetes name and version rules, in one place for the scaffolder, the
+ * generators and the validators, with the exact messages of
+ * k8s.io/apimachinery's validation helpers and blang/semver.
  */
 
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+/** The longest DNS-1123 (and DNS-1035) label. */
+export const DNS1123_LABEL_MAX = 63;
+/** The longest DNS-1123 subdomain. */
+export const DNS1123_SUBDOMAIN_MAX = 253;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+
+/** Whether `value` is a DNS-1123 label (lowercase alphanumerics and '-', at most 63). */
+export function isDns1123Label(value: string): boolean {
+  return value.length <= DNS1123_LABEL_MAX && DNS1123_LABEL.test(value);
+}
+
+/** Whether `value` is a DNS-1123 subdomain (dot-separated labels, at most 253). */
+export function isDns1123Subdomain(value: string): boolean {
+  return value.length <= DNS1123_SUBDOMAIN_MAX && DNS1123_SUBDOMAIN.test(value);
+}
+
+/** Whether `value` is a DNS-1035 label (a DNS-1123 label that starts with a letter). */
+export function isDns1035Label(value: string): boolean {
+  return value.length <= DNS1123_LABEL_MAX && DNS1035_LABEL.test(value);
+}
 
 /** Problems with `value` as a DNS-1123 subdomain (empty when valid). */
 export function dns1123SubdomainProblems(value: string): string[] {
   const problems: string[] = [];
-  if (value.length > 253) problems.push('must be no more than 253 characters');
+  if (value.length > DNS1123_SUBDOMAIN_MAX) problems.push('must be no more than 253 characters');
   if (!DNS1123_SUBDOMAIN.test(value)) {
     problems.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
   }
@@ -21,7 +42,7 @@ export function dns1123SubdomainProblems(value: string): string[] {
 /** Problems with `value` as a DNS-1035 label (empty when valid). */
 export function dns1035LabelProblems(value: string): string[] {
   const problems: string[] = [];
-  if (value.length > 63) problems.push('must be no more than 63 characters');
+  if (value.length > DNS1123_LABEL_MAX) problems.push('must be no more than 63 characters');
   if (!DNS1035_LABEL.test(value)) {
     problems.push("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')");
   }

@@ -10,6 +10,7 @@ import { validateDeprecatedApis } from './deprecated-apis.js';
 import { validateGoodPractices } from './good-practices.js';
 import { validateOperatorHubV2 } from './operatorhubv2.js';
 import { matchesLabels, parseSelector as parseLabelSelector, type Requirement } from '../runtime/labels.js';
+import { UsageError } from '../errors.js';
 
 /** One selectable validator. */
 export interface OptionalValidator {
@@ -28,10 +29,8 @@ export const OPTIONAL_VALIDATORS: readonly OptionalValidator[] = [
   { name: 'good-practices', labels: { name: 'good-practices', suite: 'operatorframework' }, description: 'Good practices validation (resource requests, channel names, CRD descriptions, CSV name)', run: (bundle) => validateGoodPractices(bundle) },
 ];
 
-/** A bad `--select-optional` value. */
-export class SelectorError extends Error {
-  override name = 'SelectorError';
-}
+/** The fix for every bad `--select-optional` value. */
+const SELECTOR_FIX = 'run `ts-operator-sdk bundle validate --list-optional` to see the validators and their labels';
 
 /**
  * Compiles a label selector (=, ==, !=, in, notin, exists, !exists; comma
@@ -43,7 +42,7 @@ export function parseSelector(selector: string): (labels: Readonly<Record<string
   try {
     requirements = parseLabelSelector(selector);
   } catch (err) {
-    throw new SelectorError(err instanceof Error ? err.message : String(err));
+    throw new UsageError(err instanceof Error ? err.message : String(err), SELECTOR_FIX);
   }
   return (labels) => requirements.length > 0 && matchesLabels(requirements, labels);
 }
@@ -53,7 +52,7 @@ export function selectValidators(selector: string | undefined): OptionalValidato
   if (!selector) return [];
   const matches = parseSelector(selector);
   const selected = OPTIONAL_VALIDATORS.filter((validator) => matches(validator.labels));
-  if (selected.length === 0) throw new SelectorError(`selector ${JSON.stringify(selector)} does not match any validator labels`);
+  if (selected.length === 0) throw new UsageError(`selector ${JSON.stringify(selector)} does not match any validator labels`, SELECTOR_FIX);
   return selected;
 }
 

@@ -28,8 +28,8 @@ export interface BundleValidationRequest {
 }
 
 /**
- * Validates a bundle and returns the report. Throws BundleLoadError when the
- * bundle cannot be read and SelectorError for a selector that matches nothing.
+ * Validates a bundle and returns the report. Throws a UsageError when the
+ * selector is bad or matches nothing (checked first), or when the bundle cannot be read.
  */
 export function validateBundleDirectory(request: BundleValidationRequest): ValidationReport {
   // Checked first so a typo in the selector fails fast, as operator-sdk does.

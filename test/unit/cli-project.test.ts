@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ScaffoldError } from '../../src/scaffold/errors.js';
+import { UsageError } from '../../src/errors.js';
 import { DEFAULT_PLUGINS, formatProject, LAYOUT_PLUGIN, parseProject, type ProjectConfig } from '../../src/scaffold/project.js';
 
 const config: ProjectConfig = {
@@ -70,7 +70,7 @@ test('a corrupt PROJECT is a one-line error', () => {
   const cases = ['version: "3"\nresources: [\n', '- just\n- a list\n', 'version: "2"\n', 'version: "3"\nresources:\n- kind: Memcached\n', 'version: "3"\nmultigroup: maybe\n'];
   for (const text of cases) {
     assert.throws(() => parseProject(text), (error: unknown) => {
-      assert.ok(error instanceof ScaffoldError);
+      assert.ok(error instanceof UsageError);
       assert.match(error.message, /^the PROJECT file is corrupt: .*\. Fix it by hand or restore it from version control\.$/);
       assert.ok(!error.message.includes('\n'));
       return true;

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ScaffoldError } from '../../src/scaffold/errors.js';
+import { UsageError } from '../../src/errors.js';
 import { scaffoldFiles } from '../../src/scaffold/files.js';
 import { applyInserters, uncommentLine } from '../../src/scaffold/inserter.js';
 import { VirtualTree } from '../../src/scaffold/tree.js';
@@ -58,7 +58,7 @@ test('a failed commit rolls back and leaves the directory byte-identical', async
   tree.write('sub/new.txt', 'new');
   tree.write('aaa/first.txt', 'first');
   tree.write('blocker/inside.txt', 'cannot be written');
-  await assert.rejects(tree.commit(), (error: unknown) => error instanceof ScaffoldError && /nothing was changed/.test(error.message));
+  await assert.rejects(tree.commit(), (error: unknown) => error instanceof UsageError && /nothing was changed/.test(error.message));
   assert.equal(hashTree(dir), before);
   assert.equal(existsSync(join(dir, 'aaa')), false);
 });

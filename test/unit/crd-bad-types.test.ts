@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { generateManifests, ManifestError, type ApiResource } from '../../src/generators/manifests.js';
+import { UsageError } from '../../src/errors.js';
+import { generateManifests, type ApiResource } from '../../src/generators/manifests.js';
 
 const HEADER = `import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import type { int32, float64 } from 'ts-operator-sdk';
@@ -150,7 +151,7 @@ for (const c of cases) {
         error = err;
       }
       assert.equal(result, undefined, 'no files may be returned');
-      assert.ok(error instanceof ManifestError, `expected a ManifestError, got ${String(error)}`);
+      assert.ok(error instanceof UsageError, `expected a UsageError, got ${String(error)}`);
       assert.match(error.message, c.expect);
       for (const p of error.problems) assert.match(`${p.file}:${p.line}`, /^[\w/.-]+\.ts:\d+$/);
       assert.equal(existsSync(path.join(projectDir, 'config')), false, 'nothing is written');

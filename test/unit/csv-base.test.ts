@@ -11,12 +11,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import YAML from 'yaml';
-import { generateKustomizeManifestsCommand } from '../../src/commands/generate-kustomize-manifests.js';
-import type { CommandIO } from '../../src/commands/io.js';
+import { generateKustomizeManifestsCommand } from '../../src/commands/generate/kustomize-manifests.js';
+import type { CommandIO } from '../../src/cli/io.js';
 import { mergeOwned, newBaseCsv, updateBaseCsvText } from '../../src/generators/csv/base.js';
 import { readOwnedCrdDescriptions, spacedWords } from '../../src/generators/csv/descriptors.js';
-import { ManifestError } from '../../src/generators/problems.js';
-import { ScaffoldError } from '../../src/scaffold/errors.js';
+import { UsageError } from '../../src/errors.js';
 
 const TYPES = `import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import type { Condition, int32 } from 'ts-operator-sdk';
@@ -135,7 +134,7 @@ describe('descriptors from +operator-sdk:csv markers', () => {
     assert.throws(
       () => readOwnedCrdDescriptions(project(bad), [RESOURCE]),
       (err: unknown) => {
-        assert.ok(err instanceof ManifestError);
+        assert.ok(err instanceof UsageError);
         const messages = err.problems.map((p) => `${p.file}:${p.line}: ${p.message}`);
         assert.ok(messages.some((m) => /memcached_types\.ts:\d+: .*containerPort needs type=spec or type=status/.test(m)), messages.join('\n'));
         assert.ok(messages.some((m) => /needs three parts/.test(m)), messages.join('\n'));
@@ -223,7 +222,7 @@ describe('generate kustomize manifests command', () => {
 
   it('without PROJECT needs --package', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-noproject-'));
-    await assert.rejects(generateKustomizeManifestsCommand({ directory: dir, terminal: false, quiet: true }, silentIO()), (err: unknown) => err instanceof ScaffoldError && /--package <name> must be set/.test(err.message));
+    await assert.rejects(generateKustomizeManifestsCommand({ directory: dir, terminal: false, quiet: true }, silentIO()), (err: unknown) => err instanceof UsageError && /--package <name> must be set/.test(err.message));
   });
 });
 

@@ -14,14 +14,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import YAML from 'yaml';
-import { generateBundleCommand, type GenerateBundleOptions } from '../../src/commands/generate-bundle.js';
-import type { CommandIO } from '../../src/commands/io.js';
+import { generateBundleCommand, type GenerateBundleOptions } from '../../src/commands/generate/bundle.js';
+import type { CommandIO } from '../../src/cli/io.js';
 import { collectManifests, parseManifests, type KubeObject } from '../../src/generators/bundle/collector.js';
 import { parseImageReference, resolveImageDigest } from '../../src/generators/bundle/digests.js';
 import { annotationsYaml, bundleDockerfile, chooseCreatedAt, manifestFiles } from '../../src/generators/bundle/writer.js';
 import { newBaseCsv, type CsvObject } from '../../src/generators/csv/base.js';
 import { fillCsv, mergeRelatedImages, relatedImagesFromEnv } from '../../src/generators/csv/fill.js';
-import { ScaffoldError } from '../../src/scaffold/errors.js';
+import { UsageError } from '../../src/errors.js';
 
 const OPTIONS = { packageName: 'memcached-operator', builder: 'ts-operator-sdk-v0.1.0', projectLayout: 'typescript.ts-operator-sdk.io/v1' };
 
@@ -274,7 +274,7 @@ describe('generate bundle command', () => {
     await assert.rejects(generateBundleCommand(bundleOptions(dir, { inputDir: 'x', deployDir: 'y' }), io()), /--input-dir cannot be combined with --deploy-dir/);
     await assert.rejects(generateBundleCommand(bundleOptions(dir, { inputDir: 'missing' }), io()), /input directory missing does not exist/);
     await assert.rejects(generateBundleCommand(bundleOptions(dir, { stdin: MANIFESTS, packageName: undefined }), io()), /--package <name> must be set if PROJECT config file is not present/);
-    await assert.rejects(generateBundleCommand(bundleOptions(dir, { stdin: 'kind: [' }), io()), (err: unknown) => err instanceof ScaffoldError && /stdin is not valid YAML/.test(err.message) && !err.message.includes('\n'));
+    await assert.rejects(generateBundleCommand(bundleOptions(dir, { stdin: 'kind: [' }), io()), (err: unknown) => err instanceof UsageError && /stdin is not valid YAML/.test(err.message) && !err.message.includes('\n'));
   });
 
   it('requires a strict semantic version', async () => {
@@ -347,7 +347,7 @@ describe('--use-image-digests', () => {
     });
     const image = `127.0.0.1:${port}/team/op:v1`;
     await assert.rejects(resolveImageDigest(image), (err: unknown) => {
-      assert.ok(err instanceof ScaffoldError);
+      assert.ok(err instanceof UsageError);
       assert.equal(err.message, `--use-image-digests cannot resolve ${image}: registry 127.0.0.1:${port} is unreachable (ECONNREFUSED). Check the network and the image name, or run without --use-image-digests (USE_IMAGE_DIGESTS=false).`);
       return true;
     });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ScaffoldError } from '../../src/scaffold/errors.js';
+import { UsageError } from '../../src/errors.js';
 import { pluralize, validateDerivedPlural } from '../../src/scaffold/names.js';
 import { pluralizeKind } from '../../src/scaffold/plural.js';
 
@@ -93,7 +93,7 @@ test('a derived plural that cannot name a resource is refused with the fix; a us
   const tooLong = `K${'a'.repeat(62)}`;
   assert.throws(
     () => validateDerivedPlural(tooLong),
-    (error: unknown) => error instanceof ScaffoldError && /of 64 characters, longer than the 63/.test(error.problem) && /--plural.*shorter --kind/.test(error.fix),
+    (error: unknown) => error instanceof UsageError && /of 64 characters, longer than the 63/.test(error.problem) && /--plural.*shorter --kind/.test(error.fix),
   );
   // A consonant + "y" becomes "ies", two letters more: a 62-character kind is already too long.
   assert.throws(() => validateDerivedPlural(`K${'a'.repeat(59)}ly`), /of 64 characters/);
@@ -101,7 +101,7 @@ test('a derived plural that cannot name a resource is refused with the fix; a us
   for (const [kind, suggestion] of [['Dns', 'dnses'], ['Https', 'httpses'], ['Ids', 'idses']] as const) {
     assert.throws(
       () => validateDerivedPlural(kind),
-      (error: unknown) => error instanceof ScaffoldError && error.problem.includes(`"${pluralizeKind(kind)}"`) && error.fix === `pass a lowercase --plural such as --plural ${suggestion}`,
+      (error: unknown) => error instanceof UsageError && error.problem.includes(`"${pluralizeKind(kind)}"`) && error.fix === `pass a lowercase --plural such as --plural ${suggestion}`,
       kind,
     );
   }
@@ -111,6 +111,6 @@ test('every golden kind whose flect plural is not a resource name is refused by 
   for (const row of readGolden()) {
     const usable = /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(row.plural) && row.plural.length <= 63;
     if (usable) assert.doesNotThrow(() => validateDerivedPlural(row.kind), row.kind);
-    else assert.throws(() => validateDerivedPlural(row.kind), ScaffoldError, row.kind);
+    else assert.throws(() => validateDerivedPlural(row.kind), UsageError, row.kind);
   }
 });

@@ -4,7 +4,8 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, write
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateManifests, ManifestError, formatProblem, type ManifestInputs } from '../../src/generators/manifests.js';
+import { formatProblem, UsageError } from '../../src/errors.js';
+import { generateManifests, type ManifestInputs } from '../../src/generators/manifests.js';
 import { ProblemList } from '../../src/generators/problems.js';
 import { buildWebhookConfigurations, readWebhookMarkers, WEBHOOK_MANIFEST_PATH } from '../../src/generators/webhook/webhook.js';
 
@@ -41,7 +42,7 @@ async function problemsOf(dir: string): Promise<string[]> {
   try {
     await generateManifests({ projectDir: dir, ...MEMCACHED_INPUTS });
   } catch (err) {
-    if (err instanceof ManifestError) return err.problems.map(formatProblem);
+    if (err instanceof UsageError) return err.problems.map(formatProblem);
     throw err;
   }
   assert.fail('generateManifests succeeded, expected problems');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import YAML from 'yaml';
-import { ScaffoldError } from '../../scaffold/errors.js';
+import { UsageError } from '../../errors.js';
 import { sortKeysDeep } from '../render-yaml.js';
 
 /** Any Kubernetes object read from the input manifests. */
@@ -47,21 +47,21 @@ export function parseManifests(text: string, source: string): KubeObject[] {
   YAML.parseAllDocuments(text).forEach((document, index) => {
     if ('errors' in document && document.errors.length > 0) {
       const first = document.errors[0]!;
-      throw new ScaffoldError(`${source} is not valid YAML (document ${index + 1}: ${first.message.split('\n')[0]})`, 'fix the YAML, or check the command that produced it');
+      throw new UsageError(`${source} is not valid YAML (document ${index + 1}: ${first.message.split('\n')[0]})`, 'fix the YAML, or check the command that produced it');
     }
     const value = document.toJSON() as unknown;
     if (value === null || value === undefined) return;
     const add = (item: unknown): void => {
       const object = item as Partial<KubeObject> | null;
       if (!object || typeof object !== 'object' || Array.isArray(object) || typeof object.kind !== 'string' || typeof object.apiVersion !== 'string') {
-        throw new ScaffoldError(`document ${index + 1} of ${source} is not a Kubernetes object (it needs apiVersion and kind)`, 'pass only Kubernetes manifests, e.g. the output of `kubectl kustomize config/manifests`');
+        throw new UsageError(`document ${index + 1} of ${source} is not a Kubernetes object (it needs apiVersion and kind)`, 'pass only Kubernetes manifests, e.g. the output of `kubectl kustomize config/manifests`');
       }
       if (object.kind === 'List' || (object.kind.endsWith('List') && Array.isArray(object['items']))) {
         for (const child of object['items'] as unknown[]) add(child);
         return;
       }
       if (!object.metadata || typeof object.metadata.name !== 'string' || object.metadata.name === '') {
-        throw new ScaffoldError(`a ${object.kind} in ${source} has no metadata.name`, 'give every object a name');
+        throw new UsageError(`a ${object.kind} in ${source} has no metadata.name`, 'give every object a name');
       }
       objects.push(object as KubeObject);
     };
@@ -131,7 +131,7 @@ export function collectManifests(objects: readonly KubeObject[]): CollectedManif
       }
       case 'scorecard.operatorframework.io/Configuration':
         if (collected.scorecardConfig) {
-          throw new ScaffoldError('the input has more than one scorecard Configuration', 'keep one (config/scorecard builds exactly one)');
+          throw new UsageError('the input has more than one scorecard Configuration', 'keep one (config/scorecard builds exactly one)');
         }
         collected.scorecardConfig = object;
         break;

@@ -1,4 +1,4 @@
-import { ScaffoldError } from '../../scaffold/errors.js';
+import { UsageError } from '../../errors.js';
 
 /** An image reference split into the parts the registry API needs. */
 export interface ImageReference {
@@ -37,7 +37,7 @@ export function parseImageReference(image: string): ImageReference {
   const registry = hasRegistry ? first : 'docker.io';
   let repository = hasRegistry ? rest.slice(first.length + 1) : rest;
   if (registry === 'docker.io' && !repository.includes('/')) repository = `library/${repository}`;
-  if (!repository) throw new ScaffoldError(`image reference "${image}" has no repository`, 'write it as registry/repository:tag');
+  if (!repository) throw new UsageError(`image reference "${image}" has no repository`, 'write it as registry/repository:tag');
   return { registry, repository, tag: tag ?? (digest ? undefined : 'latest'), digest };
 }
 
@@ -46,7 +46,7 @@ export function parseImageReference(image: string): ImageReference {
  * API v2 (HEAD /v2/<repo>/manifests/<tag>, anonymous bearer token when the
  * registry asks for one) and returns `registry/repo@sha256:...`. Images
  * already pinned are returned unchanged. An unreachable registry or a
- * missing tag is a one-line ScaffoldError.
+ * missing tag is a one-line UsageError.
  */
 export async function resolveImageDigest(image: string, fetchImpl: typeof fetch = fetch): Promise<string> {
   const ref = parseImageReference(image);
@@ -55,9 +55,9 @@ export async function resolveImageDigest(image: string, fetchImpl: typeof fetch 
   // Plain HTTP only for local registries, as docker's default insecure-registry rule does.
   const scheme = /^(localhost|127\.|\[::1\])/.test(host) ? 'http' : 'https';
   const url = `${scheme}://${host}/v2/${ref.repository}/manifests/${ref.tag}`;
-  const unreachable = (cause: unknown): ScaffoldError => {
+  const unreachable = (cause: unknown): UsageError => {
     const code = (cause as { cause?: { code?: string } }).cause?.code ?? (cause instanceof Error ? cause.message : String(cause));
-    return new ScaffoldError(`--use-image-digests cannot resolve ${image}: registry ${ref.registry} is unreachable (${code})`, 'check the network and the image name, or run without --use-image-digests (USE_IMAGE_DIGESTS=false)', { cause });
+    return new UsageError(`--use-image-digests cannot resolve ${image}: registry ${ref.registry} is unreachable (${code})`, 'check the network and the image name, or run without --use-image-digests (USE_IMAGE_DIGESTS=false)', { cause });
   };
   const head = async (authorization?: string): Promise<Response> => {
     try {
@@ -75,7 +75,7 @@ export async function resolveImageDigest(image: string, fetchImpl: typeof fetch 
   }
   const digest = response.headers.get('docker-content-digest');
   if (!response.ok || !digest) {
-    throw new ScaffoldError(`--use-image-digests cannot resolve ${image}: the registry answered HTTP ${response.status}${response.ok ? ' without a Docker-Content-Digest header' : ''}`, 'check that the image is pushed and public, or run without --use-image-digests');
+    throw new UsageError(`--use-image-digests cannot resolve ${image}: the registry answered HTTP ${response.status}${response.ok ? ' without a Docker-Content-Digest header' : ''}`, 'check that the image is pushed and public, or run without --use-image-digests');
   }
   return `${ref.registry === 'docker.io' ? 'docker.io' : ref.registry}/${ref.repository}@${digest}`;
 }

@@ -67,7 +67,8 @@ export function manifestFiles(packageName: string, csv: CsvObject, crds: readonl
   return files;
 }
 
-function withoutNamespace(object: KubeObject): KubeObject {
+/** A copy of `object` without metadata.namespace (OLM installs into the operator group's namespace). */
+export function withoutNamespace(object: KubeObject): KubeObject {
   const { namespace: _dropped, ...metadata } = object.metadata;
   return { ...object, metadata };
 }

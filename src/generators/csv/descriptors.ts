@@ -53,7 +53,7 @@ interface OrderedDescriptor {
  * carrying `+operator-sdk:csv:customresourcedefinitions:type=spec|status`
  * become descriptors. Kinds whose types are missing are left out (the base
  * CSV still lists them without UI metadata). Marker problems are thrown as
- * a ManifestError listing `file:line: message`.
+ * a UsageError listing `file:line: message`.
  */
 export function readOwnedCrdDescriptions(projectDir: string, resources: readonly ApiResource[]): OwnedCrdDescription[] {
   const problems = new ProblemList();

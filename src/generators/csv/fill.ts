@@ -1,4 +1,4 @@
-import { ScaffoldError } from '../../scaffold/errors.js';
+import { UsageError } from '../../errors.js';
 import type { CollectedManifests, KubeObject } from '../bundle/collector.js';
 import { sortKeysDeep } from '../render-yaml.js';
 import type { CsvObject } from './base.js';
@@ -157,7 +157,7 @@ export function foldRbac(manifests: CollectedManifests, deployments: readonly Ku
   const fold = (binding: KubeObject, into: Map<string, PolicyRule[]>, allowRole: boolean): void => {
     const ref = (binding['roleRef'] ?? {}) as RoleRef;
     if (ref.apiGroup !== undefined && ref.apiGroup !== '' && ref.apiGroup !== RBAC_GROUP) {
-      throw new ScaffoldError(`${binding.kind} ${binding.metadata.name} has roleRef.apiGroup "${ref.apiGroup}"`, `set it to ${RBAC_GROUP}`);
+      throw new UsageError(`${binding.kind} ${binding.metadata.name} has roleRef.apiGroup "${ref.apiGroup}"`, `set it to ${RBAC_GROUP}`);
     }
     const role = ref.kind === 'ClusterRole' ? clusterRoles.get(ref.name ?? '') : allowRole && ref.kind === 'Role' ? roles.get(ref.name ?? '') : undefined;
     const subjects = (binding['subjects'] as Subject[] | undefined) ?? [];
@@ -221,7 +221,7 @@ export function relatedImagesFromEnv(deployments: readonly KubeObject[]): Relate
       for (const env of container.env ?? []) {
         if (!env.name.startsWith(RELATED_IMAGE_PREFIX)) continue;
         if (env.valueFrom !== undefined || typeof env.value !== 'string' || env.value === '') {
-          throw new ScaffoldError(`env ${env.name} of container ${container.name} in Deployment ${deployment.metadata.name} has no literal value`, 'set `value:` to the image reference (OLM needs the image at bundle time, valueFrom is not supported)');
+          throw new UsageError(`env ${env.name} of container ${container.name} in Deployment ${deployment.metadata.name} has no literal value`, 'set `value:` to the image reference (OLM needs the image at bundle time, valueFrom is not supported)');
         }
         const name = env.name.slice(RELATED_IMAGE_PREFIX.length).toLowerCase().replace(/_/g, '-');
         found.push({ name, image: env.value, qualified: `${deployment.metadata.name}-${container.name}-${name}` });

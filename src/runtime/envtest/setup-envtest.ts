@@ -7,6 +7,7 @@ import { createGunzip } from 'node:zlib';
 import semver from 'semver';
 import { fetch } from 'undici';
 import { parse as parseYaml } from 'yaml';
+import { UsageError } from '../../errors.js';
 import { extractTar } from './tar.js';
 
 /** controller-runtime's setup-envtest index: controller-tools publishes one archive per version and platform. */
@@ -95,7 +96,7 @@ export async function setupEnvtestAssets(options: SetupEnvtestOptions = {}): Pro
   const chosen = semver.maxSatisfying(available, selector.range);
   if (!chosen) {
     const listed = semver.rsort([...available]).slice(0, 8).join(', ') || 'none';
-    throw new Error(`envtest: no release matches version "${selector.text}" for ${os}/${arch} in ${indexUrl} (newest available: ${listed}): pick one of those`);
+    throw new UsageError(`no release matches version "${selector.text}" for ${os}/${arch} in ${indexUrl} (newest available: ${listed})`, 'pick one of those', { component: 'envtest' });
   }
   const targetDir = join(storeDir, `${chosen}-${os}-${arch}`);
   if (cached.includes(chosen)) {
@@ -131,7 +132,7 @@ function parseSelector(text: string): { text: string; range: string; checkIndex:
   if (trimmed === '' || trimmed === 'latest' || trimmed === 'latest!') return { text: 'latest', range: '*', checkIndex: trimmed.endsWith('!') };
   const match = SELECTOR.exec(trimmed);
   if (!match) {
-    throw new Error(`envtest: cannot read version "${text}": use latest, X.Y.Z, X.Y, X.Y.x, ~X.Y.Z, <X.Y.Z or <=X.Y.Z (optionally ending in !)`);
+    throw new UsageError(`cannot read version "${text}"`, 'use latest, X.Y.Z, X.Y, X.Y.x, ~X.Y.Z, <X.Y.Z or <=X.Y.Z (optionally ending in !)', { component: 'envtest' });
   }
   const [, operator, major, minor, patch, bang] = match;
   const wildcard = patch === undefined || patch === 'x' || patch === '*';
@@ -164,16 +165,16 @@ async function readIndex(indexUrl: string, os: string, arch: string): Promise<In
     if (response.status !== 200) throw new Error(`HTTP ${response.status}`);
     text = await response.text();
   } catch (err) {
-    throw new Error(`envtest: cannot fetch the envtest index ${indexUrl}: ${describe(err)}: check the network, or pass --index-url / set KUBEBUILDER_ASSETS to binaries you already have`);
+    throw new UsageError(`cannot fetch the envtest index ${indexUrl}: ${describe(err)}`, 'check the network, or pass --index-url / set KUBEBUILDER_ASSETS to binaries you already have', { component: 'envtest', cause: err });
   }
   let index: { releases?: Record<string, Record<string, { hash?: string; selfLink?: string }>> };
   try {
     index = parseYaml(text) as typeof index;
   } catch (err) {
-    throw new Error(`envtest: the index ${indexUrl} is not valid YAML (${describe(err)}): check --index-url`);
+    throw new UsageError(`the index ${indexUrl} is not valid YAML (${describe(err)})`, 'check --index-url', { component: 'envtest', cause: err });
   }
   if (!index || typeof index !== 'object' || !index.releases || typeof index.releases !== 'object') {
-    throw new Error(`envtest: the index ${indexUrl} has no "releases" map: check --index-url points at an envtest-releases.yaml`);
+    throw new UsageError(`the index ${indexUrl} has no "releases" map`, 'check --index-url points at an envtest-releases.yaml', { component: 'envtest' });
   }
   const archives: IndexedArchive[] = [];
   for (const release of Object.values(index.releases)) {
@@ -195,10 +196,10 @@ async function download(archive: IndexedArchive, destination: string): Promise<v
     try {
       response = await fetch(archive.url);
     } catch (err) {
-      throw new Error(`envtest: cannot download ${archive.url}: ${describe(err)}: check the network or the index's selfLink`);
+      throw new UsageError(`cannot download ${archive.url}: ${describe(err)}`, "check the network or the index's selfLink", { component: 'envtest', cause: err });
     }
     if (response.status !== 200 || !response.body) {
-      throw new Error(`envtest: cannot download ${archive.url}: HTTP ${response.status}: check the index's selfLink`);
+      throw new UsageError(`cannot download ${archive.url}: HTTP ${response.status}`, "check the index's selfLink", { component: 'envtest' });
     }
     for await (const chunk of response.body) {
       hash.update(chunk);
@@ -209,7 +210,7 @@ async function download(archive: IndexedArchive, destination: string): Promise<v
   }
   const actual = hash.digest('hex');
   if (actual !== archive.hash) {
-    throw new Error(`envtest: checksum mismatch for ${archive.name}: the index says sha512 ${archive.hash.slice(0, 16)}…, the download is ${actual.slice(0, 16)}…: the download is corrupt or the index is wrong; retry, or check --index-url`);
+    throw new UsageError(`checksum mismatch for ${archive.name}: the index says sha512 ${archive.hash.slice(0, 16)}…, the download is ${actual.slice(0, 16)}…`, 'the download is corrupt or the index is wrong; retry, or check --index-url', { component: 'envtest' });
   }
 }
 
@@ -225,12 +226,12 @@ async function unpack(archivePath: string, binDir: string, archiveName: string):
       return join(binDir, name);
     });
   } catch (err) {
-    throw new Error(`envtest: cannot unpack ${archiveName}: ${describe(err)}`);
+    throw new UsageError(`cannot unpack ${archiveName}`, describe(err), { component: 'envtest', cause: err });
   }
   for (const name of extracted) await chmod(join(binDir, name), 0o755);
   const missing = REQUIRED_BINARIES.filter((binary) => !extracted.includes(binary) && !extracted.includes(`${binary}.exe`));
   if (missing.length > 0) {
-    throw new Error(`envtest: ${archiveName} lacks ${missing.join(' and ')} under ${ARCHIVE_BINARY_DIR}: the index points at an archive that is not an envtest release`);
+    throw new UsageError(`${archiveName} lacks ${missing.join(' and ')} under ${ARCHIVE_BINARY_DIR}`, 'the index points at an archive that is not an envtest release', { component: 'envtest' });
   }
 }
 

@@ -1,9 +1,10 @@
-import { Command } from 'commander';
-import type { CliContext } from '../context.js';
+import type { Command } from 'commander';
+import { commandGroup } from '../../cli/command-group.js';
+import type { CliContext } from '../../cli/context.js';
 
 /** The `bundle` command group; bundle subcommands register on it. */
 export function bundleCommand(program: Command): Command {
-  return program.commands.find((command) => command.name() === 'bundle') ?? program.command('bundle').description('Work with OLM bundles');
+  return commandGroup(program, 'bundle', 'Work with OLM bundles');
 }
 
 /** Registers `bundle validate`. */
@@ -27,11 +28,9 @@ Examples:
   # Machine-readable results
   $ ts-operator-sdk bundle validate ./bundle -o json-alpha1`)
     .action(async (directory: string | undefined, opts: { selectOptional?: string; listOptional: boolean; optionalValues: string[]; output: string }) => {
-      const { bundleValidateCommand } = await import('../../commands/bundle-validate.js');
-      const code = bundleValidateCommand({ directory, ...opts }, {
+      const { bundleValidateCommand } = await import('./validate.js');
+      const code = bundleValidateCommand({ directory, ...opts }, ctx.io, {
         cwd: ctx.cwd,
-        stdout: (line) => ctx.io.out(line),
-        stderr: (line) => ctx.io.progress(line),
         stdoutIsTty: Boolean(process.stdout.isTTY),
         stderrIsTty: Boolean(process.stderr.isTTY),
         now: () => new Date(),

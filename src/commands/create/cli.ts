@@ -1,16 +1,20 @@
 import type { Command } from 'commander';
-import type { CliContext } from '../context.js';
-import { parseBooleanFlag } from '../flags.js';
+import { commandGroup } from '../../cli/command-group.js';
+import type { CliContext } from '../../cli/context.js';
+import { parseBooleanFlag } from '../../cli/flags.js';
 
-/** Registers `create api` (and the `create` parent, which later commands extend). */
-export function registerCreateApi(program: Command, ctx: CliContext): void {
-  const create = program.commands.find((command) => command.name() === 'create') ?? program
-      .command('create')
-      .description('Scaffold a Kubernetes API or webhook')
-      .addHelpText('after', `
+/** The `create` command group; `create api` (and later `create webhook`) register on it. */
+export function createCommand(program: Command): Command {
+  return commandGroup(program, 'create', 'Scaffold a Kubernetes API or webhook', (create) =>
+    create.addHelpText('after', `
 Examples:
-  $ ts-operator-sdk create api --group cache --version v1 --kind Memcached`);
-  create
+  $ ts-operator-sdk create api --group cache --version v1 --kind Memcached`),
+  );
+}
+
+/** Registers `create api` on the `create` group. */
+export function registerCreateApi(program: Command, ctx: CliContext): void {
+  createCommand(program)
     .command('api')
     .description('Scaffold a Kubernetes API: its types, a controller, samples and RBAC helpers')
     .option('--group <group>', 'resource group (empty: the API group is the domain itself)', '')
@@ -37,7 +41,7 @@ Examples:
   $ ts-operator-sdk create api --group cache --version v1 --kind Memcached --resource=false --controller`)
     .action(async (opts: { group: string; version?: string; kind?: string; plural?: string; resource?: boolean; controller?: boolean; namespaced: boolean; force: boolean; dryRun: boolean }) => {
       // Loaded on use: only the command that runs pays for its templates and modules.
-      const { createApi } = await import('../../commands/create-api.js');
+      const { createApi } = await import('./api.js');
       await createApi({ directory: ctx.cwd, interactive: ctx.interactive, ...opts }, ctx.io);
     });
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { LICENSES } from '../../scaffold/boilerplate.js';
-import type { CliContext } from '../context.js';
+import type { CliContext } from '../../cli/context.js';
 
 /** Registers `init`. */
 export function registerInit(program: Command, ctx: CliContext): void {
@@ -23,7 +23,7 @@ Examples:
   $ ts-operator-sdk init --domain example.com --project-name memcached-operator --license none`)
     .action(async (opts: { domain: string; projectName?: string; owner?: string; license: string; skipInstall: boolean; dryRun: boolean }) => {
       // Loaded on use: only the command that runs pays for its templates and modules.
-      const { init } = await import('../../commands/init.js');
+      const { init } = await import('./init.js');
       await init({ directory: ctx.cwd, ...opts }, ctx.io);
     });
 }

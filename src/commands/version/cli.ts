@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { packageInfo } from '../../scaffold/package-info.js';
-import type { CliContext } from '../context.js';
+import type { CliContext } from '../../cli/context.js';
 
 /** The version line, in operator-sdk's `key: "value"` format. */
 export function versionLine(): string {

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { BOILERPLATE_FILE, LICENSES, boilerplateHeader } from '../scaffold/boilerplate.js';
+import { BOILERPLATE_FILE, LICENSES, boilerplateHeader } from '../../scaffold/boilerplate.js';
 
 export { LICENSES };
-import { ScaffoldError } from '../scaffold/errors.js';
-import { scaffoldFiles, type FileSpec } from '../scaffold/files.js';
-import { validateDomain, validateProjectName } from '../scaffold/names.js';
-import { sdkPackageSpec, SCORECARD_IMAGE } from '../scaffold/package-info.js';
-import { DEFAULT_PLUGINS, LAYOUT_PLUGIN, PROJECT_FILE, writeProject } from '../scaffold/project.js';
-import { VirtualTree } from '../scaffold/tree.js';
-import { finishTree, type CommandIO } from './io.js';
+import { UsageError } from '../../errors.js';
+import { scaffoldFiles, type FileSpec } from '../../scaffold/files.js';
+import { validateDomain, validateProjectName } from '../../scaffold/names.js';
+import { sdkPackageSpec, SCORECARD_IMAGE } from '../../scaffold/package-info.js';
+import { DEFAULT_PLUGINS, LAYOUT_PLUGIN, PROJECT_FILE, writeProject } from '../../scaffold/project.js';
+import { VirtualTree } from '../../scaffold/tree.js';
+import { finishTree, type CommandIO } from '../../cli/io.js';
 
 /** The licenses `init --license` knows. */
 /** One of {@link LICENSES}. */
@@ -69,14 +69,14 @@ export function checkDirectoryForInit(directory: string): void {
   try {
     entries = readdirSync(directory);
   } catch (error) {
-    throw new ScaffoldError(`cannot read ${directory} (${(error as NodeJS.ErrnoException).code})`, 'run init in an existing, readable directory');
+    throw new UsageError(`cannot read ${directory} (${(error as NodeJS.ErrnoException).code})`, 'run init in an existing, readable directory');
   }
   if (entries.includes(PROJECT_FILE)) {
-    throw new ScaffoldError(`${directory} already has a PROJECT file: it is already a project`, 'run init in a new, empty directory');
+    throw new UsageError(`${directory} already has a PROJECT file: it is already a project`, 'run init in a new, empty directory');
   }
   const disallowed = entries.filter((entry) => !entry.startsWith('.') && !entry.endsWith('.md') && !/^[A-Z][A-Z0-9_-]*$/.test(entry)).sort();
   if (disallowed.length > 0) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `target directory is not empty and contains ${disallowed.map((entry) => `"${entry}"`).join(', ')} (only dot-files, *.md and ALL-CAPS files such as LICENSE may be present)`,
       'run init in an empty directory, or move those files away',
     );
@@ -92,7 +92,7 @@ export function leaderElectionId(projectName: string, domain: string): string {
 export async function init(options: InitOptions, io: CommandIO): Promise<void> {
   const directory = resolve(options.directory);
   if (!(LICENSES as readonly string[]).includes(options.license)) {
-    throw new ScaffoldError(`unknown license "${options.license}"`, `pass --license ${LICENSES.join(' or --license ')}`);
+    throw new UsageError(`unknown license "${options.license}"`, `pass --license ${LICENSES.join(' or --license ')}`);
   }
   const license = options.license as License;
   validateDomain(options.domain);
@@ -126,7 +126,7 @@ export async function init(options: InitOptions, io: CommandIO): Promise<void> {
     } catch (err) {
       const failure = err as { code?: string; exitCode?: number; shortMessage?: string };
       const why = failure.code ?? (failure.exitCode !== undefined ? `exit code ${failure.exitCode}` : failure.shortMessage ?? String(err));
-      throw new ScaffoldError(
+      throw new UsageError(
         `the project was scaffolded, but \`npm install\` failed (${why})`,
         `fix the problem npm reported and run \`npm install\` in ${directory}`,
       );

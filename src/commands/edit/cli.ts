@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { CliContext } from '../context.js';
-import { parseBooleanFlag } from '../flags.js';
+import type { CliContext } from '../../cli/context.js';
+import { parseBooleanFlag } from '../../cli/flags.js';
 
 /** Registers `edit`. */
 export function registerEdit(program: Command, ctx: CliContext): void {
@@ -19,7 +19,7 @@ Examples:
   $ ts-operator-sdk edit --multigroup=false`)
     .action(async (opts: { multigroup?: boolean; dryRun: boolean }) => {
       // Loaded on use: only the command that runs pays for its templates and modules.
-      const { edit } = await import('../../commands/edit.js');
+      const { edit } = await import('./edit.js');
       await edit({ directory: ctx.cwd, ...opts }, ctx.io);
     });
 }

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { ScaffoldError } from '../../scaffold/errors.js';
-import type { CliContext } from '../context.js';
+import { UsageError } from '../../errors.js';
 
 /** Shells `completion` writes scripts for. */
 export const COMPLETION_SHELLS = ['bash', 'zsh', 'fish'] as const;
@@ -82,23 +81,6 @@ compdef ${fn} ${name}
       return `${lines.join('\n')}\n`;
     }
     default:
-      throw new ScaffoldError(`unsupported shell "${shell}"`, `pass one of: ${COMPLETION_SHELLS.join(', ')}`);
+      throw new UsageError(`unsupported shell "${shell}"`, `pass one of: ${COMPLETION_SHELLS.join(', ')}`);
   }
-}
-
-/** Registers `completion <shell>`. */
-export function registerCompletion(program: Command, ctx: CliContext): void {
-  program
-    .command('completion')
-    .description(`Print a shell completion script (${COMPLETION_SHELLS.join('|')})`)
-    .argument('<shell>', COMPLETION_SHELLS.join('|'))
-    .addHelpText('after', `
-Examples:
-  $ source <(ts-operator-sdk completion bash)
-  $ ts-operator-sdk completion zsh > "\${fpath[1]}/_ts-operator-sdk"
-  $ ts-operator-sdk completion fish | source`)
-    .action((shell: string) => {
-      process.stdout.write(completionScript(shell, program));
-    });
-  void ctx;
 }

@@ -1,13 +1,13 @@
 import { resolve } from 'node:path';
-import { newBaseCsv, renderYaml, updateBaseCsvText, type CsvUiMetadata } from '../generators/csv/base.js';
-import { readOwnedCrdDescriptions } from '../generators/csv/descriptors.js';
-import { ManifestError, formatProblem } from '../generators/problems.js';
-import { ScaffoldError } from '../scaffold/errors.js';
-import { readProject } from '../scaffold/project.js';
-import { renderTemplate } from '../scaffold/render.js';
-import { VirtualTree } from '../scaffold/tree.js';
-import { apiResourcesOf } from './generate-manifests.js';
-import { finishTree, type CommandIO } from './io.js';
+import { newBaseCsv, renderYaml, updateBaseCsvText, type CsvUiMetadata } from '../../generators/csv/base.js';
+import { readOwnedCrdDescriptions } from '../../generators/csv/descriptors.js';
+import { UsageError } from '../../errors.js';
+import { isDns1123Label } from '../../validation/names.js';
+import { readProject } from '../../scaffold/project.js';
+import { renderTemplate } from '../../scaffold/render.js';
+import { VirtualTree } from '../../scaffold/tree.js';
+import { apiResourcesOf } from './manifests.js';
+import { finishTree, type CommandIO } from '../../cli/io.js';
 
 /** Options of `ts-operator-sdk generate kustomize manifests`. */
 export interface GenerateKustomizeManifestsOptions {
@@ -41,9 +41,9 @@ export async function generateKustomizeManifestsCommand(options: GenerateKustomi
   const tree = new VirtualTree(projectDir);
   const project = tree.exists('PROJECT') ? readProject(tree) : undefined;
   const packageName = options.packageName ?? project?.projectName;
-  if (!packageName) throw new ScaffoldError('--package <name> must be set if PROJECT config file is not present', 'pass --package, or run in the project root');
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(packageName)) {
-    throw new ScaffoldError(`package name "${packageName}" is not a DNS-1123 label`, 'use lower-case letters, digits and dashes, e.g. --package memcached-operator');
+  if (!packageName) throw new UsageError('--package <name> must be set if PROJECT config file is not present', 'pass --package, or run in the project root');
+  if (!isDns1123Label(packageName)) {
+    throw new UsageError(`package name "${packageName}" is not a DNS-1123 label`, 'use lower-case letters, digits and dashes, e.g. --package memcached-operator');
   }
   const outputDir = (options.outputDir ?? 'config/manifests').replace(/\/+$/, '');
   const inputDir = (options.inputDir ?? outputDir).replace(/\/+$/, '');
@@ -53,9 +53,8 @@ export async function generateKustomizeManifestsCommand(options: GenerateKustomi
   try {
     owned = readOwnedCrdDescriptions(projectDir, resources);
   } catch (err) {
-    if (!(err instanceof ManifestError)) throw err;
-    for (const problem of err.problems) io.progress(formatProblem(problem));
-    throw new ScaffoldError(`generate kustomize manifests found ${err.problems.length} marker problem(s) in the API types (listed above); nothing was written`, 'fix them and run it again');
+    if (!(err instanceof UsageError) || err.problems.length === 0) throw err;
+    throw new UsageError(`generate kustomize manifests found ${err.problems.length} marker problem(s) in the API types (listed above); nothing was written`, 'fix them and run it again', { problems: err.problems });
   }
 
   const baseFile = `bases/${packageName}.clusterserviceversion.yaml`;
@@ -65,7 +64,7 @@ export async function generateKustomizeManifestsCommand(options: GenerateKustomi
     try {
       content = updateBaseCsvText(existing, owned);
     } catch (err) {
-      throw new ScaffoldError(`${inputDir}/${baseFile} is not valid YAML (${(err as Error).message.split('\n')[0]})`, 'fix it, or delete it to start from a fresh base', { cause: err });
+      throw new UsageError(`${inputDir}/${baseFile} is not valid YAML (${(err as Error).message.split('\n')[0]})`, 'fix it, or delete it to start from a fresh base', { cause: err });
     }
   } else {
     const wantsPrompts = options.interactive !== false && options.terminal && options.ask !== undefined;
@@ -98,7 +97,7 @@ async function askUiMetadata(ask: (question: string) => Promise<string>): Promis
       .filter(Boolean)
       .map((m) => {
         const [name, email] = m.split(':').map((p) => p.trim());
-        if (!name || !email) throw new ScaffoldError(`maintainer "${m}" is not name:email`, "answer like 'Jane Doe:jane@example.com, Joe:joe@example.com'");
+        if (!name || !email) throw new UsageError(`maintainer "${m}" is not name:email`, "answer like 'Jane Doe:jane@example.com, Joe:joe@example.com'");
         return { name, email };
       });
   }

@@ -1,14 +1,14 @@
 import { Command, CommanderError } from 'commander';
-import { ScaffoldError } from '../scaffold/errors.js';
-import { registerCompletion } from './commands/completion.js';
-import { registerCreateApi } from './commands/create-api.js';
-import { registerEdit } from './commands/edit.js';
-import { registerGenerateBundle, registerGenerateKustomizeManifests, registerGenerateManifests } from './commands/generate.js';
-import { registerInit } from './commands/init.js';
-import { registerSetupEnvtest } from './commands/setup-envtest.js';
-import { registerBundleValidate } from './commands/bundle.js';
-import { registerVersion } from './commands/version.js';
-import { processContext, type CliContext } from './context.js';
+import { formatProblem, UsageError } from './errors.js';
+import { registerCompletion } from './commands/completion/cli.js';
+import { registerCreateApi } from './commands/create/cli.js';
+import { registerEdit } from './commands/edit/cli.js';
+import { registerGenerateBundle, registerGenerateKustomizeManifests, registerGenerateManifests } from './commands/generate/cli.js';
+import { registerInit } from './commands/init/cli.js';
+import { registerSetupEnvtest } from './commands/setup-envtest/cli.js';
+import { registerBundleValidate } from './commands/bundle/cli.js';
+import { registerVersion } from './commands/version/cli.js';
+import { processContext, type CliContext } from './cli/context.js';
 
 /** One registration function per command; add new commands here. */
 export type CommandRegistration = (program: Command, ctx: CliContext) => void;
@@ -73,8 +73,9 @@ export async function run(argv: string[], ctx: CliContext = processContext()): P
       ctx.io.progress(usageError(error, program, argv));
       return 1;
     }
-    if (error instanceof ScaffoldError) {
-      ctx.io.progress(`Error: ${error.message}`);
+    if (error instanceof UsageError) {
+      for (const problem of error.problems) ctx.io.progress(formatProblem(problem));
+      ctx.io.progress(`Error: ${error.sentence}`);
       if (ctx.verbose && error.cause instanceof Error) ctx.io.debug(error.cause.stack ?? String(error.cause));
       return 1;
     }

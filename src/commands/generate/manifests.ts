@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
-import { generateManifests, ManifestError, formatProblem, type ApiResource } from '../generators/manifests.js';
-import { ScaffoldError } from '../scaffold/errors.js';
-import { apiLayout } from '../scaffold/layout.js';
-import { readProject, type ProjectConfig } from '../scaffold/project.js';
-import { VirtualTree } from '../scaffold/tree.js';
-import { finishTree, type CommandIO } from './io.js';
+import { generateManifests, type ApiResource } from '../../generators/manifests.js';
+import { UsageError } from '../../errors.js';
+import { apiLayout } from '../../scaffold/layout.js';
+import { readProject, type ProjectConfig } from '../../scaffold/project.js';
+import { VirtualTree } from '../../scaffold/tree.js';
+import { finishTree, type CommandIO } from '../../cli/io.js';
 
 /** Options of `ts-operator-sdk generate manifests`. */
 export interface GenerateManifestsOptions {
@@ -49,10 +49,9 @@ export async function generateManifestsCommand(options: GenerateManifestsOptions
       allowDangerousTypes: options.allowDangerousTypes,
     });
   } catch (err) {
-    if (!(err instanceof ManifestError)) throw err;
-    for (const problem of err.problems) io.progress(formatProblem(problem));
+    if (!(err instanceof UsageError) || err.problems.length === 0) throw err;
     const count = err.problems.length;
-    throw new ScaffoldError(`generate manifests found ${count} problem${count === 1 ? '' : 's'} in the API types and controllers (listed above); nothing was written`, 'fix them and run it again');
+    throw new UsageError(`generate manifests found ${count} problem${count === 1 ? '' : 's'} in the API types and controllers (listed above); nothing was written`, 'fix them and run it again', { problems: err.problems });
   }
   for (const file of files) {
     if (tree.read(file.path) !== file.content) tree.write(file.path, file.content);

@@ -1,13 +1,13 @@
 import { resolve } from 'node:path';
-import { boilerplateHeader } from '../scaffold/boilerplate.js';
-import { ScaffoldError } from '../scaffold/errors.js';
-import { scaffoldFiles, type FileSpec, type IfExists } from '../scaffold/files.js';
-import { applyInserters, Markers, uncommentLine, type Inserter } from '../scaffold/inserter.js';
-import { apiData, type ApiData } from '../scaffold/layout.js';
-import { validateDerivedPlural, validateGroup, validateKind, validatePlural, validateVersion } from '../scaffold/names.js';
-import { qualifiedGroup, readProject, sameGvk, writeProject, type ProjectResource } from '../scaffold/project.js';
-import { VirtualTree } from '../scaffold/tree.js';
-import { finishTree, type CommandIO } from './io.js';
+import { boilerplateHeader } from '../../scaffold/boilerplate.js';
+import { UsageError } from '../../errors.js';
+import { scaffoldFiles, type FileSpec, type IfExists } from '../../scaffold/files.js';
+import { applyInserters, Markers, uncommentLine, type Inserter } from '../../scaffold/inserter.js';
+import { apiData, type ApiData } from '../../scaffold/layout.js';
+import { validateDerivedPlural, validateGroup, validateKind, validatePlural, validateVersion } from '../../scaffold/names.js';
+import { qualifiedGroup, readProject, sameGvk, writeProject, type ProjectResource } from '../../scaffold/project.js';
+import { VirtualTree } from '../../scaffold/tree.js';
+import { finishTree, type CommandIO } from '../../cli/io.js';
 
 /** Options of `ts-operator-sdk create api`. */
 export interface CreateApiOptions {
@@ -40,7 +40,7 @@ export function apiFiles(data: ApiData, parts: { resource: boolean; controller: 
       { path: 'config/crd/kustomization.yaml', template: 'api/config/crd/kustomization.yaml.hbs', ifExists: 'skip' },
       { path: 'config/crd/kustomizeconfig.yaml', template: 'api/config/crd/kustomizeconfig.yaml.hbs', ifExists: 'skip' },
       { path: 'config/samples/kustomization.yaml', template: 'api/config/samples/kustomization.yaml.hbs', ifExists: 'skip' },
-      { path: data.layout.sampleFile, template: 'api/config/samples/sample.yaml.hbs', ifExists: owned },
+      { path: data.layout.sampleFile, template: 'api/config/samples/group_version_kind.yaml.hbs', ifExists: owned },
     );
     for (const role of ['admin', 'editor', 'viewer']) {
       // One set of roles per kind covers all its versions, so a new version reuses them.
@@ -83,8 +83,8 @@ export function apiInserters(data: ApiData, parts: { resource: boolean; controll
 export async function createApi(options: CreateApiOptions, io: CommandIO): Promise<void> {
   const tree = new VirtualTree(resolve(options.directory));
   const project = readProject(tree);
-  if (!options.version) throw new ScaffoldError('missing --version', 'pass the API version, e.g. --version v1');
-  if (!options.kind) throw new ScaffoldError('missing --kind', 'pass the kind, e.g. --kind Memcached');
+  if (!options.version) throw new UsageError('missing --version', 'pass the API version, e.g. --version v1');
+  if (!options.kind) throw new UsageError('missing --kind', 'pass the kind, e.g. --kind Memcached');
   const domain = project.domain ?? '';
   validateGroup(options.group, domain);
   validateVersion(options.version);
@@ -96,7 +96,7 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   const existing = resources.find((resource) => sameGvk(resource, requested));
   if (options.plural === undefined && existing?.plural === undefined) validateDerivedPlural(options.kind);
   if (existing && !options.force) {
-    throw new ScaffoldError(
+    throw new UsageError(
       `API ${qualifiedGroup(requested)}/${options.version}, Kind=${options.kind} already exists`,
       'pass --force to regenerate its scaffold files, or choose another --kind or --version',
     );
@@ -104,7 +104,7 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   if (!project.multigroup) {
     const otherGroup = resources.find((resource) => qualifiedGroup(resource) !== qualifiedGroup(requested));
     if (otherGroup) {
-      throw new ScaffoldError(
+      throw new UsageError(
         `this project already has group ${qualifiedGroup(otherGroup)}: ${MULTIGROUP_HINT}`,
         `then run this command again for group ${qualifiedGroup(requested)}`,
       );
@@ -114,7 +114,7 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   const resource = options.resource ?? (options.interactive ? await io.confirm('Create Resource [y/n]') : true);
   const controller = options.controller ?? (options.interactive ? await io.confirm('Create Controller [y/n]') : true);
   if (!resource && !controller) {
-    throw new ScaffoldError('nothing to create: both --resource and --controller are false', 'pass --resource or --controller');
+    throw new UsageError('nothing to create: both --resource and --controller are false', 'pass --resource or --controller');
   }
 
   const entry: ProjectResource = {

@@ -1,17 +1,12 @@
-import { posix, resolve } from 'node:path';
-import { ScaffoldError } from '../scaffold/errors.js';
-import { apiLayout, relativeImport } from '../scaffold/layout.js';
-import { qualifiedGroup, readProject, writeProject, type ProjectConfig } from '../scaffold/project.js';
-import { VirtualTree } from '../scaffold/tree.js';
-import { finishTree, type CommandIO } from './io.js';
-
-/** Options of `ts-operator-sdk edit`. */
-export interface EditOptions {
-  directory: string;
-  /** Undefined when the flag was not given. */
-  multigroup?: boolean;
-  dryRun: boolean;
-}
+/**
+ * The multigroup switch of `edit --multigroup`: which API files move between
+ * `apis/<version>` and `apis/<group>/<version>` (and the controllers and RBAC
+ * roles with them), and the relative imports that follow them.
+ */
+import { posix } from 'node:path';
+import { apiLayout, relativeImport } from './layout.js';
+import type { ProjectConfig } from './project.js';
+import type { VirtualTree } from './tree.js';
 
 /**
  * Moves every API's files from the layout of one multigroup setting to the
@@ -86,30 +81,4 @@ function renameRbacEntries(tree: VirtualTree, moves: Map<string, string>): void 
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/** `ts-operator-sdk edit`: changes project-wide settings (today: multigroup). */
-export async function edit(options: EditOptions, io: CommandIO): Promise<void> {
-  const tree = new VirtualTree(resolve(options.directory));
-  const project = readProject(tree);
-  if (options.multigroup === undefined) {
-    throw new ScaffoldError('nothing to edit', 'pass --multigroup or --multigroup=false');
-  }
-  const wanted = options.multigroup;
-  const groups = new Set((project.resources ?? []).map((resource) => qualifiedGroup(resource)));
-  if (!wanted && groups.size > 1) {
-    throw new ScaffoldError(
-      `cannot turn multigroup off: the project has ${groups.size} API groups (${[...groups].sort().join(', ')})`,
-      'keep multigroup on, or remove the APIs of all groups but one first',
-    );
-  }
-  if ((project.multigroup === true) !== wanted) {
-    applyMoves(tree, planLayoutMoves(tree, project, wanted));
-    project.multigroup = wanted;
-    for (const resource of project.resources ?? []) {
-      if (resource.path !== undefined && !resource.core && !resource.external) resource.path = apiLayout(resource, wanted).typesDir;
-    }
-    writeProject(tree, project);
-  }
-  if (!(await finishTree(tree, io, options.dryRun))) return;
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { ScaffoldError } from '../../scaffold/errors.js';
-import type { CliContext } from '../context.js';
+import { UsageError } from '../../errors.js';
+import type { CliContext } from '../../cli/context.js';
 
 /**
  * Registers `setup-envtest`: controller-runtime's setup-envtest for users who
@@ -31,10 +31,9 @@ Examples:
         const dir = await setupEnvtestAssets({ version, cacheDir: opts.binDir, indexUrl: opts.indexUrl, platform: opts.os, arch: opts.arch, log: (line) => ctx.io.progress(line) });
         ctx.io.out(dir);
       } catch (err) {
-        // The downloader's errors read "envtest: <problem>: <fix>"; present them like every other command's.
-        const message = (err instanceof Error ? err.message : String(err)).replace(/^envtest: /, '');
-        const cut = message.lastIndexOf(': ');
-        throw cut > 0 ? new ScaffoldError(message.slice(0, cut), message.slice(cut + 2), { cause: err }) : new ScaffoldError(message, 'set KUBEBUILDER_ASSETS to binaries you already have', { cause: err });
+        if (err instanceof UsageError) throw err;
+        // Anything else is the machine's (a cache directory that cannot be written, say), not a bug.
+        throw new UsageError(err instanceof Error ? err.message : String(err), 'set KUBEBUILDER_ASSETS to binaries you already have', { cause: err });
       }
     });
 }

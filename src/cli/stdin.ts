@@ -1,0 +1,59 @@
+import { createInterface, type Interface } from 'node:readline';
+import { fstatSync } from 'node:fs';
+
+/** Reads standard input one line at a time, on demand. */
+export interface LineReader {
+  /** The next line, without its newline; undefined once stdin is closed. */
+  next(): Promise<string | undefined>;
+  /** Stops reading, so the process can exit. */
+  close(): void;
+}
+
+/**
+ * A line reader over `input` that queues lines arriving before they are
+ * asked for: readline drops lines (typed ahead or piped) while no question
+ * is pending, so answers would be lost. Stdin is opened on the first `next()`.
+ */
+export function queuedLineReader(input: NodeJS.ReadableStream = process.stdin): LineReader {
+  let reader: Interface | undefined;
+  const lines: string[] = [];
+  const waiting: ((line: string | undefined) => void)[] = [];
+  let closed = false;
+  return {
+    next() {
+      if (!reader) {
+        reader = createInterface({ input, terminal: false });
+        reader.on('line', (line) => (waiting.length > 0 ? waiting.shift()!(line) : lines.push(line)));
+        reader.on('close', () => {
+          closed = true;
+          for (const resolve of waiting.splice(0)) resolve(undefined);
+        });
+      }
+      if (lines.length > 0) return Promise.resolve(lines.shift());
+      if (closed) return Promise.resolve(undefined);
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+    close() {
+      reader?.close();
+      reader = undefined;
+    },
+  };
+}
+
+/**
+ * All of stdin when it is a pipe, a redirected file or a socket; undefined
+ * for a terminal or /dev/null (closed stdin in CI), which must never block.
+ */
+export async function readPipedStdin(): Promise<string | undefined> {
+  let piped = false;
+  try {
+    const stat = fstatSync(0);
+    piped = stat.isFIFO() || stat.isFile() || stat.isSocket();
+  } catch {
+    piped = false;
+  }
+  if (!piped) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

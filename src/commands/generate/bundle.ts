@@ -1,0 +1,159 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { finishTree, type CommandIO } from '../../cli/io.js';
+import { UsageError } from '../../errors.js';
+import { generateBundle, type BundleSource } from '../../generators/bundle/bundle.js';
+import { annotationsYaml, bundleDockerfile, type BundleMetadataOptions } from '../../generators/bundle/writer.js';
+import { packageInfo } from '../../scaffold/package-info.js';
+import { readProject } from '../../scaffold/project.js';
+import { VirtualTree } from '../../scaffold/tree.js';
+import { parseSemver } from '../../validation/names.js';
+
+/** Options of `ts-operator-sdk generate bundle`. */
+export interface GenerateBundleOptions {
+  directory: string;
+  /** The piped manifests (`kustomize build config/manifests | ...`), when stdin is a pipe or file. */
+  stdin?: string;
+  inputDir?: string;
+  deployDir?: string;
+  crdsDir?: string;
+  /** Where the base CSV is looked up when the input has none (default config/manifests). */
+  kustomizeDir?: string;
+  version?: string;
+  channels?: string;
+  defaultChannel?: string;
+  packageName?: string;
+  outputDir?: string;
+  overwrite: boolean;
+  manifests: boolean;
+  metadata: boolean;
+  stdout: boolean;
+  extraServiceAccounts?: string[];
+  quiet: boolean;
+  useImageDigests: boolean;
+  /** The clock for createdAt (tests pin it); SOURCE_DATE_EPOCH wins over it. */
+  now?: Date;
+  env?: NodeJS.ProcessEnv;
+  /** Injected for the digest resolver's tests. */
+  fetchImpl?: typeof fetch;
+}
+
+/**
+ * `generate bundle`: reads the operator's manifests (stdin, --input-dir, or
+ * --deploy-dir + --crds-dir), fills the CSV from the base, and writes
+ * `<output>/manifests`, `<output>/metadata/annotations.yaml`,
+ * `<output>/tests/scorecard/config.yaml` and `bundle.Dockerfile`. A re-run
+ * with the same input writes byte-identical files.
+ */
+export async function generateBundleCommand(options: GenerateBundleOptions, io: CommandIO): Promise<void> {
+  const projectDir = resolve(options.directory);
+  const tree = new VirtualTree(projectDir);
+  const info = (line: string): void => {
+    if (!options.quiet) io.progress(`INFO ${line}`);
+  };
+  validateInputFlags(options);
+  if (options.version !== undefined) validateVersion(options.version);
+  const project = tree.exists('PROJECT') ? readProject(tree) : undefined;
+  const packageName = options.packageName ?? project?.projectName;
+  if (!packageName) throw new UsageError('--package <name> must be set if PROJECT config file is not present', 'pass --package <name>, or run in the project root');
+  const projectLayout = project?.layout?.length ? project.layout.join(',') : 'unknown';
+  const builder = `ts-operator-sdk-v${packageInfo.version}`;
+  const channels = (options.channels ?? 'alpha').split(',').map((c) => c.trim()).filter(Boolean);
+  if (channels.length === 0) throw new UsageError('--channels is empty', 'pass at least one channel, e.g. --channels=alpha');
+  if (options.defaultChannel !== undefined && !channels.includes(options.defaultChannel)) {
+    throw new UsageError(`--default-channel ${options.defaultChannel} is not one of --channels (${channels.join(',')})`, `add it to --channels, e.g. --channels=${[...channels, options.defaultChannel].join(',')}`);
+  }
+  const writeManifests = options.manifests || !options.metadata;
+  const writeMetadata = (options.metadata || !options.manifests) && !options.stdout;
+  const outputDir = (options.outputDir ?? 'bundle').replace(/\/+$/, '') || '.';
+  const outputRel = relative(projectDir, resolve(projectDir, outputDir)).split('\\').join('/') || '.';
+
+  let withScorecard = tree.exists(`${outputRel}/tests/scorecard/config.yaml`);
+  if (writeManifests) {
+    const bundle = await generateBundle({
+      projectDir,
+      source: sourceOf(options),
+      packageName,
+      version: options.version,
+      kustomizeDir: (options.kustomizeDir ?? 'config/manifests').replace(/\/+$/, ''),
+      extraServiceAccounts: options.extraServiceAccounts,
+      builder,
+      projectLayout,
+      useImageDigests: options.useImageDigests,
+      previousCsv: tree.read(`${outputRel}/manifests/${packageName.toLowerCase()}.clusterserviceversion.yaml`),
+      now: options.now ?? new Date(),
+      sourceDateEpoch: (options.env ?? process.env)['SOURCE_DATE_EPOCH'],
+      fetchImpl: options.fetchImpl,
+      info,
+    });
+    if (options.stdout) {
+      io.out(bundle.manifests.map((f) => `---\n${f.content}`).join('').trimEnd());
+      return;
+    }
+    info('Generating bundle manifests');
+    const produced = new Set(bundle.manifests.map((f) => `${outputRel}/manifests/${f.name}`));
+    for (const file of bundle.manifests) writeIfChanged(tree, `${outputRel}/manifests/${file.name}`, file.content);
+    // A CRD or object removed from the input must not linger in the bundle.
+    const manifestsDir = join(projectDir, outputRel, 'manifests');
+    if (existsSync(manifestsDir)) {
+      for (const name of readdirSync(manifestsDir)) if (!produced.has(`${outputRel}/manifests/${name}`)) tree.delete(`${outputRel}/manifests/${name}`);
+    }
+    if (bundle.scorecardConfig !== undefined) {
+      writeIfChanged(tree, `${outputRel}/tests/scorecard/config.yaml`, bundle.scorecardConfig);
+      withScorecard = true;
+    }
+    info(`Bundle manifests generated successfully in ${outputRel}`);
+  }
+  if (writeMetadata) {
+    const metadataOptions: BundleMetadataOptions = { packageName, channels, defaultChannel: options.defaultChannel, builder, projectLayout, withScorecard, bundleDir: outputRel };
+    const annotationsPath = `${outputRel}/metadata/annotations.yaml`;
+    if (tree.exists(annotationsPath) && !options.overwrite) {
+      info('Bundle metadata already exists; not overwriting it (--overwrite=false)');
+    } else {
+      info('Creating bundle.Dockerfile');
+      writeIfChanged(tree, 'bundle.Dockerfile', bundleDockerfile(metadataOptions));
+      info(`Creating ${annotationsPath}`);
+      writeIfChanged(tree, annotationsPath, annotationsYaml(metadataOptions));
+      info('Bundle metadata generated successfully');
+    }
+  }
+  await finishTree(tree, io, false);
+}
+
+function writeIfChanged(tree: VirtualTree, path: string, content: string): void {
+  if (tree.read(path) !== content) tree.write(path, content);
+}
+
+/** The one input source {@link validateInputFlags} allowed. */
+function sourceOf(options: GenerateBundleOptions): BundleSource {
+  if (options.stdin !== undefined) return { stdin: options.stdin };
+  if (options.inputDir !== undefined) return { directories: [options.inputDir] };
+  return { directories: [options.deployDir!, ...(options.crdsDir !== undefined ? [options.crdsDir] : [])] };
+}
+
+/** operator-sdk's rules: exactly one input source, stdin excluding the directory flags. */
+function validateInputFlags(options: GenerateBundleOptions): void {
+  const dirs = options.inputDir !== undefined || options.deployDir !== undefined || options.crdsDir !== undefined;
+  if (!options.manifests && options.metadata) return;
+  if (options.stdin !== undefined && dirs) {
+    throw new UsageError('none of --input-dir, --deploy-dir, or --crds-dir may be set if reading from stdin', 'drop the flags, or run without piping manifests into the command');
+  }
+  if (options.stdin === undefined && !dirs) {
+    throw new UsageError('one of stdin, --input-dir, or --deploy-dir (and optionally --crds-dir) must be set', 'pipe manifests in, e.g. `kubectl kustomize config/manifests | ts-operator-sdk generate bundle`, or pass --input-dir');
+  }
+  if (options.inputDir !== undefined && (options.deployDir !== undefined || options.crdsDir !== undefined)) {
+    throw new UsageError('--input-dir cannot be combined with --deploy-dir or --crds-dir', 'use either --input-dir, or --deploy-dir with optional --crds-dir');
+  }
+  if (options.crdsDir !== undefined && options.deployDir === undefined) {
+    throw new UsageError('--crds-dir needs --deploy-dir', 'pass --deploy-dir with the operator\'s Deployment and RBAC manifests');
+  }
+}
+
+/** `--version`: strict semver without a leading v or leading zeros, as OLM requires. */
+export function validateVersion(version: string): void {
+  if (parseSemver(version)) return;
+  if (/^v?\d+\.\d+\.\d+/.test(version) || /^\d/.test(version)) {
+    throw new UsageError(`version ${version} contains bad values`, 'use MAJOR.MINOR.PATCH without a leading v or leading zeros, e.g. --version 0.0.1');
+  }
+  throw new UsageError(`${version} is not a valid semantic version`, 'use MAJOR.MINOR.PATCH, e.g. --version 0.0.1');
+}
