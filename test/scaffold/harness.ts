@@ -27,6 +27,8 @@ export interface RunOptions {
   /** Run as this uid/gid (root only), with this node binary. */
   uid?: number;
   nodeBinary?: string;
+  /** Text piped to stdin (then closed); stdin is closed at once when omitted. */
+  input?: string;
 }
 
 /** Runs `ts-operator-sdk <args>` in `cwd` with stdin closed. */
@@ -34,7 +36,8 @@ export function runCli(args: string[], cwd: string, options: RunOptions = {}): C
   const result = spawnSync(options.nodeBinary ?? process.execPath, [CLI, ...args], {
     cwd,
     env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    input: options.input,
     encoding: 'utf8',
     uid: options.uid,
     gid: options.uid,

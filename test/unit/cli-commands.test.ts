@@ -4,6 +4,7 @@ import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
+import { badInputSuite, type BadInput } from './bad-input.js';
 import { copyProject, hashTree, REPO_ROOT, runCli, runCliOk, SCENARIOS, scaffoldScenario, tempProjectDir, writeStandInCrd, type RunOptions } from '../scaffold/harness.js';
 
 const MEMCACHED = ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'];
@@ -37,16 +38,6 @@ function readOnlyRun(): RunOptions & { setup(dir: string): void } {
       for (let path = dir; path.startsWith(tmpdir()) && path !== tmpdir(); path = join(path, '..')) chmodSync(path, 0o755);
     },
   };
-}
-
-interface BadInput {
-  name: string;
-  args: string[];
-  /** The directory to run in; defaults to a copy of the Memcached project. */
-  dir?: () => string;
-  prepare?: (dir: string) => void;
-  run?: () => RunOptions & { setup?(dir: string): void };
-  error: RegExp;
 }
 
 const emptyDir = (): string => tempProjectDir();
@@ -85,25 +76,7 @@ const BAD_INPUTS: BadInput[] = [
   { name: 'unknown command', args: ['frobnicate'], error: /unknown command 'frobnicate'/ },
 ];
 
-describe('bad input: one line of error, exit 1, directory byte-identical', () => {
-  for (const bad of BAD_INPUTS) {
-    test(bad.name, () => {
-      const dir = bad.dir ? bad.dir() : copyProject(baseProject);
-      bad.prepare?.(dir);
-      const run = bad.run?.() ?? {};
-      run.setup?.(dir);
-      const before = hashTree(dir);
-      const result = runCli(bad.args, dir, run);
-      assert.equal(result.status, 1, result.stderr);
-      const lines = result.stderr.trimEnd().split('\n');
-      assert.equal(lines.length, 1, `expected one line of error, got:\n${result.stderr}`);
-      assert.match(lines[0]!, /^Error: .+\.$/);
-      assert.match(lines[0]!, bad.error);
-      assert.equal(result.stdout, '');
-      assert.equal(hashTree(dir), before, 'the directory changed');
-    });
-  }
-});
+badInputSuite('bad input: one line of error, exit 1, directory byte-identical', BAD_INPUTS, () => copyProject(baseProject));
 
 test('the bad-input table has at least 20 cases', () => {
   assert.ok(BAD_INPUTS.length >= 20);

@@ -1,0 +1,48 @@
+/**
+ * The bad-input contract every CLI command keeps, as a reusable table runner:
+ * a non-zero exit, exactly one line on stderr that names the problem and the
+ * fix, no stack trace, nothing on stdout, and a byte-identical directory
+ * (paths, types, modes and contents). Tables live next to the commands they
+ * exercise; each registers its cases with {@link badInputSuite}.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { hashTree, runCli, type RunOptions } from '../scaffold/harness.js';
+
+/** One bad input and the error line it must produce. */
+export interface BadInput {
+  name: string;
+  args: string[];
+  /** The directory to run in; the suite's default project copy when omitted. */
+  dir?: () => string;
+  /** Changes made to the directory before the run (part of the "before" state). */
+  prepare?: (dir: string) => void;
+  /** How to run the CLI (another user, stdin input, environment). */
+  run?: () => RunOptions & { setup?(dir: string): void };
+  /** Must match the one error line. */
+  error: RegExp;
+}
+
+/** Registers one test per case; `defaultDir` gives a fresh project copy for cases without `dir`. */
+export function badInputSuite(title: string, cases: readonly BadInput[], defaultDir: () => string): void {
+  describe(title, () => {
+    for (const bad of cases) {
+      test(bad.name, () => {
+        const dir = bad.dir ? bad.dir() : defaultDir();
+        bad.prepare?.(dir);
+        const run = bad.run?.() ?? {};
+        run.setup?.(dir);
+        const before = hashTree(dir);
+        const result = runCli(bad.args, dir, run);
+        assert.equal(result.status, 1, result.stderr);
+        const lines = result.stderr.trimEnd().split('\n');
+        assert.equal(lines.length, 1, `expected one line of error, got:\n${result.stderr}`);
+        assert.match(lines[0]!, /^Error: .+\.$/);
+        assert.doesNotMatch(lines[0]!, /\n\s+at |This is a bug/);
+        assert.match(lines[0]!, bad.error);
+        assert.equal(result.stdout, '');
+        assert.equal(hashTree(dir), before, 'the directory changed');
+      });
+    }
+  });
+}
