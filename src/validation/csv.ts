@@ -141,7 +141,9 @@ function requiredFieldFindings(doc: Record<string, any>): ApiError[] {
   if (isEmpty(install)) findings.push(missingField('Spec.InstallStrategy', 'struct'));
   else {
     if (isEmpty(install.strategy)) findings.push(missingField('Spec.InstallStrategy.StrategyName', 'field'));
-    if (!isEmpty(install.spec) && isEmpty(install.spec.deployments)) findings.push(missingField('Spec.InstallStrategy.StrategySpec.DeploymentSpecs', 'field'));
+    // Go's zero check: an absent list is missing, an empty `deployments: []` is not (the api accepts it).
+    const deployments = install.spec?.deployments;
+    if (!isEmpty(install.spec) && (deployments === undefined || deployments === null)) findings.push(missingField('Spec.InstallStrategy.StrategySpec.DeploymentSpecs', 'field'));
   }
   if (isEmpty(spec.displayName)) findings.push(missingField('Spec.DisplayName', 'field'));
   return findings;

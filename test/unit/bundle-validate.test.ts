@@ -231,13 +231,19 @@ describe('bundle validate: default checks on broken bundles', () => {
     expectOutputs(dir, [], [err(`Error: Value cache.example.com/v1, Kind=Memcached: owned CRD "cache.example.com/v1, Kind=Memcached" not found in bundle "${CSV}"`), warn(MIN_KUBE)]);
   });
 
-  test('CRD in the bundle that the CSV does not own (a warning: exit 0)', () => {
+  test('CRD in the bundle that the CSV does not own (an error, as in operator-framework/api: OLM would refuse it)', () => {
     const dir = freshBundle();
     const crd = parse(readFileSync(join(dir, 'bundle', CRD_FILE), 'utf8'));
     crd.metadata.name = 'memcachedbackups.cache.example.com';
     crd.spec.names = { kind: 'MemcachedBackup', listKind: 'MemcachedBackupList', plural: 'memcachedbackups', singular: 'memcachedbackup' };
     writeManifest(dir, 'cache.example.com_memcachedbackups.yaml', crd);
-    expectOutputs(dir, [], [warn(`Warning: Value cache.example.com/v1, Kind=MemcachedBackup: CRD "cache.example.com/v1, Kind=MemcachedBackup" is present in bundle "${CSV}" but not defined in CSV`), warn(MIN_KUBE)]);
+    expectOutputs(dir, [], [err(`Error: Value cache.example.com/v1, Kind=MemcachedBackup: CRD "cache.example.com/v1, Kind=MemcachedBackup" is present in bundle "${CSV}" but not defined in CSV`), warn(MIN_KUBE)]);
+  });
+
+  test('a two-version CRD whose CSV owns only v1 passes: the other version belongs to the owned CRD', () => {
+    const dir = freshBundle();
+    editYaml(dir, CRD_FILE, (crd) => crd.spec.versions.push({ ...crd.spec.versions[0], name: 'v2', storage: false }));
+    expectOutputs(dir, [], [warn(MIN_KUBE)]);
   });
 
   test('the same CRD version twice', () => {
@@ -262,7 +268,7 @@ describe('bundle validate: default checks on broken bundles', () => {
   test('ServiceAccount manifest clashing with the deployment SA', () => {
     const dir = freshBundle();
     writeManifest(dir, 'memcached-operator-controller-manager_v1_serviceaccount.yaml', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'memcached-operator-controller-manager' } });
-    expectOutputs(dir, [], [err('Error: Value memcached-operator-controller-manager: invalid service account found in bundle. sa name cannot match service account defined for deployment spec in CSV'), warn(MIN_KUBE)]);
+    expectOutputs(dir, [], [err('Error: Value memcached-operator-controller-manager: invalid service account found in bundle. This service account memcached-operator-controller-manager in your bundle is not valid, because a service account with the same name was already specified in your CSV. If this was unintentional, please remove the service account manifest from your bundle. If it was intentional to specify a separate service account, please rename the SA in either the bundle manifest or the CSV.'), warn(MIN_KUBE)]);
   });
 
   test('invalid alm-examples JSON (Go reports the offset after the bad byte)', () => {
@@ -460,12 +466,38 @@ describe('bundle validate: optional validators', () => {
     ]);
   });
 
+  test('empty deployments: accepted by the default checks, as operator-framework/api does', () => {
+    const dir = freshBundle();
+    editCsv(dir, (csv) => (csv.spec.install.spec.deployments = []));
+    expectOutputs(dir, [], [warn(MIN_KUBE)]);
+  });
+
+  test('deployments absent: a required field', () => {
+    const dir = freshBundle();
+    editCsv(dir, (csv) => delete csv.spec.install.spec.deployments);
+    expectOutputs(dir, [], [warn(MIN_KUBE), err('Error: Field Spec.InstallStrategy.StrategySpec.DeploymentSpecs, Value field: required field missing')]);
+  });
+
+  for (const [name, fix] of [
+    ['operatorhub', 'select suite=operatorframework instead: operatorhubv2, capabilities and categories run its checks'],
+    ['community', 'run github.com/redhat-openshift-ecosystem/ocp-olm-catalog-validator on the bundle'],
+    ['multiarch', 'run `operator-sdk bundle validate <bundle-dir> --select-optional name=multiarch`'],
+  ] as const) {
+    test(`selecting the ${name} validator says in one line that it is not supported, and what to run instead`, () => {
+      const run = runCli(freshBundle(), ['bundle', '--select-optional', `name=${name}`]);
+      assert.equal(run.code, 1);
+      assert.equal(run.stdout, '');
+      assert.equal(run.stderr.split('\n').filter((line) => line !== '').length, 1, run.stderr);
+      assert.ok(run.stderr.startsWith(`Error: the ${name} validator (selected by "name=${name}") is not supported by ts-operator-sdk: `), run.stderr);
+      assert.ok(run.stderr.includes(fix), run.stderr);
+    });
+  }
+
   test('good-practices: no deployments', () => {
     const dir = freshBundle();
     editCsv(dir, (csv) => (csv.spec.install.spec.deployments = []));
     expectOutputs(dir, ['--select-optional', 'name=good-practices'], [
       warn(MIN_KUBE),
-      err('Error: Field Spec.InstallStrategy.StrategySpec.DeploymentSpecs, Value field: required field missing'),
       warn(ALPHA_CHANNEL),
       err(`Error: Value ${CSV}: unable to find a deployment to install in the CSV`),
     ]);
