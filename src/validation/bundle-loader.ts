@@ -80,7 +80,7 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
 
   const objects: BundleObject[] = [];
   let size = 0;
-  const contents: Buffer[] = [];
+  let compressedSize = 0;
   const entries = readdirSync(manifestsDir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
   for (const entry of entries) {
     const file = join(manifestsDir, entry.name);
@@ -90,7 +90,8 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
     }
     const bytes = readFileSync(file);
     size += bytes.length;
-    contents.push(bytes);
+    // Like the api: each file gzipped, then base64-encoded (as OLM stores it), and the lengths summed.
+    compressedSize += Buffer.byteLength(gzipSync(bytes).toString('base64'));
     // Like the api's loader, one object per file: the first document.
     const doc = readYamlDocuments(file, cwd)[0];
     if (!doc || typeof doc !== 'object' || Array.isArray(doc)) continue;
@@ -126,7 +127,7 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
     channels,
     defaultChannel: annotations[ANNOTATION.defaultChannel] ?? '',
     size,
-    compressedSize: gzipSync(Buffer.concat(contents)).length,
+    compressedSize,
   };
 }
 

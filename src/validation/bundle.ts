@@ -30,15 +30,27 @@ export function validateBundle(bundle: LoadedBundle): ManifestResult {
       shipped.set(key.key, key);
     }
   }
+  const ownedGroupKinds = new Set<string>();
   for (const key of owned) {
     if (!shipped.has(key.key)) findings.push(valueFinding('Error', `owned CRD ${JSON.stringify(key.toString())} not found in bundle ${JSON.stringify(bundle.name)}`, key));
-    else shipped.delete(key.key);
+    else {
+      shipped.delete(key.key);
+      ownedGroupKinds.add(groupKind(key));
+    }
   }
+  // A CSV lists the versions it serves; the CRD's other versions (an old
+  // storage version kept for conversion) belong to the same owned CRD.
   for (const key of shipped.values()) {
-    findings.push(valueFinding('Warning', `CRD ${JSON.stringify(key.toString())} is present in bundle ${JSON.stringify(bundle.name)} but not defined in CSV`, key));
+    if (ownedGroupKinds.has(groupKind(key))) continue;
+    // OLM refuses to install a CRD no CSV owns, so this is an error, as in the api.
+    findings.push(valueFinding('Error', `CRD ${JSON.stringify(key.toString())} is present in bundle ${JSON.stringify(bundle.name)} but not defined in CSV`, key));
   }
   findings.push(...serviceAccountClashes(bundle), ...sizeFindings(bundle));
   return manifestResult(String(spec.version ?? ''), findings);
+}
+
+function groupKind(key: GroupVersionKind): string {
+  return `${key.group}\u0000${key.kind}`;
 }
 
 /** OLM creates the deployment's ServiceAccount itself; shipping one with the same name breaks ownership. */
@@ -47,7 +59,7 @@ function serviceAccountClashes(bundle: LoadedBundle): ApiError[] {
   const csvAccounts = new Set(deployments.map((deployment) => String(deployment?.spec?.template?.spec?.serviceAccountName ?? '')));
   return bundle.objects
     .filter((object) => object.apiVersion === 'v1' && object.kind === 'ServiceAccount' && csvAccounts.has(object.name))
-    .map((object) => valueFinding('Error', 'invalid service account found in bundle. sa name cannot match service account defined for deployment spec in CSV', object.name));
+    .map((object) => valueFinding('Error', `invalid service account found in bundle. This service account ${object.name} in your bundle is not valid, because a service account with the same name was already specified in your CSV. If this was unintentional, please remove the service account manifest from your bundle. If it was intentional to specify a separate service account, please rename the SA in either the bundle manifest or the CSV.`, object.name));
 }
 
 function sizeFindings(bundle: LoadedBundle): ApiError[] {

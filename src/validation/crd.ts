@@ -25,6 +25,10 @@ export function validateCrd(crd: BundleObject): ManifestResult {
   for (const key of ['plural', 'kind'] as const) {
     if (String(names[key] ?? '') === '') findings.push(required(`spec.names.${key}`));
   }
+  // apiextensions/v1 dropped pruning opt-outs at the top level.
+  if (spec.preserveUnknownFields === true) {
+    findings.push(invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
+  }
   const versions: any[] = Array.isArray(spec.versions) ? spec.versions : [];
   const seen = new Set<string>();
   versions.forEach((version, index) => {

@@ -104,14 +104,9 @@ function installModeFindings(csv: BundleObject): ApiError[] {
   const modes: any[] = Array.isArray(spec.installModes) ? spec.installModes : [];
   if (modes.length === 0) return [csvFinding('Error', 'install modes not found', csv.name)];
   const findings: ApiError[] = [];
-  const seen = new Set<string>();
-  let anySupported = false;
-  for (const mode of modes) {
-    const type = String(mode?.type ?? '');
-    if (seen.has(type)) findings.push(csvFinding('Error', 'duplicate install modes present', csv.name));
-    else if (mode?.supported === true) anySupported = true;
-    seen.add(type);
-  }
+  // api v0.34 never records the modes it has seen, so its duplicate check
+  // never fires and a duplicate passes; we agree with it (OLM keeps the last entry).
+  const anySupported = modes.some((mode) => mode?.supported === true);
   // Conversion webhooks are cluster-wide, so OLM only installs them for AllNamespaces operators.
   for (const webhook of spec.webhookdefinitions ?? []) {
     if (!Array.isArray(webhook?.conversionCRDs) || webhook.conversionCRDs.length === 0) continue;
@@ -141,7 +136,9 @@ function requiredFieldFindings(doc: Record<string, any>): ApiError[] {
   if (isEmpty(install)) findings.push(missingField('Spec.InstallStrategy', 'struct'));
   else {
     if (isEmpty(install.strategy)) findings.push(missingField('Spec.InstallStrategy.StrategyName', 'field'));
-    if (!isEmpty(install.spec) && isEmpty(install.spec.deployments)) findings.push(missingField('Spec.InstallStrategy.StrategySpec.DeploymentSpecs', 'field'));
+    // Go's zero check: an absent list is missing, an empty `deployments: []` is not (the api accepts it).
+    const deployments = install.spec?.deployments;
+    if (!isEmpty(install.spec) && (deployments === undefined || deployments === null)) findings.push(missingField('Spec.InstallStrategy.StrategySpec.DeploymentSpecs', 'field'));
   }
   if (isEmpty(spec.displayName)) findings.push(missingField('Spec.DisplayName', 'field'));
   return findings;

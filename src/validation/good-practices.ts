@@ -17,7 +17,8 @@ export function validateGoodPractices(bundle: LoadedBundle): ManifestResult {
   const errors: string[] = [];
   const warnings: string[] = [];
   const deployments = spec.install?.spec?.deployments;
-  if (!Array.isArray(deployments) || deployments.length === 0) {
+  // The api checks for a nil list: an empty `deployments: []` is accepted, as the default checks accept it.
+  if (deployments === undefined || deployments === null || !Array.isArray(deployments)) {
     errors.push('unable to find a deployment to install in the CSV');
   } else {
     for (const deployment of deployments) {
@@ -34,7 +35,10 @@ export function validateGoodPractices(bundle: LoadedBundle): ManifestResult {
       if (!crd?.description) warnings.push(`${relation} CRD ${JSON.stringify(String(crd?.name ?? ''))} has an empty description`);
     }
   }
-  const channels = [...new Set([...bundle.channels, bundle.defaultChannel].map((channel) => channel.trim()))];
+  // operator-sdk loads the bundle from manifests/, where no annotations.yaml
+  // lives, so the api's channel check never sees a bundle directory's
+  // channels; we agree with it rather than warn where operator-sdk does not.
+  const channels: string[] = [];
   const offConvention = channels.filter((channel) => channel !== '' && !CHANNEL_PREFIXES.some((prefix) => channel.startsWith(prefix)));
   if (offConvention.length > 0) {
     warnings.push(`channel(s) ${goQuotedList(offConvention)} are not following the recommended naming convention: https://olm.operatorframework.io/docs/best-practices/channel-naming`);

@@ -32,6 +32,40 @@ export const OPTIONAL_VALIDATORS: readonly OptionalValidator[] = [
 /** The fix for every bad `--select-optional` value. */
 const SELECTOR_FIX = 'run `ts-operator-sdk bundle validate --list-optional` to see the validators and their labels';
 
+/** An operator-sdk optional validator this tool does not run, with why and what to run instead. */
+interface UnsupportedValidator {
+  name: string;
+  labels: Readonly<Record<string, string>>;
+  reason: string;
+  fix: string;
+}
+
+/**
+ * operator-sdk's other optional validators (same labels). Selecting one is an
+ * error that says so, rather than a selector that "matches nothing".
+ */
+export const UNSUPPORTED_VALIDATORS: readonly UnsupportedValidator[] = [
+  {
+    name: 'operatorhub',
+    labels: { name: 'operatorhub' },
+    reason: 'it is deprecated in operator-framework/api',
+    fix: 'select suite=operatorframework instead: operatorhubv2, capabilities and categories run its checks',
+  },
+  {
+    name: 'community',
+    labels: { name: 'community' },
+    reason: 'it is deprecated in operator-framework/api, whose community checks moved to ocp-olm-catalog-validator',
+    fix: 'run github.com/redhat-openshift-ecosystem/ocp-olm-catalog-validator on the bundle',
+  },
+  {
+    name: 'multiarch',
+    labels: { name: 'multiarch' },
+    reason: "it pulls the operator's images from a registry to read their platforms",
+    fix: 'run `operator-sdk bundle validate <bundle-dir> --select-optional name=multiarch`',
+  },
+];
+
+
 /**
  * Compiles a label selector (=, ==, !=, in, notin, exists, !exists; comma
  * means AND) into a matcher, with the same parser the runtime's label
@@ -51,6 +85,10 @@ export function parseSelector(selector: string): (labels: Readonly<Record<string
 export function selectValidators(selector: string | undefined): OptionalValidator[] {
   if (!selector) return [];
   const matches = parseSelector(selector);
+  const unsupported = UNSUPPORTED_VALIDATORS.find((validator) => matches(validator.labels));
+  if (unsupported) {
+    throw new UsageError(`the ${unsupported.name} validator (selected by ${JSON.stringify(selector)}) is not supported by ts-operator-sdk: ${unsupported.reason}`, unsupported.fix);
+  }
   const selected = OPTIONAL_VALIDATORS.filter((validator) => matches(validator.labels));
   if (selected.length === 0) throw new UsageError(`selector ${JSON.stringify(selector)} does not match any validator labels`, SELECTOR_FIX);
   return selected;
