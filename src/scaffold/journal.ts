@@ -27,7 +27,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
 import { constants as fsConstants } from 'node:fs';
-import { copyFile, link, mkdir, open, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ScaffoldError } from './errors.js';
@@ -72,6 +72,8 @@ const JOURNAL_FORMAT = 1;
 const ID_PATTERN = /^[0-9]+-[0-9a-f]{8}$/;
 /** Journal temp files are `<JOURNAL_FILE>.<id>.tmp`; the id's pid tells whether the writer still runs. */
 const JOURNAL_TEMP_PATTERN = /^\.ts-operator-sdk-journal\.json\.([0-9]+)-[0-9a-f]{8}\.tmp$/;
+/** The suffix of staged files and backups. */
+const OWN_FILE_SUFFIX = /\.ts-operator-sdk-[0-9]+-[0-9a-f]{8}\.(tmp|bak)$/;
 const COMMAND_SHOWN_CHARACTERS = 100;
 /** Errors of link(2) that mean "this file system has no hard links": copy instead. */
 const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK', 'EXDEV']);
@@ -162,7 +164,7 @@ export async function recoverInterruptedWrite(root: string, report: (line: strin
   }
   for (const name of names) {
     const pid = JOURNAL_TEMP_PATTERN.exec(name)?.[1];
-    if (pid !== undefined && !isRunning({ pid: Number(pid) })) await rm(join(root, name), { force: true });
+    if (pid !== undefined && !isRunning({ pid: Number(pid) })) await removeIfPresent(join(root, name));
   }
   if (!names.includes(JOURNAL_FILE)) return;
   const journal = readJournal(root);
@@ -237,7 +239,7 @@ async function applyChanges(root: string, journal: Journal, delayMs: number): Pr
 /** After a complete apply: drops backups and directories a move emptied, then the journal. */
 async function finishApplied(root: string, journal: Journal): Promise<void> {
   for (const change of journal.changes) {
-    if (change.action !== 'CREATE') await rm(backupPath(join(root, change.path), journal.id), { force: true });
+    if (change.action !== 'CREATE') await removeIfPresent(backupPath(join(root, change.path), journal.id));
   }
   const emptied = new Set<string>();
   for (const change of journal.changes) {
@@ -254,8 +256,8 @@ async function finishApplied(root: string, journal: Journal): Promise<void> {
 async function discardStaging(root: string, journal: Journal): Promise<void> {
   for (const change of journal.changes) {
     const target = join(root, change.path);
-    await rm(stagedPath(target, journal.id), { force: true });
-    await rm(backupPath(target, journal.id), { force: true });
+    await removeIfPresent(stagedPath(target, journal.id));
+    await removeIfPresent(backupPath(target, journal.id));
   }
   await removeCreatedDirectories(root, journal);
   await unlink(join(root, JOURNAL_FILE));
@@ -278,7 +280,7 @@ async function undoApplied(root: string, journal: Journal, options: { insideRoot
     } else if (change.action === 'UPDATE') {
       if (exists(staged)) {
         await unlink(staged);
-        await rm(backup, { force: true });
+        await removeIfPresent(backup);
       } else if (exists(backup)) {
         await rename(backup, target);
       }
@@ -302,7 +304,7 @@ async function removeCreatedDirectories(root: string, journal: Journal): Promise
     if (!isStrictlyInside(root, path)) continue;
     // Only if empty: anything else in it is not ours.
     await rmdir(path).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT' && error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
+      if (!['ENOENT', 'ENOTDIR', 'ENOTEMPTY', 'EEXIST'].includes(error.code ?? '')) throw error;
     });
   }
 }
@@ -321,21 +323,21 @@ async function createJournal(root: string, journal: Journal): Promise<void> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? '';
     if (code === 'EEXIST') {
-      await rm(temp, { force: true });
+      await removeIfPresent(temp);
       throw new ScaffoldError(
         `another ts-operator-sdk command (pid ${describeOwner(root)}) is writing this project (${JOURNAL_FILE} exists)`,
         'wait for it to finish and run the command again',
       );
     }
     if (!NO_HARD_LINKS.has(code)) {
-      await rm(temp, { force: true });
+      await removeIfPresent(temp);
       throw error;
     }
     // No hard links here: a rename is as atomic, only not exclusive.
     if (existsSync(path)) throw new ScaffoldError(`another ts-operator-sdk command is writing this project (${JOURNAL_FILE} exists)`, 'wait for it to finish and run the command again');
     await rename(temp, path);
   }
-  await rm(temp, { force: true });
+  await removeIfPresent(temp);
   await syncDirectory(root);
 }
 
@@ -343,7 +345,7 @@ async function createJournal(root: string, journal: Journal): Promise<void> {
 async function replaceJournal(root: string, journal: Journal): Promise<void> {
   const path = join(root, JOURNAL_FILE);
   const temp = `${path}.${journal.id}.tmp`;
-  await rm(temp, { force: true });
+  await removeIfPresent(temp);
   await writeDurably(temp, serialise(journal));
   await rename(temp, path);
   await syncDirectory(root);
@@ -466,6 +468,13 @@ function backupPath(target: string, id: string): string {
   return `${target}.ts-operator-sdk-${id}.bak`;
 }
 
+/** Removes a file this module made; one that is not there (or whose parent is not a directory) is fine. */
+async function removeIfPresent(path: string): Promise<void> {
+  await unlink(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT' && error.code !== 'ENOTDIR') throw error;
+  });
+}
+
 function exists(path: string): boolean {
   try {
     lstatSync(path);
@@ -530,9 +539,11 @@ function testWriteDelay(): number {
   return Number.isFinite(value) && value > 0 ? Math.min(value, 10_000) : 0;
 }
 
+/** `CODE at <project file>`: a rename's error names its destination, and staged names are shown as their targets. */
 function describeError(root: string, error: unknown): string {
-  const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-  const path = (error as NodeJS.ErrnoException).path;
+  const failure = error as NodeJS.ErrnoException & { dest?: string };
+  const reason = failure.code ?? failure.message;
+  const path = (failure.dest ?? failure.path)?.replace(OWN_FILE_SUFFIX, '');
   return `${reason}${path ? ` at ${relative(root, path) || '.'}` : ''}`;
 }
 
