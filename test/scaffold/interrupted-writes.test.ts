@@ -43,6 +43,8 @@ const LEFTOVER = /\.ts-operator-sdk-[0-9]+-[0-9a-f]+\.(tmp|bak)$|^\.ts-operator-
 const WRITE_PHASE_MS = 1500;
 /** Child processes at once: enough to keep the suite short, few enough for a loaded 2-core machine. */
 const CONCURRENCY = 3;
+/** Uninterrupted runs per operation before the cases. */
+const CALIBRATION_RUNS = 3;
 /** A run that takes this long is stuck (the machine is slow, but not this slow). */
 const RUN_TIMEOUT_MS = 120_000;
 
@@ -84,19 +86,30 @@ const tally = { random: { before: 0, after: 0, interruptedInWrite: 0, recovered:
 before(async () => {
   const project = scaffoldScenario(SCENARIOS[0]!, { extraInitArgs: ['--skip-install'] });
   const empty = tempProjectDir();
-  await runPool(OPERATIONS, async (operation) => {
-    const template = operation.from === 'project' ? project : empty;
-    const dir = copyOf(template);
+  // Each operation runs uninterrupted CALIBRATION_RUNS times, under the same
+  // concurrency as the cases: the snapshots must agree, and the median wall
+  // time places the random signals.
+  const runs = OPERATIONS.flatMap((operation) => Array.from({ length: CALIBRATION_RUNS }, () => operation));
+  const results = new Map<string, { before: Snapshot; after: Snapshot; durationMs: number }[]>();
+  await runPool(runs, async (operation) => {
+    const dir = copyOf(operation.from === 'project' ? project : empty);
     const before = snapshot(dir);
     const started = Date.now();
     const run = await runCli(operation.args, dir);
     const durationMs = Date.now() - started;
     assert.equal(run.code, 0, `${operation.name} must succeed uninterrupted: ${run.stderr}`);
-    const after = snapshot(dir);
+    results.set(operation.name, [...(results.get(operation.name) ?? []), { before, after: snapshot(dir), durationMs }]);
+  });
+  for (const operation of OPERATIONS) {
+    const [first, ...others] = results.get(operation.name)!;
+    for (const other of others) assert.ok(sameSnapshot(first!.after, other.after), `${operation.name} produces the same tree every time`);
+    const { before, after } = first!;
     const changedFiles = [...new Set([...before.keys(), ...after.keys()])].filter((path) => before.get(path) !== after.get(path) && !(after.get(path) ?? before.get(path))!.startsWith('dir')).length;
     assert.ok(changedFiles >= 2, `${operation.name} changes files`);
-    prepared.set(operation.name, { operation, template, before, after, changedFiles, durationMs });
-  });
+    const durations = results.get(operation.name)!.map((result) => result.durationMs).sort((a, b) => a - b);
+    const durationMs = durations[Math.floor(durations.length / 2)]!;
+    prepared.set(operation.name, { operation, template: operation.from === 'project' ? project : empty, before, after, changedFiles, durationMs });
+  }
 });
 
 describe('signals at random moments', { concurrency: CONCURRENCY }, () => {
@@ -105,7 +118,7 @@ describe('signals at random moments', { concurrency: CONCURRENCY }, () => {
     // Drawn now, so the seed alone fixes every case.
     const signal = SIGNALS[Math.floor(random() * SIGNALS.length)]!;
     // Half spread over the whole run, half over its end, where the write is.
-    const fraction = index % 2 === 0 ? random() * 1.1 : 0.7 + random() * 0.4;
+    const fraction = index % 2 === 0 ? random() * 1.1 : 0.7 + random() * 0.6;
     test(`${operation.name} #${index + 1}: ${signal} at ${Math.round(fraction * 100)}% of a run (seed ${SEED})`, async () => {
       const setup = prepared.get(operation.name)!;
       const outcome = await interrupt(setup, signal, { afterMs: fraction * setup.durationMs });
