@@ -170,7 +170,7 @@ export async function recoverInterruptedWrite(root: string, report: (line: strin
   }
   if (!names.includes(JOURNAL_FILE)) return;
   const journal = readJournal(root);
-  if (isRunning(journal.owner) && !(journal.owner.pid === process.pid && !commitsInProgress.has(journal.id))) return;
+  if (isWriteInProgress(journal)) return;
   const command = `\`ts-operator-sdk ${journal.command}\``;
   const count = `${journal.changes.length} file change${journal.changes.length === 1 ? '' : 's'}`;
   try {
@@ -529,6 +529,16 @@ function isInsideProject(root: string, path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether the journal belongs to a write still going on: another live
+ * process's, or one of this process's commits (a journal of this pid that no
+ * commit here is running is stale, e.g. after a failed undo in a test run).
+ */
+function isWriteInProgress(journal: Journal): boolean {
+  if (journal.owner.pid === process.pid) return commitsInProgress.has(journal.id);
+  return isRunning(journal.owner);
 }
 
 /** Whether the journal's writer is still running (same pid and, on Linux, same start time). */
