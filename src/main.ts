@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { formatProblem, UsageError } from './errors.js';
+import { recoverInterruptedWrite } from './scaffold/journal.js';
 import { registerCompletion } from './commands/completion/cli.js';
 import { registerCreateApi } from './commands/create/cli.js';
 import { registerEdit } from './commands/edit/cli.js';
@@ -65,6 +66,7 @@ export async function run(argv: string[], ctx: CliContext = processContext()): P
     return 0;
   }
   try {
+    await recoverInterruptedWrite(ctx.cwd, ctx.io.progress);
     await program.parseAsync(argv, { from: 'node' });
     return ctx.exitCode;
   } catch (error) {

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { mkdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
-import { dirname, join, posix, relative, sep } from 'node:path';
+import { join, sep } from 'node:path';
 import { UsageError } from '../errors.js';
+import { commitChanges } from './journal.js';
 
 /** One pending change, as `--dry-run` reports it. */
 export interface TreeChange {
@@ -105,81 +104,19 @@ export class VirtualTree {
   }
 
   /**
-   * Writes every pending change. New content goes to temporary files next to
-   * their targets first and is renamed into place only when all of them were
-   * written; on any error, everything already done is undone (files restored,
-   * created directories removed) and a {@link UsageError} is thrown.
+   * Writes every pending change through the journal ({@link commitChanges}):
+   * on any error everything is undone and a {@link UsageError} is thrown;
+   * a signal or a crash leaves the project either as before or as after
+   * (after the next command's recovery, for a crash).
    */
   async commit(): Promise<TreeChange[]> {
     const changes = this.changes();
-    const suffix = `.ts-operator-sdk-${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-    const createdDirectories: string[] = [];
-    const staged: string[] = [];
-    const applied: { path: string; previous: string | undefined }[] = [];
-    try {
-      for (const change of changes) {
-        if (change.action === 'DELETE') continue;
-        const target = join(this.root, change.path);
-        await this.makeDirectory(dirname(target), createdDirectories);
-        const temp = target + suffix;
-        staged.push(temp);
-        await writeFile(temp, this.pending.get(change.path) as string);
-      }
-      for (const change of changes) {
-        const target = join(this.root, change.path);
-        const previous = this.readFromDisk(change.path);
-        if (change.action === 'DELETE') {
-          await rm(target);
-        } else {
-          await rename(target + suffix, target);
-          staged.splice(staged.indexOf(target + suffix), 1);
-        }
-        applied.push({ path: change.path, previous });
-      }
-      await this.removeEmptiedDirectories(changes);
-    } catch (error) {
-      await this.rollBack(staged, applied, createdDirectories);
-      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-      const path = (error as NodeJS.ErrnoException).path;
-      throw new UsageError(
-        `could not write the project files (${reason}${path ? ` at ${relative(this.root, path) || '.'}` : ''}); nothing was changed`,
-        'make the directory writable and run the command again',
-        { cause: error },
-      );
-    }
+    await commitChanges(
+      this.root,
+      changes.map((change) => ({ ...change, content: this.pending.get(change.path) ?? undefined })),
+    );
     this.pending.clear();
     return changes;
-  }
-
-  private async makeDirectory(directory: string, created: string[]): Promise<void> {
-    if (existsSync(directory)) return;
-    await this.makeDirectory(dirname(directory), created);
-    await mkdir(directory);
-    created.push(directory);
-  }
-
-  private async rollBack(staged: string[], applied: { path: string; previous: string | undefined }[], createdDirectories: string[]): Promise<void> {
-    // Best effort: each step is independent so one failure does not stop the rest.
-    for (const temp of staged) await rm(temp, { force: true }).catch(() => undefined);
-    for (const { path, previous } of applied.reverse()) {
-      const target = join(this.root, path);
-      if (previous === undefined) await rm(target, { force: true }).catch(() => undefined);
-      else await writeFile(target, previous).catch(() => undefined);
-    }
-    for (const directory of createdDirectories.reverse()) await rmdir(directory).catch(() => undefined);
-  }
-
-  /** A move leaves its old directory behind; drop it when nothing is left in it. */
-  private async removeEmptiedDirectories(changes: TreeChange[]): Promise<void> {
-    const candidates = new Set<string>();
-    for (const change of changes) {
-      if (change.action !== 'DELETE') continue;
-      for (let dir = posix.dirname(change.path); dir !== '.'; dir = posix.dirname(dir)) candidates.add(dir);
-    }
-    for (const dir of [...candidates].sort((a, b) => b.length - a.length)) {
-      const abs = join(this.root, dir);
-      if (existsSync(abs) && readdirSync(abs).length === 0) await rmdir(abs).catch(() => undefined);
-    }
   }
 
   private readFromDisk(path: string): string | undefined {

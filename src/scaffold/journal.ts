@@ -1,0 +1,604 @@
+/**
+ * Crash-safe commits of a command's file changes, and their recovery.
+ *
+ * A commit goes through three durable states, each recorded in a journal at
+ * the project root before the disk is touched for it:
+ *
+ * 1. `staging`: every new content is written (and fsynced) to a staged file
+ *    next to its target, every file that will be replaced or deleted gets a
+ *    backup (a hard link, or a copy where links are not supported), and every
+ *    missing directory is created. No project file has changed yet, so an
+ *    interruption here is undone: staged files, backups and new directories
+ *    are removed.
+ * 2. `applying`: the point of no return. Staged files are renamed onto their
+ *    targets and deleted files are unlinked. Each step can be told done or not
+ *    from the disk alone (a staged file still there was not renamed yet), so
+ *    finishing is idempotent and needs nothing but the journal. An
+ *    interruption here is therefore finished rather than undone: it is a few
+ *    renames, it keeps the result the user asked for, and undoing would need
+ *    every backup to be intact as well.
+ * 3. `undoing`: only when applying failed (a rename refused, e.g. EACCES); the
+ *    backups are put back.
+ *
+ * The journal is removed once the backups are gone. `kill -9` at any point
+ * leaves a journal that {@link recoverInterruptedWrite}, called by the CLI
+ * entry before any command runs, completes or undoes.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
+import { constants as fsConstants } from 'node:fs';
+import { copyFile, link, mkdir, open, rename, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { UsageError } from '../errors.js';
+import { beginUninterruptible, exitForInterruption, type UninterruptibleSection } from './interruption.js';
+
+/** The journal's name at the project root. */
+export const JOURNAL_FILE = '.ts-operator-sdk-journal.json';
+
+/**
+ * TEST-ONLY hook: milliseconds to sleep before each staged write and each
+ * rename or unlink of a commit, so tests can send signals while a commit is in
+ * progress. Never set it outside tests.
+ */
+export const TEST_WRITE_DELAY_ENV = 'TS_OPERATOR_SDK_TEST_WRITE_DELAY_MS';
+
+/** One file change of a commit; `content` is required unless deleting. */
+export interface FileChange {
+  action: 'CREATE' | 'UPDATE' | 'DELETE';
+  /** Relative to the project root, forward slashes. */
+  path: string;
+  content?: string;
+}
+
+type JournalState = 'staging' | 'applying' | 'undoing';
+
+/** The journal's JSON. Paths are relative to the project root. */
+interface Journal {
+  format: typeof JOURNAL_FORMAT;
+  /** `<pid>-<hex>`; staged and backup files end in `.ts-operator-sdk-<id>.tmp|.bak`. */
+  id: string;
+  state: JournalState;
+  /** The process that wrote it, so a journal of a command still running is left alone. */
+  owner: { pid: number; started?: string };
+  /** The command line, shortened, for the recovery message. */
+  command: string;
+  /** Directories this commit creates, parents first. */
+  directories: string[];
+  changes: { action: FileChange['action']; path: string }[];
+}
+
+const JOURNAL_FORMAT = 1;
+const ID_PATTERN = /^[0-9]+-[0-9a-f]{8}$/;
+/** Journal temp files are `<JOURNAL_FILE>.<id>.tmp`; the id's pid tells whether the writer still runs. */
+const JOURNAL_TEMP_PATTERN = /^\.ts-operator-sdk-journal\.json\.([0-9]+)-[0-9a-f]{8}\.tmp$/;
+/** The suffix of staged files and backups. */
+const OWN_FILE_SUFFIX = /\.ts-operator-sdk-[0-9]+-[0-9a-f]{8}\.(tmp|bak)$/;
+const COMMAND_SHOWN_CHARACTERS = 100;
+/** Staged files kept open at once before they are fsynced together; well under any descriptor limit. */
+const FILES_SYNCED_TOGETHER = 64;
+/** Errors of link(2) that mean "this file system has no hard links": copy instead. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK', 'EXDEV']);
+
+/** Ids of the commits this process is running, so its own journals are never taken for stale ones. */
+const commitsInProgress = new Set<string>();
+
+/**
+ * Writes `changes` under `root` so that, whatever happens (an error, a
+ * signal, `kill -9`, power loss after the journal is durable), the project
+ * ends up either fully as before or fully as after. On an error everything is
+ * undone and a {@link UsageError} is thrown. On SIGINT/SIGTERM/SIGHUP the
+ * write is undone (if no file was changed yet) or finished, and the process
+ * exits with 128 + the signal number.
+ */
+export async function commitChanges(root: string, changes: readonly FileChange[]): Promise<void> {
+  if (changes.length === 0) return;
+  root = resolve(root);
+  const id = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  const delayMs = testWriteDelay();
+  const section = beginUninterruptible();
+  commitsInProgress.add(id);
+  try {
+    const createdRoot = await createMissingDirectory(root);
+    const journal: Journal = {
+      format: JOURNAL_FORMAT,
+      id,
+      state: 'staging',
+      owner: { pid: process.pid, started: processStart(process.pid) },
+      command: currentCommand(),
+      directories: missingDirectories(root, changes),
+      changes: changes.map(({ action, path }) => ({ action, path })),
+    };
+    let journalCreated = false;
+    try {
+      await createJournal(root, journal);
+      journalCreated = true;
+      await stage(root, journal, changes, section, delayMs);
+      if (section.signal) throw new Interrupted();
+      await replaceJournal(root, { ...journal, state: 'applying' });
+    } catch (error) {
+      if (journalCreated) await discardStaging(root, journal).catch((undoError: unknown) => {
+        throw undoFailed(root, error, undoError);
+      });
+      for (const directory of createdRoot.reverse()) await rmdir(directory).catch(() => undefined);
+      const signal = section.end();
+      if (signal) exitForInterruption(signal, 'no project file had been changed yet, and none was');
+      throw writeFailed(root, error);
+    }
+    // Past this line the journal says `applying`: finish, or undo only if finishing fails.
+    try {
+      await applyChanges(root, journal, delayMs);
+    } catch (error) {
+      try {
+        await replaceJournal(root, { ...journal, state: 'undoing' }).catch(() => undefined);
+        await undoApplied(root, journal, { insideRootOnly: false });
+      } catch (undoError) {
+        throw undoFailed(root, error, undoError);
+      }
+      const signal = section.end();
+      if (signal) exitForInterruption(signal, 'the project files could not all be written, so the write was undone');
+      throw writeFailed(root, error);
+    }
+    // The files are in place; if tidying up fails, the journal stays and the
+    // next command's recovery finishes it.
+    await finishApplied(root, journal).catch(() => undefined);
+    const signal = section.end();
+    if (signal) exitForInterruption(signal, 'the project files were being written, so the write was completed first; the command stopped after it');
+  } finally {
+    section.end();
+    commitsInProgress.delete(id);
+  }
+}
+
+/**
+ * Completes or undoes a write that a killed command left behind in `root`,
+ * and removes its staged files and backups. Reports what it did in one line.
+ * Does nothing when there is no journal, or when its command is still
+ * running. Call it before any command reads the project.
+ */
+export async function recoverInterruptedWrite(root: string, report: (line: string) => void): Promise<void> {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    // No readable working directory: the command itself reports that.
+    return;
+  }
+  for (const name of names) {
+    const pid = JOURNAL_TEMP_PATTERN.exec(name)?.[1];
+    if (pid !== undefined && !isRunning({ pid: Number(pid) })) await removeIfPresent(join(root, name));
+  }
+  if (!names.includes(JOURNAL_FILE)) return;
+  const journal = readJournal(root);
+  if (isWriteInProgress(journal)) return;
+  const command = `\`ts-operator-sdk ${journal.command}\``;
+  const count = `${journal.changes.length} file change${journal.changes.length === 1 ? '' : 's'}`;
+  try {
+    if (journal.state === 'staging') {
+      await discardStaging(root, journal);
+      report(`Recovered an interrupted write: ${command} was stopped before it changed any project file; removed its staged files.`);
+      return;
+    }
+    if (journal.state === 'applying') {
+      try {
+        await applyChanges(root, journal, 0);
+      } catch (error) {
+        await replaceJournal(root, { ...journal, state: 'undoing' });
+        await undoApplied(root, journal, { insideRootOnly: true });
+        report(`Recovered an interrupted write: undid the ${count} of ${command}, which could not be completed (${describeError(root, error)}).`);
+        return;
+      }
+      await finishApplied(root, journal);
+      report(`Recovered an interrupted write: completed the ${count} of ${command}.`);
+      return;
+    }
+    await undoApplied(root, journal, { insideRootOnly: true });
+    report(`Recovered an interrupted write: finished undoing the ${count} of ${command}.`);
+  } catch (error) {
+    throw new UsageError(
+      `could not recover the interrupted write of ${command} recorded in ${JOURNAL_FILE} (${describeError(root, error)})`,
+      'fix the cause (e.g. make the directory writable) and run the command again; the journal is kept until recovery succeeds',
+      { cause: error },
+    );
+  }
+}
+
+/** Thrown inside a commit to undo its staging after a signal. */
+class Interrupted extends Error {}
+
+async function stage(root: string, journal: Journal, changes: readonly FileChange[], section: UninterruptibleSection, delayMs: number): Promise<void> {
+  for (const directory of journal.directories) await mkdir(join(root, directory));
+  // Files are written one by one and fsynced together: concurrent fsyncs
+  // share the file system's journal commits, one at a time would each wait
+  // for their own (tens of milliseconds apiece on a busy disk).
+  const unsynced: FileHandle[] = [];
+  try {
+    for (const change of changes) {
+      if (section.signal) throw new Interrupted();
+      if (delayMs > 0) await sleep(delayMs);
+      const target = join(root, change.path);
+      if (change.action !== 'DELETE') {
+        // A replaced file keeps its mode (an executable script stays executable).
+        const mode = change.action === 'UPDATE' ? (await stat(target)).mode & 0o7777 : undefined;
+        unsynced.push(await writeNewFile(stagedPath(target, journal.id), change.content ?? '', mode));
+      }
+      if (change.action !== 'CREATE') {
+        const copy = await preserve(target, backupPath(target, journal.id));
+        if (copy) unsynced.push(copy);
+      }
+      if (unsynced.length >= FILES_SYNCED_TOGETHER) await syncAndClose(unsynced.splice(0));
+    }
+    await syncAndClose(unsynced.splice(0));
+  } finally {
+    await Promise.all(unsynced.map((handle) => handle.close().catch(() => undefined)));
+  }
+  await syncDirectories(root, journal);
+}
+
+async function syncAndClose(handles: FileHandle[]): Promise<void> {
+  try {
+    await Promise.all(handles.map((handle) => handle.sync()));
+  } finally {
+    await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)));
+  }
+}
+
+/** Renames staged files into place and unlinks deleted files; each step is skipped if already done. */
+async function applyChanges(root: string, journal: Journal, delayMs: number): Promise<void> {
+  for (const change of journal.changes) {
+    if (delayMs > 0) await sleep(delayMs);
+    const target = join(root, change.path);
+    if (change.action === 'DELETE') {
+      // The backup is the proof that this commit planned the deletion.
+      if (exists(backupPath(target, journal.id)) && exists(target)) await unlink(target);
+    } else {
+      const staged = stagedPath(target, journal.id);
+      if (exists(staged)) await rename(staged, target);
+    }
+  }
+  await syncDirectories(root, journal);
+}
+
+/** After a complete apply: drops backups and directories a move emptied, then the journal. */
+async function finishApplied(root: string, journal: Journal): Promise<void> {
+  for (const change of journal.changes) {
+    if (change.action !== 'CREATE') await removeIfPresent(backupPath(join(root, change.path), journal.id));
+  }
+  const emptied = new Set<string>();
+  for (const change of journal.changes) {
+    if (change.action !== 'DELETE') continue;
+    for (let dir = dirname(join(root, change.path)); isStrictlyInside(root, dir); dir = dirname(dir)) emptied.add(dir);
+  }
+  for (const dir of [...emptied].sort((a, b) => b.length - a.length)) {
+    if (existsSync(dir) && readdirSync(dir).length === 0) await rmdir(dir).catch(() => undefined);
+  }
+  await unlink(join(root, JOURNAL_FILE));
+}
+
+/** Undoes a commit still in `staging`: no target was touched, so only its own files go. */
+async function discardStaging(root: string, journal: Journal): Promise<void> {
+  for (const change of journal.changes) {
+    const target = join(root, change.path);
+    await removeIfPresent(stagedPath(target, journal.id));
+    await removeIfPresent(backupPath(target, journal.id));
+  }
+  await removeCreatedDirectories(root, journal);
+  await unlink(join(root, JOURNAL_FILE));
+}
+
+/**
+ * Puts back what a partly applied commit changed, telling each step's state
+ * from the disk. When recovering a journal found on disk, a created file is
+ * only removed inside the project (the journal is data from the directory,
+ * not proof that this tool wrote elsewhere).
+ */
+async function undoApplied(root: string, journal: Journal, options: { insideRootOnly: boolean }): Promise<void> {
+  for (const change of [...journal.changes].reverse()) {
+    const target = join(root, change.path);
+    const staged = stagedPath(target, journal.id);
+    const backup = backupPath(target, journal.id);
+    if (change.action === 'CREATE') {
+      if (exists(staged)) await unlink(staged);
+      else if (exists(target) && (!options.insideRootOnly || isInsideProject(root, target))) await unlink(target);
+    } else if (change.action === 'UPDATE') {
+      if (exists(staged)) {
+        await unlink(staged);
+        await removeIfPresent(backup);
+      } else if (exists(backup)) {
+        await rename(backup, target);
+      }
+    } else if (exists(backup)) {
+      if (exists(target)) {
+        await unlink(backup);
+      } else {
+        await mkdir(dirname(target), { recursive: true });
+        await rename(backup, target);
+      }
+    }
+  }
+  await removeCreatedDirectories(root, journal);
+  await syncDirectories(root, journal);
+  await unlink(join(root, JOURNAL_FILE));
+}
+
+async function removeCreatedDirectories(root: string, journal: Journal): Promise<void> {
+  for (const directory of [...journal.directories].reverse()) {
+    const path = join(root, directory);
+    if (!isStrictlyInside(root, path)) continue;
+    // Only if empty: anything else in it is not ours.
+    await rmdir(path).catch((error: NodeJS.ErrnoException) => {
+      if (!['ENOENT', 'ENOTDIR', 'ENOTEMPTY', 'EEXIST'].includes(error.code ?? '')) throw error;
+    });
+  }
+}
+
+/**
+ * Creates the journal so that it appears complete or not at all (written to a
+ * temp file, fsynced, then hard-linked into place), and only if no other
+ * journal is there: two commands writing one project would undo each other.
+ */
+async function createJournal(root: string, journal: Journal): Promise<void> {
+  const path = join(root, JOURNAL_FILE);
+  const temp = `${path}.${journal.id}.tmp`;
+  await writeDurably(temp, serialise(journal));
+  try {
+    await link(temp, path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    if (code === 'EEXIST') {
+      await removeIfPresent(temp);
+      throw new UsageError(
+        `another ts-operator-sdk command (pid ${describeOwner(root)}) is writing this project (${JOURNAL_FILE} exists)`,
+        'wait for it to finish and run the command again',
+      );
+    }
+    if (!NO_HARD_LINKS.has(code)) {
+      await removeIfPresent(temp);
+      throw error;
+    }
+    // No hard links here: a rename is as atomic, only not exclusive.
+    if (existsSync(path)) throw new UsageError(`another ts-operator-sdk command is writing this project (${JOURNAL_FILE} exists)`, 'wait for it to finish and run the command again');
+    await rename(temp, path);
+  }
+  await removeIfPresent(temp);
+  await syncDirectory(root);
+}
+
+/** Moves the journal to a new state atomically (temp file, fsync, rename, fsync of the directory). */
+async function replaceJournal(root: string, journal: Journal): Promise<void> {
+  const path = join(root, JOURNAL_FILE);
+  const temp = `${path}.${journal.id}.tmp`;
+  await removeIfPresent(temp);
+  await writeDurably(temp, serialise(journal));
+  await rename(temp, path);
+  await syncDirectory(root);
+}
+
+function serialise(journal: Journal): string {
+  return `${JSON.stringify(journal, null, 2)}\n`;
+}
+
+function readJournal(root: string): Journal {
+  const path = join(root, JOURNAL_FILE);
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new UsageError(
+      `the interrupted-write journal ${JOURNAL_FILE} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      `if no ts-operator-sdk command was interrupted in this directory, delete ${JOURNAL_FILE}`,
+      { cause: error },
+    );
+  }
+  if (!isJournal(value)) {
+    throw new UsageError(
+      `${JOURNAL_FILE} is not a journal this version of ts-operator-sdk understands`,
+      `finish the interrupted write with the ts-operator-sdk version that started it, or delete ${JOURNAL_FILE} and check the project files`,
+    );
+  }
+  return value;
+}
+
+function isJournal(value: unknown): value is Journal {
+  const journal = value as Journal;
+  const relativePath = (path: unknown): boolean => typeof path === 'string' && path.length > 0 && !isAbsolute(path) && !path.includes('\0');
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    journal.format === JOURNAL_FORMAT &&
+    typeof journal.id === 'string' &&
+    ID_PATTERN.test(journal.id) &&
+    ['staging', 'applying', 'undoing'].includes(journal.state) &&
+    typeof journal.owner?.pid === 'number' &&
+    typeof journal.command === 'string' &&
+    Array.isArray(journal.directories) &&
+    journal.directories.every(relativePath) &&
+    Array.isArray(journal.changes) &&
+    journal.changes.every((change) => ['CREATE', 'UPDATE', 'DELETE'].includes(change?.action) && relativePath(change.path))
+  );
+}
+
+/** Writes a new file and fsyncs it, so a journal saying "staged" is never ahead of the data. */
+async function writeDurably(path: string, content: string): Promise<void> {
+  await syncAndClose([await writeNewFile(path, content)]);
+}
+
+/** Creates `path` with `content` (and `mode`); returns the open handle, still to be fsynced. */
+async function writeNewFile(path: string, content: string, mode?: number): Promise<FileHandle> {
+  const handle = await open(path, 'wx');
+  try {
+    await handle.writeFile(content);
+    if (mode !== undefined) await handle.chmod(mode);
+    return handle;
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/**
+ * Keeps the current file under `backup`: a hard link is instant and needs no
+ * fsync of data; a copy (where links are not supported) keeps the mode too,
+ * and its handle is returned to be fsynced with the staged files.
+ */
+async function preserve(target: string, backup: string): Promise<FileHandle | undefined> {
+  try {
+    await link(target, backup);
+    return undefined;
+  } catch (error) {
+    if (!NO_HARD_LINKS.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+    await copyFile(target, backup, fsConstants.COPYFILE_EXCL);
+    return open(backup, 'r');
+  }
+}
+
+/** Fsyncs every directory whose entries the commit changes, so renames survive a power loss. */
+async function syncDirectories(root: string, journal: Journal): Promise<void> {
+  const directories = new Set<string>([root]);
+  for (const change of journal.changes) directories.add(dirname(join(root, change.path)));
+  for (const directory of journal.directories) directories.add(dirname(join(root, directory)));
+  await Promise.all([...directories].map(syncDirectory));
+}
+
+async function syncDirectory(directory: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(directory, 'r');
+    await handle.sync();
+  } catch {
+    // Directories cannot be opened or fsynced everywhere (Windows, some network
+    // file systems); the data files themselves were fsynced.
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** Directories that must be created for `changes`, relative to `root`, parents first. */
+function missingDirectories(root: string, changes: readonly FileChange[]): string[] {
+  const missing = new Set<string>();
+  for (const change of changes) {
+    if (change.action === 'DELETE') continue;
+    const chain: string[] = [];
+    for (let dir = dirname(join(root, change.path)); dir !== root && !existsSync(dir); dir = dirname(dir)) chain.unshift(dir);
+    for (const dir of chain) missing.add(relative(root, dir));
+  }
+  return [...missing].sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
+}
+
+/** Creates `directory` and its missing parents; returns those created, outermost first. */
+async function createMissingDirectory(directory: string): Promise<string[]> {
+  if (existsSync(directory)) return [];
+  const created = await createMissingDirectory(dirname(directory));
+  await mkdir(directory);
+  return [...created, directory];
+}
+
+function stagedPath(target: string, id: string): string {
+  return `${target}.ts-operator-sdk-${id}.tmp`;
+}
+
+function backupPath(target: string, id: string): string {
+  return `${target}.ts-operator-sdk-${id}.bak`;
+}
+
+/** Removes a file this module made; one that is not there (or whose parent is not a directory) is fine. */
+async function removeIfPresent(path: string): Promise<void> {
+  await unlink(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT' && error.code !== 'ENOTDIR') throw error;
+  });
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isStrictlyInside(root: string, path: string): boolean {
+  const rel = relative(resolve(root), resolve(path));
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+}
+
+/** Inside the project after resolving symbolic links of the parent directory. */
+function isInsideProject(root: string, path: string): boolean {
+  try {
+    return isStrictlyInside(realpathSync(root), join(realpathSync(dirname(path)), 'x'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether the journal belongs to a write still going on: another live
+ * process's, or one of this process's commits (a journal of this pid that no
+ * commit here is running is stale, e.g. after a failed undo in a test run).
+ */
+function isWriteInProgress(journal: Journal): boolean {
+  if (journal.owner.pid === process.pid) return commitsInProgress.has(journal.id);
+  return isRunning(journal.owner);
+}
+
+/** Whether the journal's writer is still running (same pid and, on Linux, same start time). */
+function isRunning(owner: { pid: number; started?: string }): boolean {
+  try {
+    process.kill(owner.pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const started = processStart(owner.pid);
+  return owner.started === undefined || started === undefined || started === owner.started;
+}
+
+/** The start time of `pid` in clock ticks since boot (Linux), to tell a reused pid apart. */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after "pid (comm)"; the command name may contain spaces and parentheses.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+function describeOwner(root: string): string {
+  try {
+    const value = JSON.parse(readFileSync(join(root, JOURNAL_FILE), 'utf8')) as Journal;
+    return String(value.owner.pid);
+  } catch {
+    return 'unknown';
+  }
+}
+
+function currentCommand(): string {
+  const command = process.argv.slice(2).join(' ');
+  return command.length > COMMAND_SHOWN_CHARACTERS ? `${command.slice(0, COMMAND_SHOWN_CHARACTERS)}…` : command;
+}
+
+function testWriteDelay(): number {
+  const value = Number(process.env[TEST_WRITE_DELAY_ENV] ?? 0);
+  return Number.isFinite(value) && value > 0 ? Math.min(value, 10_000) : 0;
+}
+
+/** `CODE at <project file>`: a rename's error names its destination, and staged names are shown as their targets. */
+function describeError(root: string, error: unknown): string {
+  const failure = error as NodeJS.ErrnoException & { dest?: string };
+  const reason = failure.code ?? failure.message;
+  const path = (failure.dest ?? failure.path)?.replace(OWN_FILE_SUFFIX, '');
+  return `${reason}${path ? ` at ${relative(root, path) || '.'}` : ''}`;
+}
+
+function writeFailed(root: string, error: unknown): Error {
+  if (error instanceof UsageError) return error;
+  return new UsageError(`could not write the project files (${describeError(root, error)}); nothing was changed`, 'make the directory writable and run the command again', { cause: error });
+}
+
+function undoFailed(root: string, error: unknown, undoError: unknown): Error {
+  return new UsageError(
+    `could not write the project files (${describeError(root, error)}), and undoing the partial write failed too (${describeError(root, undoError)})`,
+    `fix the cause and run any ts-operator-sdk command in this directory: it completes or undoes the write recorded in ${JOURNAL_FILE}`,
+    { cause: error },
+  );
+}
