@@ -10,6 +10,7 @@ import type {
   V1Ingress,
   V1Job,
   V1Lease,
+  V1Node,
   V1Namespace,
   V1PersistentVolumeClaim,
   V1Pod,
@@ -121,6 +122,7 @@ export function parseKey(key: string): ObjectKey {
 
 // Built-in kinds an operator commonly owns or watches.
 export const Namespace = defineKind<V1Namespace>({ group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false });
+export const Node = defineKind<V1Node>({ group: '', version: 'v1', kind: 'Node', plural: 'nodes', namespaced: false });
 export const Pod = defineKind<V1Pod>({ group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true });
 export const Service = defineKind<V1Service>({ group: '', version: 'v1', kind: 'Service', plural: 'services', namespaced: true });
 export const ConfigMap = defineKind<V1ConfigMap>({ group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true });
