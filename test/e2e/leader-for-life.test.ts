@@ -144,7 +144,8 @@ describe('leader for life with the real garbage collector', () => {
     const { election: waiter, lines: waiterLines } = newElection('evicted-b', 'evict-lock');
     const stopWaiting = new AbortController();
     let outcome: LeaderForLifeOutcome | undefined;
-    const becoming = waiter.become(stopWaiting.signal).then((result) => (outcome = result));
+    // Bounded, so a waiter that never takes over fails the test instead of hanging it.
+    const becoming = waiter.become(AbortSignal.any([stopWaiting.signal, AbortSignal.timeout(FAILOVER_MS)])).then((result) => (outcome = result));
     try {
       await eventually('the waiter to see the lock taken', () => waiterLines.some((line) => line.msg === 'not the leader: waiting'), 60_000);
       assert.equal(outcome, undefined, 'no takeover while the leader Pod is fine');
