@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Builds the real control plane our tests run against (kube-apiserver + etcd)
-# from the Go module proxy, into a cache outside the repo, and prints the
-# directory to use as KUBEBUILDER_ASSETS. Only our own tests need this: users of
-# ts-operator-sdk never need Go (they use `ts-operator-sdk setup-envtest`).
+# Builds the real control plane our tests run against (etcd, kube-apiserver,
+# and kube-controller-manager for garbage collection, Deployments and namespace
+# deletion) from the Go module proxy, into a cache outside the repo, and prints
+# the directory to use as KUBEBUILDER_ASSETS. Only the binaries missing from
+# the cache are built, so a cache made before kube-controller-manager joined
+# gains just that one. Only our own tests need this: users of ts-operator-sdk
+# never need Go (they use `ts-operator-sdk setup-envtest`, which keeps
+# envtest's two binaries).
 set -euo pipefail
 
 KUBE_VERSION=v1.36.3
@@ -11,12 +15,16 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache_root="${TS_OPERATOR_SDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ts-operator-sdk}"
 bin_dir="$cache_root/test-assets/k8s-${KUBE_VERSION}-etcd-${ETCD_VERSION}"
 
-if [[ -x "$bin_dir/kube-apiserver" && -x "$bin_dir/etcd" ]]; then
+missing=()
+for binary in etcd kube-apiserver kube-controller-manager; do
+  [[ -x "$bin_dir/$binary" ]] || missing+=("$binary")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
   echo "$bin_dir"
   exit 0
 fi
 
-command -v go >/dev/null || { echo "build-test-assets: Go is needed to build the test control plane (only for this repo's tests)" >&2; exit 1; }
+command -v go >/dev/null || { echo "build-test-assets: Go is needed to build the test control plane (${missing[*]}; only for this repo's tests)" >&2; exit 1; }
 mkdir -p "$bin_dir"
 tmp="$(mktemp -d "$bin_dir/.build.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
@@ -30,9 +38,17 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 done
 
-echo "build-test-assets: building etcd $ETCD_VERSION" >&2
-(cd "$here/tools/etcd" && go build -trimpath -o "$tmp/etcd" go.etcd.io/etcd/server/v3)
-echo "build-test-assets: building kube-apiserver $KUBE_VERSION (takes several minutes on 2 cores)" >&2
-(cd "$here/tools/kube-apiserver" && go build -trimpath -tags selinux,notest -ldflags "$ldflags" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
-mv "$tmp/etcd" "$tmp/kube-apiserver" "$bin_dir/"
+for binary in "${missing[@]}"; do
+  case "$binary" in
+    etcd)
+      echo "build-test-assets: building etcd $ETCD_VERSION" >&2
+      (cd "$here/tools/etcd" && go build -trimpath -o "$tmp/etcd" go.etcd.io/etcd/server/v3) ;;
+    kube-apiserver|kube-controller-manager)
+      # Both come from the one wrapper module, so they share every dependency version.
+      echo "build-test-assets: building $binary $KUBE_VERSION (takes several minutes on 2 cores)" >&2
+      (cd "$here/tools/kube-apiserver" && go build -trimpath -tags selinux,notest -ldflags "$ldflags" -o "$tmp/$binary" "k8s.io/kubernetes/cmd/$binary") ;;
+  esac
+  # Move each one as soon as it is built, so an interrupted run keeps what it finished.
+  mv "$tmp/$binary" "$bin_dir/"
+done
 echo "$bin_dir"

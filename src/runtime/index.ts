@@ -22,6 +22,7 @@ export * from './predicates.js';
 export { enqueueForObject, enqueueForOwner, enqueueFromMapFunc, type RequestMapper } from './handler.js';
 export { parseSelector, matchesLabels, requirementsOf, type LabelSelector, type Requirement } from './labels.js';
 export { LeaderElector, type LeaderElectorOptions, DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from './leaderelection.js';
+export { LeaderForLife, type LeaderForLifeOptions, type LeaderForLifeOutcome, DEFAULT_LEADER_FOR_LIFE_MAX_BACKOFF_MS, SERVICE_ACCOUNT_NAMESPACE_FILE } from './leaderforlife.js';
 export { ManagerMetrics } from './metrics.js';
 export { HealthProbes, ping, type Checker } from './healthz.js';
 export { parseBindAddress } from './serving.js';

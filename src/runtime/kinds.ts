@@ -10,6 +10,7 @@ import type {
   V1Ingress,
   V1Job,
   V1Lease,
+  V1Node,
   V1Namespace,
   V1PersistentVolumeClaim,
   V1Pod,
@@ -130,7 +131,11 @@ export function parseKey(key: string): ObjectKey {
 // defineKind() call away.
 /** The built-in Namespace kind (core/v1). */
 export const Namespace = defineKind<V1Namespace>({ group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false });
+<<<<<<< HEAD
 /** The built-in Pod kind (core/v1). */
+=======
+export const Node = defineKind<V1Node>({ group: '', version: 'v1', kind: 'Node', plural: 'nodes', namespaced: false });
+>>>>>>> gc
 export const Pod = defineKind<V1Pod>({ group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true });
 /** The built-in Service kind (core/v1). */
 export const Service = defineKind<V1Service>({ group: '', version: 'v1', kind: 'Service', plural: 'services', namespaced: true });

@@ -9,6 +9,7 @@ import { newEventRecorder, type EventRecorder } from './events.js';
 import { HealthProbes, ping, type Checker } from './healthz.js';
 import { loadKubeConfig } from './kubeconfig.js';
 import { LeaderElector } from './leaderelection.js';
+import { LeaderForLife } from './leaderforlife.js';
 import { createLogger, type Logger } from './log.js';
 import { ManagerMetrics } from './metrics.js';
 import type { Reader } from './reader.js';
@@ -39,6 +40,21 @@ export interface ManagerOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /**
+   * How replicas elect a leader when `leaderElection` is on.
+   * - `'lease'` (the default): a Lease renewed by the leader, as
+   *   controller-runtime; failover after the lease duration.
+   * - `'leader-for-life'`: operator-lib's `leader.Become`. The leader's Pod
+   *   (`POD_NAME`, from the downward API) owns a ConfigMap named
+   *   `leaderElectionID` in `leaderElectionNamespace` (default: `POD_NAMESPACE`,
+   *   then the service-account namespace file). Nothing renews or releases it:
+   *   it goes only when the garbage collector collects it after that Pod is
+   *   deleted, so two leaders are impossible, and failover waits for the Pod
+   *   to go. Outside a cluster (no namespace found) the manager runs at once
+   *   without a lock. The lease timings and `leaderElectionReleaseOnCancel`
+   *   do not apply. See {@link LeaderForLife}.
+   */
+  leaderElectionMode?: 'lease' | 'leader-for-life';
   /** Release the Lease on a clean stop (default true) so a successor takes over at once. */
   leaderElectionReleaseOnCancel?: boolean;
   /** How long in-flight reconciles may run after a stop (30 s by default). */
@@ -90,6 +106,7 @@ export class Manager {
   private readonly runnables: Runnable[] = [];
   private readonly stopController = new AbortController();
   private elector?: LeaderElector;
+  private leaderForLife?: LeaderForLife;
   private electedResolve!: () => void;
   private readonly electedPromise = new Promise<void>((resolve) => (this.electedResolve = resolve));
   private servers: RunningServer[] = [];
@@ -195,6 +212,7 @@ export class Manager {
 
   /** Whether this replica currently runs the controllers. */
   isLeader(): boolean {
+    if (this.leaderForLife) return this.leaderForLife.isLeader();
     return this.elector ? this.elector.isLeader() : this.started;
   }
 
@@ -221,7 +239,8 @@ export class Manager {
       this.cacheStarted = true;
       for (const runnable of this.runnables.filter((r) => !r.needLeaderElection)) this.runRunnable(runnable, stopping);
 
-      if (this.options.leaderElection) {
+      if (this.options.leaderElection && this.options.leaderElectionMode === 'leader-for-life') await this.becomeLeaderForLife(stopping);
+      if (this.options.leaderElection && this.options.leaderElectionMode !== 'leader-for-life') {
         this.elector = this.newLeaderElector();
         try {
           await this.elector.acquire(stopping);
@@ -275,6 +294,18 @@ export class Manager {
       this.log.error({ err }, 'runnable failed');
       this.stop();
     });
+  }
+
+  /** Waits until this Pod owns the leader-for-life lock; it is never given back (see ManagerOptions.leaderElectionMode). */
+  private async becomeLeaderForLife(stopping: AbortSignal): Promise<void> {
+    const lockName = this.options.leaderElectionID;
+    if (!lockName) throw new Error('leaderElectionID is required when leader election is on: pass a unique name such as 1a2b3c4d.example.com');
+    this.leaderForLife = new LeaderForLife({ rest: this.rest, lockName, namespace: this.options.leaderElectionNamespace, logger: this.log, metrics: this.metrics });
+    try {
+      await this.leaderForLife.become(stopping);
+    } catch (err) {
+      if (!stopping.aborted) throw err;
+    }
   }
 
   private newLeaderElector(): LeaderElector {

@@ -1,4 +1,5 @@
 import { Environment, type EnvironmentOptions } from '../../src/runtime/envtest/index.js';
+import { ControllerManager, locateControllerManager } from './controller-manager.js';
 
 /**
  * Starts the real etcd + kube-apiserver for a test file. Our end-to-end
@@ -11,4 +12,41 @@ export async function startControlPlane(options: EnvironmentOptions = {}): Promi
   const env = new Environment(options);
   await env.start();
   return env;
+}
+
+/** The test control plane with a real kube-controller-manager, and one way to stop both. */
+export interface ControlPlaneWithControllers {
+  env: Environment;
+  controllerManager: ControllerManager;
+  /** Stops kube-controller-manager first, so it does not log errors against a vanished API server. */
+  stop(): Promise<void>;
+}
+
+/**
+ * etcd, kube-apiserver and kube-controller-manager (garbage collector,
+ * Deployments, ReplicaSets, namespaces), for tests where Kubernetes itself
+ * must act on what the operator wrote. CRDs in `options` are installed before
+ * the controller manager starts, so its garbage collector knows them at once.
+ */
+export async function startControlPlaneWithControllers(options: EnvironmentOptions = {}): Promise<ControlPlaneWithControllers> {
+  locateControllerManager();
+  const env = await startControlPlane(options);
+  let controllerManager: ControllerManager;
+  try {
+    controllerManager = await ControllerManager.start(env);
+  } catch (err) {
+    await env.stop();
+    throw err;
+  }
+  return {
+    env,
+    controllerManager,
+    async stop() {
+      try {
+        await controllerManager.stop();
+      } finally {
+        await env.stop();
+      }
+    },
+  };
 }

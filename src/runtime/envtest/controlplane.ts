@@ -205,7 +205,7 @@ export class ControlPlane {
 }
 
 /** Holds every listener open until all are bound, so the ports are distinct. */
-async function freeLoopbackPorts(count: number): Promise<number[]> {
+export async function freeLoopbackPorts(count: number): Promise<number[]> {
   const servers = await Promise.all(Array.from({ length: count }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
