@@ -131,11 +131,9 @@ export function parseKey(key: string): ObjectKey {
 // defineKind() call away.
 /** The built-in Namespace kind (core/v1). */
 export const Namespace = defineKind<V1Namespace>({ group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false });
-<<<<<<< HEAD
-/** The built-in Pod kind (core/v1). */
-=======
+/** The built-in Node kind (core/v1). */
 export const Node = defineKind<V1Node>({ group: '', version: 'v1', kind: 'Node', plural: 'nodes', namespaced: false });
->>>>>>> gc
+/** The built-in Pod kind (core/v1). */
 export const Pod = defineKind<V1Pod>({ group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true });
 /** The built-in Service kind (core/v1). */
 export const Service = defineKind<V1Service>({ group: '', version: 'v1', kind: 'Service', plural: 'services', namespaced: true });
