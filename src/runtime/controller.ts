@@ -23,7 +23,7 @@ export interface Result {
 
 /** Per-reconcile context: cancellation and a logger that already names the object. */
 export interface ReconcileContext {
-  /** Aborted when the manager's graceful-shutdown period runs out. */
+  /** Aborted when the manager's graceful-shutdown period runs out, and at once when leadership is lost. */
   signal: AbortSignal;
   /** Carries controller, namespace, name and reconcileID fields. */
   log: Logger;
@@ -114,13 +114,31 @@ export class Controller {
     this.log.info('Starting Controller');
     const timeout = this.options.cacheSyncTimeoutMs ?? defaultSyncTimeoutMs;
     await Promise.all(this.sources.map((source) => source.informer.waitForSync(timeout, signal)));
+    // Stopped or aborted while the caches synced: start no worker, or it would drain the queue.
+    if (signal.aborted || this.queue.isShuttingDown()) return;
     this.log.info({ workerCount: this.maxConcurrentReconciles }, 'Starting workers');
     this.workers = Array.from({ length: this.maxConcurrentReconciles }, () => this.work());
   }
 
+  /** The kinds this controller watches (to explain a cache that never synced). */
+  watchedKinds(): Kind[] {
+    return this.sources.map((source) => source.informer.kind);
+  }
+
+  /**
+   * Stops at once, as on lost leadership: aborts every in-flight reconcile's
+   * signal and starts no further reconcile, not even for keys still queued.
+   * Does not wait for the reconciles to return.
+   */
+  abort(reason: Error): void {
+    this.queue.shutDown();
+    if (!this.reconcileAbort.signal.aborted) this.reconcileAbort.abort(reason);
+  }
+
   /**
    * Stops taking work and waits for in-flight reconciles; after `timeoutMs`
-   * their abort signal fires and we stop waiting.
+   * their abort signal fires and we stop waiting. Resolves false if they
+   * were still running then.
    */
   async stop(timeoutMs: number): Promise<boolean> {
     this.queue.shutDown();
@@ -144,6 +162,10 @@ export class Controller {
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
+      if (this.reconcileAbort.signal.aborted) {
+        this.queue.done(key);
+        return;
+      }
       this.metrics.activeWorkers.inc({ controller: this.name });
       try {
         await this.reconcileKey(key);
