@@ -100,6 +100,18 @@ describe('leader election under failure', () => {
     await assertLosesLeadershipOnTime(replica, proxy);
   });
 
+  it('release() has a deadline: a hung Lease API does not hang a clean stop', async () => {
+    const { replica, proxy } = await replicaBehindProxy('release', await leaseNamespace(), { RECONCILE_DELAY_MS: '0', REQUEUE_AFTER_MS: '0' });
+    await eventually('elected', () => firstAt(replica, 'test: elected'), 30_000);
+    proxy.addRule({ match: LEASE_REQUESTS, action: { type: 'hang' } });
+    const stoppedAt = monotonicNow();
+    replica.child.kill('SIGTERM');
+    const code = await replica.exited;
+    assert.equal(code, 0, 'a clean stop is still clean when the lease cannot be released');
+    assert.ok(linesOf(replica, 'failed to release leader lease').length > 0);
+    assert.ok(replica.exitedAt! - stoppedAt < RENEW_DEADLINE_MS + 15_000, `stopped after ${Math.round(replica.exitedAt! - stoppedAt)} ms`);
+  });
+
   it("two replicas: the black-holed leader stops before the other starts, and no reconciles of the two ever overlap", async () => {
     const namespace = await leaseNamespace();
     const first = await replicaBehindProxy('first', namespace);

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { Client, Lease, RestClient } from '../../src/runtime/index.js';
+import { Client, Lease, Manager, RestClient, silentLogger } from '../../src/runtime/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';
@@ -109,5 +109,16 @@ describe('manager lifecycle', () => {
     await api.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'late-one', namespace: 'default' }, data: {} });
     await eventually('the late controller to reconcile', () => linesOf(r, 'test: late reconcile').find((line) => line.name === 'late-one'), 30_000);
     await stopCleanly(r);
+  });
+
+  it('the library installs no unhandledRejection handler (the generated main.ts owns that policy); adding to a stopped manager throws', async () => {
+    const listenersBefore = process.listeners('unhandledRejection').length;
+    const mgr = new Manager({ kubeConfig: env.kubeConfig, metricsBindAddress: '0', healthProbeBindAddress: '0', handleSignals: false, logger: silentLogger });
+    const running = mgr.start();
+    await mgr.elected();
+    assert.equal(process.listeners('unhandledRejection').length, listenersBefore);
+    mgr.stop();
+    await running;
+    assert.throws(() => mgr.add({ start: async () => undefined }), /the manager is stopping/);
   });
 });
