@@ -294,7 +294,11 @@ function microTime(date: Date): string {
   return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
-/** Candidates wait a random extra 0–120 % of the retry period so they don't collide. */
-function jitter(ms: number): number {
-  return ms + Math.random() * ms * ACQUIRE_JITTER_FACTOR;
+/**
+ * @internal How long a candidate waits between acquire attempts: the retry
+ * period plus a random 0–120 % of it (client-go's JitterFactor 1.2), so
+ * candidates that start together don't keep colliding.
+ */
+export function jitter(ms: number, random: () => number = Math.random): number {
+  return ms + random() * ms * ACQUIRE_JITTER_FACTOR;
 }
