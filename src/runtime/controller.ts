@@ -75,7 +75,7 @@ export class Controller {
   constructor(
     readonly name: string,
     private readonly reconciler: Reconciler,
-    private readonly forKind: Kind | undefined,
+    forKind: Kind | undefined,
     logger: Logger,
     private readonly metrics: ManagerMetrics,
     readonly options: ControllerOptions = {},

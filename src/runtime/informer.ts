@@ -56,7 +56,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   private running?: Promise<void>;
 
   constructor(
-    private readonly rest: RestClient,
+    rest: RestClient,
     readonly kind: Kind<T>,
     private readonly options: InformerOptions,
   ) {
