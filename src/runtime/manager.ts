@@ -9,7 +9,7 @@ import { isNotFound } from './errors.js';
 import { newEventRecorder, type EventRecorder } from './events.js';
 import { HealthProbes, ping, type Checker } from './healthz.js';
 import { loadKubeConfig } from './kubeconfig.js';
-import { LeaderElectionLostError, LeaderElector, type LeaseClock } from './leaderelection.js';
+import { LeaderElector, type LeaseClock } from './leaderelection.js';
 import { resourcePath, type Kind } from './kinds.js';
 import { createLogger, type Logger } from './log.js';
 import { ManagerMetrics } from './metrics.js';
