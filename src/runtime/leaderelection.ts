@@ -99,9 +99,9 @@ export class LeaderElector {
 
   constructor(private readonly options: LeaderElectorOptions) {
     this.leaseDurationMs = options.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
-    this.renewDeadlineMs = options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
+    this.renewDeadlineMs = Math.ceil(options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS);
     this.retryPeriodMs = options.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS;
-    this.requestTimeoutMs = Math.max(this.renewDeadlineMs / 2, MIN_LEASE_REQUEST_TIMEOUT_MS);
+    this.requestTimeoutMs = Math.ceil(Math.max(this.renewDeadlineMs / 2, MIN_LEASE_REQUEST_TIMEOUT_MS));
     this.clock = options.clock ?? systemLeaseClock;
     if (this.leaseDurationMs <= this.renewDeadlineMs) throw new Error('leaseDuration must be greater than renewDeadline');
     if (this.renewDeadlineMs <= this.retryPeriodMs) throw new Error('renewDeadline must be greater than retryPeriod');
@@ -140,7 +140,7 @@ export class LeaderElector {
       await sleep(this.retryPeriodMs, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) return;
       const deadlineAt = this.lastSuccessStartedAt + this.renewDeadlineMs;
-      const round = AbortSignal.any([signal, AbortSignal.timeout(Math.max(0, deadlineAt - this.clock.monotonic()))]);
+      const round = AbortSignal.any([signal, AbortSignal.timeout(Math.max(0, Math.ceil(deadlineAt - this.clock.monotonic())))]);
       for (;;) {
         const startedAt = this.clock.monotonic();
         if (await this.tryAcquireOrRenew(round)) {
