@@ -7,14 +7,14 @@
  * other replica can start.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import { Client, RestClient } from '../../src/runtime/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 import { memcachedCRD } from './fixtures/memcached.js';
-import { firstAt, killAll, linesOf, monotonicNow, reconcileIntervals, startReplica, type Interval, type Replica } from './replicas.js';
+import { exitWithin, firstAt, killAll, linesOf, monotonicNow, reconcileIntervals, startReplica, type Interval, type Replica } from './replicas.js';
 
 /** Short timings so a takeover fits in a test; the same ratios as controller-runtime's 15/10/2 s. */
 const RENEW_DEADLINE_MS = 6_000;
@@ -67,12 +67,12 @@ describe('leader election under failure', () => {
    * on the monotonic clock), nothing starts after it, in-flight reconciles
    * see their signal abort, and the process exits non-zero.
    */
-  async function assertLosesLeadershipOnTime(replica: Replica, proxy: FaultProxy): Promise<void> {
+  async function assertLosesLeadershipOnTime(t: TestContext, replica: Replica, proxy: FaultProxy): Promise<void> {
     await eventually('a few reconciles', () => linesOf(replica, 'test: reconcile started').length >= 6, 30_000);
     const faultAt = monotonicNow();
     proxy.addRule({ match: LEASE_REQUESTS, action: { type: 'hang' } });
-    const code = await replica.exited;
-    assert.notEqual(code, 0, 'a replica that lost leadership exits non-zero');
+    const code = await exitWithin(replica, RENEW_DEADLINE_MS + 60_000);
+    assert.ok(code !== 0 && code !== 'still running', `a replica that lost leadership exits non-zero (got ${code})`);
     assert.match((linesOf(replica, 'test: manager failed')[0]?.err as { message?: string })?.message ?? '', /leader election lost/);
 
     const deadline = faultAt + RENEW_DEADLINE_MS + TIMER_SLACK_MS;
@@ -86,18 +86,19 @@ describe('leader election under failure', () => {
     assert.ok(Number.isFinite(abortedAt), 'in-flight reconciles see ctx.signal.aborted');
     const runningAtLoss = intervals.filter((interval) => interval.start < abortedAt && interval.end >= abortedAt);
     for (const interval of runningAtLoss) assert.equal(interval.aborted, true, `the reconcile of ${interval.name} in flight at the loss saw ctx.signal.aborted`);
+    t.diagnostic(`reconciles aborted ${Math.round(abortedAt - faultAt)} ms after the fault (renew deadline ${RENEW_DEADLINE_MS} ms), process exited after ${Math.round(replica.exitedAt! - faultAt)} ms`);
   }
 
-  it('lost leadership: nothing starts after the renew deadline, in-flight reconciles are aborted, exit non-zero', async () => {
+  it('lost leadership: nothing starts after the renew deadline, in-flight reconciles are aborted, exit non-zero', async (t) => {
     const { replica, proxy } = await replicaBehindProxy('lost', await leaseNamespace());
     await eventually('elected', () => firstAt(replica, 'test: elected'), 30_000);
-    await assertLosesLeadershipOnTime(replica, proxy);
+    await assertLosesLeadershipOnTime(t, replica, proxy);
   });
 
-  it('a wall clock stepped back 60 s does not keep a failing leader in charge', async () => {
+  it('a wall clock stepped back 60 s does not keep a failing leader in charge', async (t) => {
     const { replica, proxy } = await replicaBehindProxy('clock-step', await leaseNamespace(), { CLOCK_JUMP_MS: '-60000' });
     await eventually('elected, then the wall clock stepped', () => linesOf(replica, 'test: wall clock stepped').length > 0, 30_000);
-    await assertLosesLeadershipOnTime(replica, proxy);
+    await assertLosesLeadershipOnTime(t, replica, proxy);
   });
 
   it('release() has a deadline: a hung Lease API does not hang a clean stop', async () => {
@@ -106,13 +107,13 @@ describe('leader election under failure', () => {
     proxy.addRule({ match: LEASE_REQUESTS, action: { type: 'hang' } });
     const stoppedAt = monotonicNow();
     replica.child.kill('SIGTERM');
-    const code = await replica.exited;
+    const code = await exitWithin(replica, RENEW_DEADLINE_MS + 60_000);
     assert.equal(code, 0, 'a clean stop is still clean when the lease cannot be released');
     assert.ok(linesOf(replica, 'failed to release leader lease').length > 0);
     assert.ok(replica.exitedAt! - stoppedAt < RENEW_DEADLINE_MS + 15_000, `stopped after ${Math.round(replica.exitedAt! - stoppedAt)} ms`);
   });
 
-  it("two replicas: the black-holed leader stops before the other starts, and no reconciles of the two ever overlap", async () => {
+  it("two replicas: the black-holed leader stops before the other starts, and no reconciles of the two ever overlap", async (t) => {
     const namespace = await leaseNamespace();
     const first = await replicaBehindProxy('first', namespace);
     await eventually('first elected', () => firstAt(first.replica, 'test: elected'), 30_000);
@@ -121,7 +122,8 @@ describe('leader election under failure', () => {
     assert.equal(firstAt(second.replica, 'test: elected'), undefined, 'one leader at a time');
 
     first.proxy.addRule({ match: LEASE_REQUESTS, action: { type: 'hang' } });
-    assert.notEqual(await first.replica.exited, 0, 'the old leader exits non-zero');
+    const code = await exitWithin(first.replica, RENEW_DEADLINE_MS + 60_000);
+    assert.ok(code !== 0 && code !== 'still running', `the old leader exits non-zero (got ${code})`);
     await eventually('second elected', () => firstAt(second.replica, 'test: elected'), 60_000);
     await eventually('the new leader busy', () => linesOf(second.replica, 'test: reconcile started').length >= 6, 30_000);
 
@@ -131,10 +133,11 @@ describe('leader election under failure', () => {
     const oldStoppedAt = Math.max(...old.map((interval) => interval.end));
     const newStartedAt = Math.min(...current.map((interval) => interval.start), firstAt(second.replica, 'test: elected')!);
     assert.ok(oldStoppedAt < newStartedAt, `the old leader stopped ${Math.round(oldStoppedAt - newStartedAt)} ms after the new one started`);
+    t.diagnostic(`old leader's last reconcile ended ${Math.round(newStartedAt - oldStoppedAt)} ms before the new leader started`);
     const overlapping = (a: Interval, b: Interval) => a.start < b.end && b.start < a.end;
     const overlaps = old.flatMap((a) => current.filter((b) => overlapping(a, b)).map((b) => `${a.name}@first overlaps ${b.name}@second`));
     assert.deepEqual(overlaps, [], 'no two reconciles of different replicas overlap');
     second.replica.child.kill('SIGTERM');
-    assert.equal(await second.replica.exited, 0);
+    assert.equal(await exitWithin(second.replica, 60_000), 0);
   });
 });

@@ -13,7 +13,7 @@ import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';
 import { memcachedCRD } from './fixtures/memcached.js';
-import { firstAt, killAll, linesOf, monotonicNow, startReplica, type Replica } from './replicas.js';
+import { exitWithin, firstAt, killAll, linesOf, monotonicNow, startReplica, type Replica } from './replicas.js';
 
 const LEASE = { namespace: 'default', name: 'memcached-operator.example.com' };
 
@@ -31,7 +31,7 @@ describe('manager lifecycle', () => {
   /** Stop a leader and let its lease go, so the next test starts from a free lease. */
   const stopCleanly = async (r: Replica) => {
     r.child.kill('SIGTERM');
-    assert.equal(await r.exited, 0, `${r.name} exits 0 on a clean stop`);
+    assert.equal(await exitWithin(r, 60_000), 0, `${r.name} exits 0 on a clean stop`);
   };
 
   before(async () => {
@@ -47,13 +47,20 @@ describe('manager lifecycle', () => {
     const syncTimeoutMs = 5_000;
     const startedAt = monotonicNow();
     const r = replica('no-crd', { OWN_MISSING_KIND: 'true', CACHE_SYNC_TIMEOUT_MS: String(syncTimeoutMs) });
-    const code = await Promise.race([r.exited, sleep(60_000).then(() => 'still running')]);
+    const code = await exitWithin(r, 60_000);
     assert.equal(code, 1, 'a controller whose cache cannot sync makes the process exit 1');
     const message = failure(r)?.message ?? '';
     assert.match(message, /^no matches for kind "Route" in version "route\.openshift\.io\/v1": install its CustomResourceDefinition/);
     assert.ok(!message.includes('\n'), 'one line');
     // Generous: the sync timeout plus process start-up on a busy machine, far below the 2 min default.
     assert.ok(r.exitedAt! - startedAt < syncTimeoutMs + 30_000, `exited after ${Math.round(r.exitedAt! - startedAt)} ms`);
+  });
+
+  it('a runnable that throws: start() rejects with its error, exit 1', async () => {
+    const r = replica('failing-runnable', { LEADER_ELECT: 'true', FAILING_RUNNABLE: 'true' });
+    const code = await exitWithin(r, 60_000);
+    assert.equal(code, 1);
+    assert.equal(failure(r)?.message, 'test: the runnable failed');
   });
 
   it('shutdown overrun: exit non-zero, and the lease stays held while the reconcile runs', async () => {
@@ -67,12 +74,14 @@ describe('manager lifecycle', () => {
     // Until the process is gone its reconcile still runs: the lease must name it the whole time.
     let exited = false;
     void r.exited.then(() => (exited = true));
-    while (!exited) {
+    const signalledAt = monotonicNow();
+    while (!exited && monotonicNow() - signalledAt < 60_000) {
       const lease = await api.get(Lease, LEASE);
       if (!exited) assert.equal(lease.spec?.holderIdentity, identity, 'the lease is held while a reconcile may run');
       await sleep(100);
     }
-    assert.notEqual(await r.exited, 0, 'a stop that overran the grace period is a failure');
+    const code = await exitWithin(r, 1_000);
+    assert.ok(code !== 0 && code !== 'still running', `a stop that overran the grace period is a failure (got ${code})`);
     assert.match(failure(r)?.message ?? '', /failed waiting for all runnables to end within grace period/);
     assert.equal(linesOf(r, 'test: reconcile finished').length, 0, 'the reconcile was still running at exit');
     assert.equal(linesOf(r, 'released leader lease').length, 0);

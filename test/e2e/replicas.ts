@@ -36,6 +36,17 @@ export function startReplica(name: string, kubeConfigPath: string, env: Record<s
   return replica;
 }
 
+/**
+ * The exit code, or 'still running' after `ms`: a test of a replica that
+ * should exit must fail, not hang, when it does not.
+ */
+export async function exitWithin(replica: Replica, ms: number): Promise<number | null | 'still running'> {
+  let timer: NodeJS.Timeout | undefined;
+  const code = await Promise.race([replica.exited, new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), ms)))]);
+  clearTimeout(timer);
+  return code;
+}
+
 /** Lines with message `msg`. */
 export const linesOf = (replica: Replica, msg: string) => replica.lines.filter((line) => line.msg === msg);
 
