@@ -23,7 +23,7 @@ export interface Result {
 
 /** Per-reconcile context: cancellation and a logger that already names the object. */
 export interface ReconcileContext {
-  /** Aborted when the manager's graceful-shutdown period runs out. */
+  /** Aborted when the manager's graceful-shutdown period runs out, and at once when leadership is lost. */
   signal: AbortSignal;
   /** Carries controller, namespace, name and reconcileID fields. */
   log: Logger;
@@ -141,13 +141,35 @@ export class Controller {
     this.log.info('Starting Controller');
     const timeout = this.options.cacheSyncTimeoutMs ?? defaultSyncTimeoutMs;
     await Promise.all(this.sources.map((watch) => watch.source.waitForSync(timeout, signal)));
+    // Stopped or aborted while the caches synced: start no worker, or it would drain the queue.
+    if (signal.aborted || this.queue.isShuttingDown()) return;
     this.log.info({ workerCount: this.maxConcurrentReconciles }, 'Starting workers');
     this.workers = Array.from({ length: this.maxConcurrentReconciles }, () => this.work());
   }
 
+  /** The kinds this controller watches (to explain a cache that never synced). */
+  watchedKinds(): Kind[] {
+    // Only informers have a kind; a channel source has nothing to list.
+    return this.sources.flatMap(({ source }) => {
+      const kind = (source as { kind?: Kind }).kind;
+      return kind ? [kind] : [];
+    });
+  }
+
+  /**
+   * Stops at once, as on lost leadership: aborts every in-flight reconcile's
+   * signal and starts no further reconcile, not even for keys still queued.
+   * Does not wait for the reconciles to return.
+   */
+  abort(reason: Error): void {
+    this.queue.shutDown();
+    if (!this.reconcileAbort.signal.aborted) this.reconcileAbort.abort(reason);
+  }
+
   /**
    * Stops taking work and waits for in-flight reconciles; after `timeoutMs`
-   * their abort signal fires and we stop waiting.
+   * their abort signal fires and we stop waiting. Resolves false if they
+   * were still running then.
    */
   async stop(timeoutMs: number): Promise<boolean> {
     this.queue.shutDown();
@@ -171,6 +193,10 @@ export class Controller {
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
+      if (this.reconcileAbort.signal.aborted) {
+        this.queue.done(key);
+        return;
+      }
       this.metrics.activeWorkers.inc({ controller: this.name });
       try {
         await this.reconcileKey(key);

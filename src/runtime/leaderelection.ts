@@ -22,6 +22,31 @@ export const DEFAULT_LEASE_DURATION_MS = 15_000;
 export const DEFAULT_RENEW_DEADLINE_MS = 10_000;
 export const DEFAULT_RETRY_PERIOD_MS = 2_000;
 
+/**
+ * Where the elector reads time. Only `monotonic` decides anything (lease
+ * expiry, the renew deadline), so stepping the wall clock cannot keep a
+ * failing leader in charge or make a healthy one give up. `now` only stamps
+ * the Lease's acquireTime and renewTime, which candidates never compare with
+ * their own clocks. Tests inject a clock to step the wall clock.
+ */
+export interface LeaseClock {
+  /** Wall-clock time for the Lease's timestamps. */
+  now(): Date;
+  /** Milliseconds from a clock that never goes backwards. */
+  monotonic(): number;
+}
+
+/** The process clocks: Date.now() for timestamps, performance.now() for timing. */
+export const systemLeaseClock: LeaseClock = {
+  now: () => new Date(Date.now()),
+  monotonic: () => performance.now(),
+};
+
+/** client-go's JitterFactor for the acquire retry: wait retryPeriod plus 0–120 % of it. */
+const ACQUIRE_JITTER_FACTOR = 1.2;
+/** controller-runtime's floor for the lease client's per-request timeout. */
+const MIN_LEASE_REQUEST_TIMEOUT_MS = 1_000;
+
 export interface LeaderElectorOptions {
   rest: RestClient;
   /** Lease name (the manager's leaderElectionID). */
@@ -32,10 +57,18 @@ export interface LeaderElectorOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
-  /** Give the lease up on a clean stop, so the next leader need not wait for expiry. */
-  releaseOnCancel?: boolean;
+  /** Time source; the system clocks by default (see LeaseClock). */
+  clock?: LeaseClock;
   logger: Logger;
   metrics?: ManagerMetrics;
+}
+
+/** Thrown by holdUntil() when the lease could not be renewed within the renew deadline. */
+export class LeaderElectionLostError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LeaderElectionLostError';
+  }
 }
 
 /**
@@ -43,19 +76,33 @@ export interface LeaderElectorOptions {
  * when the lease is free or expired, renew every retry period, and give up
  * leadership if renewal keeps failing past the renew deadline. Expiry is
  * judged by when *we* last saw the record change, not by the holder's clock.
+ *
+ * Every attempt is bounded in time: each lease request times out after
+ * max(renewDeadline/2, 1 s), as controller-runtime configures its lease
+ * client, and a renewal that has not succeeded by the renew deadline is
+ * abandoned even while a request still hangs. The deadline counts from the
+ * *start* of the last successful renewal, so a slow answer cannot stretch it:
+ * a leader stops leading at most renewDeadline after the last renewTime the
+ * server accepted, while a rival waits leaseDuration after *observing* it.
  */
 export class LeaderElector {
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
+  private readonly requestTimeoutMs: number;
+  private readonly clock: LeaseClock;
   private observed?: { holder?: string; renewTime?: string; at: number };
+  /** Monotonic start of the last attempt that acquired or renewed the lease. */
+  private lastSuccessStartedAt = 0;
   private leading = false;
   private readonly log: Logger;
 
   constructor(private readonly options: LeaderElectorOptions) {
     this.leaseDurationMs = options.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
-    this.renewDeadlineMs = options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
+    this.renewDeadlineMs = Math.ceil(options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS);
     this.retryPeriodMs = options.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS;
+    this.requestTimeoutMs = Math.ceil(Math.max(this.renewDeadlineMs / 2, MIN_LEASE_REQUEST_TIMEOUT_MS));
+    this.clock = options.clock ?? systemLeaseClock;
     if (this.leaseDurationMs <= this.renewDeadlineMs) throw new Error('leaseDuration must be greater than renewDeadline');
     if (this.renewDeadlineMs <= this.retryPeriodMs) throw new Error('renewDeadline must be greater than retryPeriod');
     this.log = options.logger.child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
@@ -71,7 +118,10 @@ export class LeaderElector {
     this.log.info('attempting to acquire leader lease');
     for (;;) {
       signal.throwIfAborted();
-      if (await this.tryAcquireOrRenew(signal)) {
+      const startedAt = this.clock.monotonic();
+      const attempt = AbortSignal.any([signal, AbortSignal.timeout(this.renewDeadlineMs)]);
+      if (await this.tryAcquireOrRenew(attempt)) {
+        this.lastSuccessStartedAt = startedAt;
         this.setLeading(true);
         this.log.info('successfully acquired lease');
         return;
@@ -81,78 +131,64 @@ export class LeaderElector {
   }
 
   /**
-   * Renews until `signal` aborts (resolves, releasing the lease if asked) or
-   * renewal fails for longer than the renew deadline (rejects: leadership lost).
+   * Renews every retry period until `signal` aborts (resolves; the lease is
+   * kept: see release()) or no renewal succeeds within the renew deadline
+   * (rejects with LeaderElectionLostError the moment the deadline passes).
    */
   async holdUntil(signal: AbortSignal): Promise<void> {
-    let lastRenew = Date.now();
     while (!signal.aborted) {
       await sleep(this.retryPeriodMs, undefined, { signal }).catch(() => undefined);
-      if (signal.aborted) break;
-      if (await this.tryAcquireOrRenew(signal)) {
-        lastRenew = Date.now();
-        continue;
-      }
-      if (Date.now() - lastRenew > this.renewDeadlineMs) {
-        this.setLeading(false);
-        throw new Error(`leader election lost: could not renew lease ${this.options.namespace}/${this.options.name} within ${this.renewDeadlineMs / 1000}s`);
+      if (signal.aborted) return;
+      const deadlineAt = this.lastSuccessStartedAt + this.renewDeadlineMs;
+      const round = AbortSignal.any([signal, AbortSignal.timeout(Math.max(0, Math.ceil(deadlineAt - this.clock.monotonic())))]);
+      for (;;) {
+        const startedAt = this.clock.monotonic();
+        if (await this.tryAcquireOrRenew(round)) {
+          this.lastSuccessStartedAt = startedAt;
+          break;
+        }
+        if (signal.aborted) return;
+        if (round.aborted || this.clock.monotonic() >= deadlineAt) {
+          this.setLeading(false);
+          throw new LeaderElectionLostError(
+            `leader election lost: could not renew lease ${this.options.namespace}/${this.options.name} within the ${this.renewDeadlineMs / 1000}s renew deadline`,
+          );
+        }
+        await sleep(this.retryPeriodMs, undefined, { signal: round }).catch(() => undefined);
       }
     }
-    if (this.options.releaseOnCancel !== false) await this.release();
-    this.setLeading(false);
   }
 
-  /** Clears the holder so another candidate can take over at once. */
+  /**
+   * Clears the holder so another candidate can take over at once, within the
+   * renew deadline at most. Only safe once nothing of ours reconciles any
+   * more: the Manager calls it after every leader-only runnable has returned.
+   */
   async release(): Promise<void> {
     if (!this.leading) return;
+    const signal = AbortSignal.timeout(this.renewDeadlineMs);
     try {
-      const lease = await this.get(undefined);
+      const lease = await this.get(signal);
       if (lease?.spec?.holderIdentity !== this.options.identity) return;
-      const now = microTime(new Date());
+      const now = microTime(this.clock.now());
       lease.spec = { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, renewTime: now, acquireTime: now };
-      await this.options.rest.request('PUT', this.path(this.options.name), { body: lease });
+      await this.options.rest.request('PUT', this.path(this.options.name), { body: lease, signal: this.requestSignal(signal) });
       this.log.info('released leader lease');
     } catch (err) {
       this.log.error({ err }, 'failed to release leader lease');
+    } finally {
+      this.setLeading(false);
     }
   }
 
+  /** Stops reporting leadership without touching the Lease (it expires on its own). */
+  abandon(): void {
+    this.setLeading(false);
+  }
+
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
-    const now = new Date();
-    const { identity, name, namespace } = this.options;
-    const leaseDurationSeconds = Math.round(this.leaseDurationMs / 1000);
     try {
-      const existing = await this.get(signal);
-      if (!existing) {
-        const lease: LeaseRecord = {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name, namespace },
-          spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
-        };
-        await this.options.rest.request('POST', this.path(), { body: lease, signal });
-        this.observe(lease);
-        return true;
-      }
-      const spec = existing.spec ?? {};
-      this.observe(existing);
-      const holder = spec.holderIdentity;
-      const heldByOther = holder && holder !== identity;
-      const observedDurationMs = (spec.leaseDurationSeconds ?? leaseDurationSeconds) * 1000;
-      if (heldByOther && this.observed!.at + observedDurationMs > Date.now()) return false;
-      const takingOver = holder !== identity;
-      existing.spec = {
-        ...spec,
-        holderIdentity: identity,
-        leaseDurationSeconds,
-        renewTime: microTime(now),
-        acquireTime: takingOver ? microTime(now) : spec.acquireTime ?? microTime(now),
-        leaseTransitions: (spec.leaseTransitions ?? 0) + (takingOver && holder ? 1 : 0),
-      };
-      const updated = await this.options.rest.request<LeaseRecord>('PUT', this.path(name), { body: existing, signal });
-      this.observe(updated);
-      if (takingOver) this.log.info({ previousHolder: holder || '(none)' }, 'lease taken over');
-      return true;
+      return await untilAborted(this.acquireOrRenewOnce(signal), signal);
     } catch (err) {
       if (signal.aborted) return false;
       if (isConflict(err) || isAlreadyExists(err)) return false;
@@ -161,20 +197,63 @@ export class LeaderElector {
     }
   }
 
-  private async get(signal: AbortSignal | undefined): Promise<LeaseRecord | undefined> {
+  private async acquireOrRenewOnce(signal: AbortSignal): Promise<boolean> {
+    const now = this.clock.now();
+    const { identity, name, namespace } = this.options;
+    const leaseDurationSeconds = Math.round(this.leaseDurationMs / 1000);
+    const existing = await this.get(signal);
+    if (!existing) {
+      const lease: LeaseRecord = {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name, namespace },
+        spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
+      };
+      await this.options.rest.request('POST', this.path(), { body: lease, signal: this.requestSignal(signal) });
+      this.observe(lease);
+      return true;
+    }
+    const spec = existing.spec ?? {};
+    this.observe(existing);
+    const holder = spec.holderIdentity;
+    const heldByOther = holder && holder !== identity;
+    const observedDurationMs = (spec.leaseDurationSeconds ?? leaseDurationSeconds) * 1000;
+    if (heldByOther && this.observed!.at + observedDurationMs > this.clock.monotonic()) return false;
+    // Any change of holder is a transition, including taking over a released (holderless) lease.
+    const takingOver = holder !== identity;
+    existing.spec = {
+      ...spec,
+      holderIdentity: identity,
+      leaseDurationSeconds,
+      renewTime: microTime(now),
+      acquireTime: takingOver ? microTime(now) : spec.acquireTime ?? microTime(now),
+      leaseTransitions: (spec.leaseTransitions ?? 0) + (takingOver ? 1 : 0),
+    };
+    const updated = await this.options.rest.request<LeaseRecord>('PUT', this.path(name), { body: existing, signal: this.requestSignal(signal) });
+    this.observe(updated);
+    if (takingOver) this.log.info({ previousHolder: holder || '(none)' }, 'lease taken over');
+    return true;
+  }
+
+  private async get(signal: AbortSignal): Promise<LeaseRecord | undefined> {
     try {
-      return await this.options.rest.request<LeaseRecord>('GET', this.path(this.options.name), { signal });
+      return await this.options.rest.request<LeaseRecord>('GET', this.path(this.options.name), { signal: this.requestSignal(signal) });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
     }
   }
 
+  /** One lease request: aborted with the attempt, or after the per-request timeout. */
+  private requestSignal(signal: AbortSignal): AbortSignal {
+    return AbortSignal.any([signal, AbortSignal.timeout(this.requestTimeoutMs)]);
+  }
+
   private observe(lease: LeaseRecord): void {
     const holder = lease.spec?.holderIdentity;
     const renewTime = lease.spec?.renewTime;
     if (!this.observed || this.observed.holder !== holder || this.observed.renewTime !== renewTime) {
-      this.observed = { holder, renewTime, at: Date.now() };
+      this.observed = { holder, renewTime, at: this.clock.monotonic() };
     }
   }
 
@@ -188,12 +267,38 @@ export class LeaderElector {
   }
 }
 
+/**
+ * Settles with `promise`, or rejects as soon as `signal` aborts: a request
+ * that ignores its abort must not hold up the renew deadline.
+ */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
 /** metav1.MicroTime wants exactly six fractional digits. */
 function microTime(date: Date): string {
   return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
-/** client-go adds up to 20 % jitter to the retry period so candidates don't collide. */
-function jitter(ms: number): number {
-  return ms + Math.random() * ms * 0.2;
+/**
+ * @internal How long a candidate waits between acquire attempts: the retry
+ * period plus a random 0–120 % of it (client-go's JitterFactor 1.2), so
+ * candidates that start together don't keep colliding.
+ */
+export function jitter(ms: number, random: () => number = Math.random): number {
+  return ms + random() * ms * ACQUIRE_JITTER_FACTOR;
 }

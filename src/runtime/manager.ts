@@ -5,11 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { Cache, DEFAULT_CACHE_SYNC_TIMEOUT_MS } from './cache.js';
 import { Client } from './client.js';
 import type { Controller } from './controller.js';
+import { isNotFound } from './errors.js';
 import { newEventRecorder, type EventRecorder } from './events.js';
 import { HealthProbes, ping, type Checker } from './healthz.js';
 import { loadKubeConfig } from './kubeconfig.js';
-import { LeaderElector } from './leaderelection.js';
+import { LeaderElector, type LeaseClock } from './leaderelection.js';
 import { LeaderForLife } from './leaderforlife.js';
+import { resourcePath, type Kind } from './kinds.js';
 import { createLogger, type Logger } from './log.js';
 import { ManagerMetrics } from './metrics.js';
 import type { Reader } from './reader.js';
@@ -55,9 +57,22 @@ export interface ManagerOptions {
    *   do not apply. See {@link LeaderForLife}.
    */
   leaderElectionMode?: 'lease' | 'leader-for-life';
-  /** Release the Lease on a clean stop (default true) so a successor takes over at once. */
+  /**
+   * Release the Lease on a clean stop so a successor takes over at once
+   * instead of waiting for it to expire. Default true, unlike
+   * controller-runtime's false, because here it is safe: the Manager releases
+   * only after every leader-only runnable has returned and every in-flight
+   * reconcile has finished. It never releases after lost leadership, after a
+   * grace-period overrun, or while any reconcile may still run; then the
+   * Lease simply expires.
+   */
   leaderElectionReleaseOnCancel?: boolean;
-  /** How long in-flight reconciles may run after a stop (30 s by default). */
+  /** Clock for leader election (a test hook; see LeaseClock). */
+  leaderElectionClock?: LeaseClock;
+  /**
+   * How long in-flight reconciles and runnables may run after a stop (30 s by
+   * default). If they are still running then, start() rejects.
+   */
   gracefulShutdownTimeoutMs?: number;
   /** How long controllers wait for their caches (2 min by default). */
   cacheSyncTimeoutMs?: number;
@@ -83,11 +98,22 @@ export interface ManagerOptions {
 
 /** Something the manager starts and stops with itself (a webhook server, say). */
 export interface Runnable {
-  /** Runs until `signal` aborts. */
+  /**
+   * Runs until `signal` aborts, then returns within the grace period.
+   * Throwing (or returning early with an error) stops the manager: start()
+   * rejects with that error.
+   */
   start(signal: AbortSignal): Promise<void>;
-  /** Start only on the elected leader (default false: runs on every replica). */
-  needLeaderElection?: boolean;
+  /**
+   * Whether this runnable may only run on the elected leader. Leaving it out
+   * means true, as controller-runtime's LeaderElectionRunnable: return false
+   * for work that every replica must do (serving webhooks, say).
+   */
+  needLeaderElection?(): boolean;
 }
+
+/** What start() rejects with when runnables outlive the grace period (controller-runtime's wording). */
+export const GRACE_PERIOD_EXCEEDED_MESSAGE = 'failed waiting for all runnables to end within grace period';
 
 /**
  * Owns everything an operator process runs: the shared cache, the client,
@@ -105,6 +131,20 @@ export class Manager {
   private readonly controllers: Controller[] = [];
   private readonly runnables: Runnable[] = [];
   private readonly stopController = new AbortController();
+  /** Aborted at once on lost leadership: the signal of leader-only runnables. */
+  private readonly leaderRunnablesAbort = new AbortController();
+  /** Leader-only work that has started and must end before the Lease may be released. */
+  private readonly leaderWork: Array<Promise<unknown>> = [];
+  /** Runnables that run on every replica. */
+  private readonly replicaWork: Array<Promise<unknown>> = [];
+  /** The first error that made the manager stop; start() rejects with it. */
+  private fatal?: Error;
+  private lostLeadership = false;
+  private lostLeadershipResolve!: () => void;
+  /** Resolves on lost leadership: ends any graceful wait at once. */
+  private readonly lostLeadershipPromise = new Promise<void>((resolve) => (this.lostLeadershipResolve = resolve));
+  /** True from election until shutdown: leader-only work added now starts at once. */
+  private leading = false;
   private elector?: LeaderElector;
   private leaderForLife?: LeaderForLife;
   private electedResolve!: () => void;
@@ -192,17 +232,30 @@ export class Manager {
     this.probes.addReadyzCheck(name, check);
   }
 
-  /** Registers a runnable started with the manager (e.g. a webhook server). */
+  /**
+   * Registers a runnable started with the manager (e.g. a webhook server).
+   * Added after start(), it starts at once, or on election if it is
+   * leader-only, as controller-runtime does. Throws once the manager stops.
+   */
   add(runnable: Runnable): void {
+    this.assertNotStopping('runnable');
     this.runnables.push(runnable);
+    if (!this.started) return;
+    if (!needsLeaderElection(runnable)) this.runRunnable(runnable, this.replicaWork, this.stopController.signal);
+    else if (this.leading) this.runRunnable(runnable, this.leaderWork, this.leaderRunnablesSignal());
   }
 
-  /** @internal Called by the controller builder. */
+  /**
+   * @internal Called by the controller builder. A controller added after
+   * start() starts at once if this replica leads, or on election.
+   */
   addController(controller: Controller): void {
+    this.assertNotStopping('controller');
     if (!controller.options.skipNameValidation && this.controllers.some((existing) => existing.name === controller.name)) {
       throw new Error(`a controller named "${controller.name}" already exists: controller names must be unique, set another with .named()`);
     }
     this.controllers.push(controller);
+    if (this.leading) this.startController(controller);
   }
 
   /** Resolves when this replica becomes leader (at once without leader election). */
@@ -221,7 +274,13 @@ export class Manager {
     this.stopController.abort();
   }
 
-  /** Runs until stopped. See the class comment. */
+  /**
+   * Runs until stopped. Resolves after a clean stop (SIGTERM, SIGINT, `stop()`
+   * or `signal`). Rejects with the first fatal error: leadership lost
+   * ("leader election lost: ..."), a controller whose caches never synced, a
+   * runnable that threw, or runnables still running when the grace period
+   * ran out ("failed waiting for all runnables to end within grace period").
+   */
   async start(signal?: AbortSignal): Promise<void> {
     if (this.started) throw new Error('the manager was already started');
     this.started = true;
@@ -230,17 +289,16 @@ export class Manager {
     const removeProcessHooks = this.installProcessHooks();
     const cacheAbort = new AbortController();
     const leaderAbort = new AbortController();
-    let lostLeadership: Error | undefined;
     let holding: Promise<void> | undefined;
 
     try {
       await this.startServers();
       this.cache.start(cacheAbort.signal);
       this.cacheStarted = true;
-      for (const runnable of this.runnables.filter((r) => !r.needLeaderElection)) this.runRunnable(runnable, stopping);
+      for (const runnable of this.runnables.filter((r) => !needsLeaderElection(r))) this.runRunnable(runnable, this.replicaWork, stopping);
 
       if (this.options.leaderElection && this.options.leaderElectionMode === 'leader-for-life') await this.becomeLeaderForLife(stopping);
-      if (this.options.leaderElection && this.options.leaderElectionMode !== 'leader-for-life') {
+      if (this.options.leaderElection && this.options.leaderElectionMode !== 'leader-for-life' && !stopping.aborted) {
         this.elector = this.newLeaderElector();
         try {
           await this.elector.acquire(stopping);
@@ -248,40 +306,110 @@ export class Manager {
           if (!stopping.aborted) throw err;
         }
         if (!stopping.aborted) {
-          holding = this.elector.holdUntil(leaderAbort.signal).catch((err: Error) => {
-            lostLeadership = err;
-            this.log.error({ err }, 'leader election lost');
-            this.stop();
-          });
+          holding = this.elector.holdUntil(leaderAbort.signal).catch((err: Error) => this.loseLeadership(err));
         }
       }
       if (!stopping.aborted) {
+        this.leading = true;
         this.electedResolve();
-        for (const runnable of this.runnables.filter((r) => r.needLeaderElection)) this.runRunnable(runnable, stopping);
-        const syncTimeout = this.options.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS;
-        for (const controller of this.controllers) {
-          controller.start(stopping, syncTimeout).catch((err: Error) => {
-            if (stopping.aborted) return;
-            this.log.error({ controller: controller.name, err }, 'controller failed to start');
-            this.stop();
-          });
-        }
+        for (const runnable of this.runnables.filter(needsLeaderElection)) this.runRunnable(runnable, this.leaderWork, this.leaderRunnablesSignal());
+        for (const controller of this.controllers) this.startController(controller);
       }
       if (!stopping.aborted) await new Promise((resolve) => stopping.addEventListener('abort', resolve, { once: true }));
+    } catch (err) {
+      this.fail(err instanceof Error ? err : new Error(String(err)));
     } finally {
       await this.shutdown(cacheAbort, leaderAbort, holding);
       removeProcessHooks();
     }
-    if (lostLeadership) throw lostLeadership;
+    if (this.fatal) throw this.fatal;
+  }
+
+  /** Records the first fatal error and stops. */
+  private fail(err: Error): void {
+    this.fatal ??= err;
+    this.stop();
+  }
+
+  /**
+   * controller-runtime's OnStoppedLeading: another replica may lead from
+   * now on, so every reconcile's signal aborts at once, nothing new starts,
+   * and shutdown skips the graceful wait.
+   */
+  private loseLeadership(err: Error): void {
+    this.lostLeadership = true;
+    this.leading = false;
+    this.log.error({ err }, 'leader election lost');
+    for (const controller of this.controllers) controller.abort(err);
+    this.leaderRunnablesAbort.abort(err);
+    this.lostLeadershipResolve();
+    this.fail(err);
+  }
+
+  private leaderRunnablesSignal(): AbortSignal {
+    return AbortSignal.any([this.stopController.signal, this.leaderRunnablesAbort.signal]);
+  }
+
+  private startController(controller: Controller): void {
+    const stopping = this.stopController.signal;
+    const syncTimeout = this.options.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS;
+    const started = controller.start(stopping, syncTimeout).catch(async (err: Error) => {
+      if (stopping.aborted) return;
+      const explained = await this.explainSyncFailure(controller, err);
+      this.log.error({ controller: controller.name, err: explained }, 'controller failed to start');
+      this.fail(explained);
+    });
+    this.leaderWork.push(started);
+  }
+
+  /**
+   * A cache that never synced usually means the kind is not served (its CRD
+   * is not installed) or not listable (RBAC). Ask the server once, so the
+   * error says which, in controller-runtime's words for a missing kind.
+   */
+  private async explainSyncFailure(controller: Controller, err: Error): Promise<Error> {
+    if (err.message.startsWith('no matches for kind')) return err;
+    for (const kind of controller.watchedKinds()) {
+      try {
+        await this.rest.request('GET', resourcePath(kind, undefined), { query: { limit: 1 }, signal: AbortSignal.timeout(10_000) });
+      } catch (listErr) {
+        if (isNotFound(listErr)) return new NoKindMatchError(kind);
+        if (listErr instanceof Error && !listErr.name.includes('Abort') && !listErr.name.includes('Timeout')) {
+          return new Error(`${err.message}: listing ${kind.kind} failed: ${listErr.message}`, { cause: err });
+        }
+      }
+    }
+    return err;
   }
 
   private async shutdown(cacheAbort: AbortController, leaderAbort: AbortController, holding: Promise<void> | undefined): Promise<void> {
-    this.log.info('Stopping and waiting for non leader election runnables');
-    const timeout = this.options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS;
-    // Controllers first: nothing may reconcile after the lease is released.
-    await Promise.all(this.controllers.map((controller) => controller.stop(timeout)));
+    this.leading = false;
+    this.stop();
+    // Lost leadership skips the graceful wait: another replica may already lead.
+    const graceMs = this.lostLeadership ? 0 : this.options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS;
+    const deadline = performance.now() + graceMs;
+    this.log.info('Stopping and waiting for leader election runnables');
+    // Leader-only work first, still renewing the lease: nothing may reconcile after it is released.
+    const leaderWorkEnded = await Promise.race([
+      Promise.all(this.controllers.map((controller) => controller.stop(graceMs))).then(async (stopped) => !stopped.includes(false) && (await settledWithin(this.leaderWork, deadline - performance.now()))),
+      this.lostLeadershipPromise.then(() => false),
+    ]);
+    const overran = !this.lostLeadership && !leaderWorkEnded;
+
     leaderAbort.abort();
     await holding;
+    if (this.elector) {
+      // Release only when provably nothing of ours still reconciles; otherwise let the lease expire.
+      if (!this.lostLeadership && !overran && (this.options.leaderElectionReleaseOnCancel ?? true)) await this.elector.release();
+      else this.elector.abandon();
+    }
+
+    this.log.info('Stopping and waiting for non leader election runnables');
+    const replicaWorkEnded = await settledWithin(this.replicaWork, this.lostLeadership ? 0 : deadline - performance.now());
+    if ((overran || !replicaWorkEnded) && !this.lostLeadership) {
+      this.log.error({ gracePeriodMs: graceMs }, GRACE_PERIOD_EXCEEDED_MESSAGE);
+      this.fatal ??= new Error(`${GRACE_PERIOD_EXCEEDED_MESSAGE} of ${graceMs / 1000}s`);
+    }
     cacheAbort.abort();
     await this.cache.stopped();
     await Promise.all(this.servers.map((server) => server.close()));
@@ -289,11 +417,19 @@ export class Manager {
     this.log.info('Stopped manager');
   }
 
-  private runRunnable(runnable: Runnable, signal: AbortSignal): void {
-    runnable.start(signal).catch((err: Error) => {
-      this.log.error({ err }, 'runnable failed');
-      this.stop();
-    });
+  private runRunnable(runnable: Runnable, group: Array<Promise<unknown>>, signal: AbortSignal): void {
+    const running = Promise.resolve()
+      .then(() => runnable.start(signal))
+      .catch((err: unknown) => {
+        const error = err instanceof Error ? err : new Error(String(err));
+        this.log.error({ err: error }, 'runnable failed');
+        this.fail(error);
+      });
+    group.push(running);
+  }
+
+  private assertNotStopping(what: string): void {
+    if (this.stopController.signal.aborted) throw new Error(`cannot add a ${what}: the manager is stopping`);
   }
 
   /** Waits until this Pod owns the leader-for-life lock; it is never given back (see ManagerOptions.leaderElectionMode). */
@@ -321,7 +457,7 @@ export class Manager {
       leaseDurationMs: this.options.leaseDurationMs,
       renewDeadlineMs: this.options.renewDeadlineMs,
       retryPeriodMs: this.options.retryPeriodMs,
-      releaseOnCancel: this.options.leaderElectionReleaseOnCancel ?? true,
+      clock: this.options.leaderElectionClock,
       logger: this.log,
       metrics: this.metrics,
     });
@@ -355,8 +491,9 @@ export class Manager {
 
   /**
    * SIGTERM/SIGINT start a graceful stop; a second signal exits at once, as
-   * controller-runtime's signal handler does. A stray rejected promise in user
-   * code is logged instead of killing the process.
+   * controller-runtime's signal handler does. What to do with an unhandled
+   * promise rejection is the application's call (see the generated main.ts),
+   * so the library installs no handler for it.
    */
   private installProcessHooks(): () => void {
     const onSignal = (signal: NodeJS.Signals): void => {
@@ -367,20 +504,43 @@ export class Manager {
       this.log.info({ signal }, 'shutdown signal received, stopping gracefully');
       this.stop();
     };
-    const onRejection = (reason: unknown): void => {
-      this.log.error({ err: reason instanceof Error ? reason.message : String(reason) }, 'unhandled promise rejection (the operator keeps running)');
-    };
     const handleSignals = this.options.handleSignals ?? true;
     if (handleSignals) {
       process.on('SIGTERM', onSignal);
       process.on('SIGINT', onSignal);
     }
-    process.on('unhandledRejection', onRejection);
     return () => {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
-      process.off('unhandledRejection', onRejection);
     };
+  }
+}
+
+/** Leader-only unless the runnable says otherwise (controller-runtime's default). */
+function needsLeaderElection(runnable: Runnable): boolean {
+  return runnable.needLeaderElection?.() ?? true;
+}
+
+/** Whether every promise settled within `ms` (they are never rejected: runRunnable catches). */
+async function settledWithin(promises: Array<Promise<unknown>>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const all = Promise.allSettled(promises).then(() => true);
+  const result = await Promise.race([all, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, ms))))]);
+  clearTimeout(timer);
+  return result;
+}
+
+/**
+ * The server serves no resource for a watched kind: controller-runtime's
+ * NoKindMatchError message, with the usual fix.
+ */
+class NoKindMatchError extends Error {
+  constructor(kind: Kind) {
+    super(
+      `no matches for kind "${kind.kind}" in version "${kind.apiVersion}": ` +
+        'install its CustomResourceDefinition (make install, or kubectl apply the CRD) and restart the operator',
+    );
+    this.name = 'NoKindMatchError';
   }
 }
 

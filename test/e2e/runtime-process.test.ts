@@ -69,6 +69,8 @@ describe('operator processes', () => {
     assert.equal(await first.exited, 0);
     await eventually('second to be elected', () => isElected(second), 20_000);
     assert.ok(Date.now() - stoppedAt < 15_000, `handover took ${Date.now() - stoppedAt} ms, more than the lease duration`);
+    const handedOver = await api.get(Lease, { namespace: 'default', name: 'memcached-operator.example.com' });
+    assert.equal(handedOver.spec?.leaseTransitions, 1, 'taking over a released lease is a transition');
     await create('le-two');
     await eventually('le-two reconciled by the new leader', () => reconciledBy(second, 'le-two'));
 
@@ -81,6 +83,8 @@ describe('operator processes', () => {
     await eventually('third to be elected after expiry', () => isElected(third), 40_000);
     const waited = Date.now() - killedAt;
     assert.ok(waited >= 8_000, `took over after ${waited} ms: before the 15 s lease could have expired`);
+    const expired = await api.get(Lease, { namespace: 'default', name: 'memcached-operator.example.com' });
+    assert.equal(expired.spec?.leaseTransitions, 2, 'taking over an expired lease is a transition');
     await create('le-three');
     await eventually('le-three reconciled', () => reconciledBy(third, 'le-three'));
     third.child.kill('SIGTERM');

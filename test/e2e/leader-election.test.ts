@@ -1,0 +1,148 @@
+/**
+ * Leader election under failure, on operator processes against the real API
+ * server. Each replica talks through its own fault proxy (a fault injector in
+ * front of the real kube-apiserver, not a mock), so the tests can black-hole
+ * one replica's Lease requests: a hung renewal must cost the leader its
+ * leadership at the renew deadline, and it must stop reconciling before any
+ * other replica can start.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it, type TestContext } from 'node:test';
+import { Client, RestClient } from '../../src/runtime/index.js';
+import type { Environment } from '../../src/runtime/envtest/index.js';
+import { startControlPlane } from './control-plane.js';
+import { eventually } from './eventually.js';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+import { memcachedCRD } from './fixtures/memcached.js';
+import { exitWithin, firstAt, killAll, linesOf, monotonicNow, reconcileIntervals, startReplica, type Interval, type Replica } from './replicas.js';
+
+/** Short timings so a takeover fits in a test; the same ratios as controller-runtime's 15/10/2 s. */
+const RENEW_DEADLINE_MS = 6_000;
+const TIMINGS = { LEASE_DURATION_MS: '10000', RENEW_DEADLINE_MS: String(RENEW_DEADLINE_MS), RETRY_PERIOD_MS: '1000' };
+/** Busy work: reconciles always running or queued, so "nothing starts after X" is tested, not vacuous. */
+const BUSY = { RECONCILE_DELAY_MS: '1500', REQUEUE_AFTER_MS: '100', MAX_CONCURRENT_RECONCILES: '3' };
+/** Timers fire late on a loaded machine; lateness this large never comes from a working elector. */
+const TIMER_SLACK_MS = 2_000;
+const LEASE_REQUESTS = { path: /\/apis\/coordination\.k8s\.io\/v1\/namespaces\/[^/]+\/leases(\/|$)/ };
+
+describe('leader election under failure', () => {
+  let env: Environment;
+  let api: Client;
+  const replicas: Replica[] = [];
+  const proxies: FaultProxy[] = [];
+  let lease = 0;
+
+  before(async () => {
+    env = await startControlPlane({ crds: [memcachedCRD] });
+    api = new Client({ rest: new RestClient(env.kubeConfig) });
+    for (let i = 0; i < 8; i++) {
+      await api.create({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: `busy-${i}`, namespace: 'default' }, spec: { size: 1 } });
+    }
+  });
+  after(async () => {
+    killAll(replicas);
+    for (const proxy of proxies) await proxy.stop();
+    await env?.stop();
+  });
+
+  /** A replica behind its own fault proxy, competing for a lease of its test's own. */
+  async function replicaBehindProxy(name: string, leaseNamespace: string, extraEnv: Record<string, string> = {}): Promise<{ replica: Replica; proxy: FaultProxy }> {
+    const proxy = await startFaultProxy(env);
+    proxies.push(proxy);
+    const replica = startReplica(name, proxy.kubeConfigPath(), { LEADER_ELECT: 'true', LEADER_ELECTION_NAMESPACE: leaseNamespace, ...TIMINGS, ...BUSY, ...extraEnv });
+    replicas.push(replica);
+    return { replica, proxy };
+  }
+
+  /** A fresh namespace for each test's Lease, so no test inherits another's holder. */
+  async function leaseNamespace(): Promise<string> {
+    const name = `lease-${++lease}`;
+    await api.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    return name;
+  }
+
+  /**
+   * Black-holes the leader's Lease requests and checks what losing the lease
+   * must do: leadership ends by the renew deadline (measured from the fault,
+   * on the monotonic clock), nothing starts after it, in-flight reconciles
+   * see their signal abort, and the process exits non-zero.
+   */
+  async function assertLosesLeadershipOnTime(t: TestContext, replica: Replica, proxy: FaultProxy, stepClock = false): Promise<void> {
+    await eventually('a few reconciles', () => linesOf(replica, 'test: reconcile started').length >= 6, 30_000);
+    const faultAt = monotonicNow();
+    proxy.addRule({ match: LEASE_REQUESTS, action: { type: 'hang' } });
+    // Fixture hook: with CLOCK_JUMP_MS set, SIGHUP steps its wall clock, now that renewals fail.
+    if (stepClock) replica.child.kill('SIGHUP');
+    const code = await exitWithin(replica, RENEW_DEADLINE_MS + 60_000);
+    assert.ok(code !== 0 && code !== 'still running', `a replica that lost leadership exits non-zero (got ${code})`);
+    assert.match((linesOf(replica, 'test: manager failed')[0]?.err as { message?: string })?.message ?? '', /leader election lost/);
+
+    const deadline = faultAt + RENEW_DEADLINE_MS + TIMER_SLACK_MS;
+    const lateStarts = linesOf(replica, 'test: reconcile started').filter((line) => (line.at as number) > deadline);
+    assert.deepEqual(lateStarts, [], 'no reconcile starts after the renew deadline');
+    assert.ok(replica.exitedAt! <= deadline + 15_000, `exited ${Math.round(replica.exitedAt! - faultAt)} ms after the fault`);
+
+    // The first aborted reconcile marks the loss; everything running then must have been aborted with it.
+    const intervals = reconcileIntervals(replica);
+    const abortedAt = Math.min(...intervals.filter((interval) => interval.aborted).map((interval) => interval.end));
+    assert.ok(Number.isFinite(abortedAt), 'in-flight reconciles see ctx.signal.aborted');
+    const runningAtLoss = intervals.filter((interval) => interval.start < abortedAt && interval.end >= abortedAt);
+    for (const interval of runningAtLoss) assert.equal(interval.aborted, true, `the reconcile of ${interval.name} in flight at the loss saw ctx.signal.aborted`);
+    const startedAfterLoss = intervals.filter((interval) => interval.start > abortedAt);
+    assert.deepEqual(startedAfterLoss, [], 'nothing starts once leadership is lost, not even keys already queued');
+    t.diagnostic(`reconciles aborted ${Math.round(abortedAt - faultAt)} ms after the fault (renew deadline ${RENEW_DEADLINE_MS} ms), process exited after ${Math.round(replica.exitedAt! - faultAt)} ms`);
+  }
+
+  it('lost leadership: nothing starts after the renew deadline, in-flight reconciles are aborted, exit non-zero', async (t) => {
+    const { replica, proxy } = await replicaBehindProxy('lost', await leaseNamespace());
+    await eventually('elected', () => firstAt(replica, 'test: elected'), 30_000);
+    await assertLosesLeadershipOnTime(t, replica, proxy);
+  });
+
+  it('a wall clock stepped back 60 s does not keep a failing leader in charge', async (t) => {
+    const { replica, proxy } = await replicaBehindProxy('clock-step', await leaseNamespace(), { CLOCK_JUMP_MS: '-60000' });
+    await eventually('elected', () => firstAt(replica, 'test: elected'), 30_000);
+    await assertLosesLeadershipOnTime(t, replica, proxy, true);
+    assert.ok(linesOf(replica, 'test: wall clock stepped').length > 0, 'the wall clock was stepped');
+  });
+
+  it('release() has a deadline: a hung Lease API does not hang a clean stop', async () => {
+    const { replica, proxy } = await replicaBehindProxy('release', await leaseNamespace(), { RECONCILE_DELAY_MS: '0', REQUEUE_AFTER_MS: '0' });
+    await eventually('elected', () => firstAt(replica, 'test: elected'), 30_000);
+    proxy.addRule({ match: LEASE_REQUESTS, action: { type: 'hang' } });
+    const stoppedAt = monotonicNow();
+    replica.child.kill('SIGTERM');
+    const code = await exitWithin(replica, RENEW_DEADLINE_MS + 60_000);
+    assert.equal(code, 0, 'a clean stop is still clean when the lease cannot be released');
+    assert.ok(linesOf(replica, 'failed to release leader lease').length > 0);
+    assert.ok(replica.exitedAt! - stoppedAt < RENEW_DEADLINE_MS + 15_000, `stopped after ${Math.round(replica.exitedAt! - stoppedAt)} ms`);
+  });
+
+  it("two replicas: the black-holed leader stops before the other starts, and no reconciles of the two ever overlap", async (t) => {
+    const namespace = await leaseNamespace();
+    const first = await replicaBehindProxy('first', namespace);
+    await eventually('first elected', () => firstAt(first.replica, 'test: elected'), 30_000);
+    const second = await replicaBehindProxy('second', namespace);
+    await eventually('the first leader busy', () => linesOf(first.replica, 'test: reconcile started').length >= 6, 30_000);
+    assert.equal(firstAt(second.replica, 'test: elected'), undefined, 'one leader at a time');
+
+    first.proxy.addRule({ match: LEASE_REQUESTS, action: { type: 'hang' } });
+    const code = await exitWithin(first.replica, RENEW_DEADLINE_MS + 60_000);
+    assert.ok(code !== 0 && code !== 'still running', `the old leader exits non-zero (got ${code})`);
+    await eventually('second elected', () => firstAt(second.replica, 'test: elected'), 60_000);
+    await eventually('the new leader busy', () => linesOf(second.replica, 'test: reconcile started').length >= 6, 30_000);
+
+    const old = reconcileIntervals(first.replica);
+    const current = reconcileIntervals(second.replica);
+    assert.ok(old.length > 0 && current.length > 0);
+    const oldStoppedAt = Math.max(...old.map((interval) => interval.end));
+    const newStartedAt = Math.min(...current.map((interval) => interval.start), firstAt(second.replica, 'test: elected')!);
+    assert.ok(oldStoppedAt < newStartedAt, `the old leader stopped ${Math.round(oldStoppedAt - newStartedAt)} ms after the new one started`);
+    t.diagnostic(`old leader's last reconcile ended ${Math.round(newStartedAt - oldStoppedAt)} ms before the new leader started`);
+    const overlapping = (a: Interval, b: Interval) => a.start < b.end && b.start < a.end;
+    const overlaps = old.flatMap((a) => current.filter((b) => overlapping(a, b)).map((b) => `${a.name}@first overlaps ${b.name}@second`));
+    assert.deepEqual(overlaps, [], 'no two reconciles of different replicas overlap');
+    second.replica.child.kill('SIGTERM');
+    assert.equal(await exitWithin(second.replica, 60_000), 0);
+  });
+});
