@@ -15,10 +15,24 @@ export type Request = ObjectKey;
 
 /** What the reconcile asks for next. */
 export interface Result {
-  /** Requeue with rate-limited backoff (controller-runtime deprecated this in favour of requeueAfter). */
+  /** Requeue with rate-limited backoff (controller-runtime deprecated this in favour of RequeueAfter). */
   requeue?: boolean;
-  /** Reconcile again after this many milliseconds. */
+  /**
+   * Reconcile again after this many milliseconds (controller-runtime's
+   * RequeueAfter). Every duration in the runtime carries its unit: `Ms`.
+   */
+  requeueAfterMs?: number;
+  /**
+   * The same as {@link requeueAfterMs}, which wins when both are set.
+   * @deprecated Use `requeueAfterMs`: the name now says its unit, like every other duration here.
+   */
   requeueAfter?: number;
+}
+
+/** The requeue delay a result asks for, in milliseconds (0 for none). */
+export function requeueDelayMs(result: Result | void): number {
+  const delay = result?.requeueAfterMs ?? result?.requeueAfter ?? 0;
+  return delay > 0 ? delay : 0;
 }
 
 /** Per-reconcile context: cancellation and a logger that already names the object. */
@@ -236,9 +250,10 @@ export class Controller {
       return;
     }
     this.metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);
-    if (result?.requeueAfter && result.requeueAfter > 0) {
+    const requeueAfterMs = requeueDelayMs(result);
+    if (requeueAfterMs > 0) {
       this.queue.forget(key);
-      this.queue.addAfter(key, result.requeueAfter);
+      this.queue.addAfter(key, requeueAfterMs);
       this.metrics.reconcileTotal.inc({ ...labels, result: 'requeue_after' });
     } else if (result?.requeue) {
       this.queue.addRateLimited(key);

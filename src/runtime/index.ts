@@ -1,32 +1,121 @@
 /**
  * ts-operator-sdk runtime: what generated operators import. One module per
  * concept (manager, controller, cache, workqueue, client, leader election,
- * metrics, health, log); this file is only the public surface.
+ * metrics, health, log); this file is only the public surface, named export
+ * by named export, so that a helper becomes public only by being listed here.
  */
-export * from './kinds.js';
-export * from './errors.js';
+
+// -- kinds and API types --
+export {
+  defineKind,
+  keyOf,
+  parseKey,
+  type Kind,
+  type KindSpec,
+  type ObjectOf,
+  type ObjectKey,
+  Namespace,
+  Node,
+  Pod,
+  Service,
+  ConfigMap,
+  Secret,
+  ServiceAccount,
+  PersistentVolumeClaim,
+  Event,
+  Deployment,
+  StatefulSet,
+  DaemonSet,
+  Job,
+  CronJob,
+  Ingress,
+  Lease,
+  Role,
+  RoleBinding,
+  ClusterRole,
+  ClusterRoleBinding,
+  CustomResourceDefinition,
+} from './kinds.js';
+export type { int32, int64, float64, Time, MicroTime, Duration, Quantity, IntOrString, RawExtension, Condition } from './apitypes.js';
+
+// -- errors --
+export {
+  ApiError,
+  BadRequestError,
+  UnauthorizedError,
+  ForbiddenError,
+  NotFoundError,
+  MethodNotAllowedError,
+  ConflictError,
+  AlreadyExistsError,
+  GoneError,
+  InvalidError,
+  TooManyRequestsError,
+  ServerError,
+  ApiConnectionError,
+  RequestTimeoutError,
+  TerminalError,
+  isNotFound,
+  isConflict,
+  isAlreadyExists,
+  isForbidden,
+  isGone,
+  isInvalid,
+  isRequestTimeout,
+  isTerminalError,
+  ignoreNotFound,
+  type StatusBody,
+} from './errors.js';
+
+// -- transport and configuration --
 export { RestClient, WatchStalledError, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_MAX_RETRIES, type RestClientOptions, type RequestObserver, type WatchEvent, type RequestOptions, type Query } from './rest.js';
 export { loadKubeConfig } from './kubeconfig.js';
-export * from './apitypes.js';
-export type { Reader, ListOptions, Selector } from './reader.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from './log.js';
+
+// -- manager, controllers, events --
 export { Manager, type ManagerOptions, type Runnable, GRACE_PERIOD_EXCEEDED_MESSAGE, DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS, DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_HEALTH_PROBE_BIND_ADDRESS } from './manager.js';
 export { newControllerManagedBy, ControllerBuilder } from './builder.js';
 export { Controller, type Reconciler, type ReconcileContext, type Request, type Result, type ControllerOptions } from './controller.js';
-export { Cache, type CacheOptions, DEFAULT_CACHE_SYNC_TIMEOUT_MS } from './cache.js';
-export { Informer, isResourceVersionTooLarge, jitteredResyncPeriod, DEFAULT_RESYNC_PERIOD_MS, type InformerEventHandler, type InformerOptions, type DeleteInfo, type IndexFunc } from './informer.js';
-export { ChannelSource, type EventSource, type SourceEventHandler } from './source.js';
-export { WorkQueue, type WorkQueueOptions } from './workqueue.js';
-export * from './ratelimiter.js';
-export * from './predicates.js';
 export { enqueueForObject, enqueueForOwner, enqueueFromMapFunc, type RequestMapper } from './handler.js';
+export { ChannelSource, type EventSource, type SourceEventHandler } from './source.js';
+export {
+  newPredicateFuncs,
+  GenerationChangedPredicate,
+  ResourceVersionChangedPredicate,
+  LabelChangedPredicate,
+  AnnotationChangedPredicate,
+  labelSelectorPredicate,
+  and,
+  or,
+  not,
+  type Predicate,
+  type WatchedEvent,
+} from './predicates.js';
 export { parseSelector, matchesLabels, requirementsOf, type LabelSelector, type Requirement } from './labels.js';
+
+// -- cache and work queue --
+export { Cache, type CacheOptions, DEFAULT_CACHE_SYNC_TIMEOUT_MS } from './cache.js';
+export { Informer, DEFAULT_RESYNC_PERIOD_MS, type InformerEventHandler, type InformerOptions, type DeleteInfo, type IndexFunc } from './informer.js';
+export { WorkQueue, type WorkQueueOptions } from './workqueue.js';
+export {
+  defaultControllerRateLimiter,
+  ItemExponentialFailureRateLimiter,
+  BucketRateLimiter,
+  MaxOfRateLimiter,
+  DEFAULT_BASE_DELAY_MS,
+  DEFAULT_MAX_DELAY_MS,
+  DEFAULT_QPS,
+  DEFAULT_BURST,
+  type RateLimiter,
+} from './ratelimiter.js';
+
+// -- leader election, metrics, health --
 export { LeaderElector, LeaderElectionLostError, systemLeaseClock, type LeaseClock, type LeaderElectorOptions, DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from './leaderelection.js';
-export { LeaderForLife, type LeaderForLifeOptions, type LeaderForLifeOutcome, DEFAULT_LEADER_FOR_LIFE_MAX_BACKOFF_MS, SERVICE_ACCOUNT_NAMESPACE_FILE } from './leaderforlife.js';
+export { LeaderForLife, type LeaderForLifeOptions, type LeaderForLifeOutcome, DEFAULT_LEADER_FOR_LIFE_MAX_BACKOFF_MS } from './leaderforlife.js';
 export { ManagerMetrics } from './metrics.js';
-export { HealthProbes, ping, type Checker } from './healthz.js';
-export { parseBindAddress } from './serving.js';
-// -- client, controllerutil, conditions, events (client modules) --
+export { ping, type Checker } from './healthz.js';
+
+// -- client, controllerutil, conditions, events --
 export {
   Client,
   ApiReader,
@@ -43,6 +132,7 @@ export {
   type DeleteAllOfOptions,
   type StatusWriter,
 } from './client.js';
+export { type Reader, type ListOptions, type Selector } from './reader.js';
 export { RestMapper, NoKindMatchError } from './restmapper.js';
 export {
   setControllerReference,
@@ -68,4 +158,3 @@ export {
   type ConditionClock,
 } from './conditions.js';
 export { newEventRecorder, type EventRecorder, type EventType } from './events.js';
-// -- end client modules --

@@ -74,12 +74,12 @@ describe('controller semantics', () => {
     });
   });
 
-  it('requeueAfter is honoured', async () => {
+  it('requeueAfterMs is honoured', async () => {
     const times: number[] = [];
     await withController('after', {
       async reconcile() {
         times.push(performance.now());
-        return times.length === 1 ? { requeueAfter: 700 } : {};
+        return times.length === 1 ? { requeueAfterMs: 700 } : {};
       },
     }, async () => {
       await configMap('default', 'later', 'after');

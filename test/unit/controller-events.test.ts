@@ -88,3 +88,13 @@ test('an update whose old and new object map to the same key is reconciled once'
   assert.equal(key, 'ns/same');
   assert.equal(controller.queue.len(), 0, 'the key was queued again: one event reconciled it twice');
 });
+
+test('requeueAfterMs is the requeue delay; the deprecated requeueAfter still works; requeueAfterMs wins', async () => {
+  const { requeueDelayMs } = await import('../../src/runtime/controller.js');
+  assert.equal(requeueDelayMs({ requeueAfterMs: 700 }), 700);
+  assert.equal(requeueDelayMs({ requeueAfter: 500 }), 500);
+  assert.equal(requeueDelayMs({ requeueAfterMs: 700, requeueAfter: 500 }), 700);
+  assert.equal(requeueDelayMs({}), 0);
+  assert.equal(requeueDelayMs(undefined), 0);
+  assert.equal(requeueDelayMs({ requeueAfterMs: -1 }), 0);
+});

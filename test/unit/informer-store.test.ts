@@ -8,7 +8,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ChannelSource, ConfigMap, Informer, apiErrorFrom, isResourceVersionTooLarge, jitteredResyncPeriod, silentLogger, type DeleteInfo, type RestClient } from '../../src/runtime/index.js';
+import { ChannelSource, ConfigMap, Informer, silentLogger, type DeleteInfo, type RestClient } from '../../src/runtime/index.js';
+import { apiErrorFrom } from '../../src/runtime/errors.js';
+import { isResourceVersionTooLarge, jitteredResyncPeriod } from '../../src/runtime/informer.js';
 import { admits, and, not, or, type Predicate } from '../../src/runtime/predicates.js';
 
 /** The store is never started here, so it never uses its REST client. */
