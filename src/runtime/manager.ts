@@ -414,6 +414,8 @@ export class Manager {
     await this.cache.stopped();
     await Promise.all(this.servers.map((server) => server.close()));
     this.servers = [];
+    // No connection (or HTTP/2 session) of ours may outlive the manager and fail later as an uncaught error.
+    await this.rest.close();
     this.log.info('Stopped manager');
   }
 

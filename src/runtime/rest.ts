@@ -147,6 +147,18 @@ export class RestClient {
   }
 
   /**
+   * Closes the pooled connections: requests still in flight fail, and a later
+   * request opens new ones. Without it, a keep-alive socket or HTTP/2 session
+   * that the server closes after the caller is done surfaces as an uncaught
+   * error ("other side closed") in a process that believed it had stopped.
+   */
+  async close(): Promise<void> {
+    const dispatcher = this.dispatcher;
+    this.dispatcher = undefined;
+    await dispatcher?.destroy().catch(() => undefined);
+  }
+
+  /**
    * Opens a watch and yields its events until the server closes the stream,
    * the signal aborts, or no data arrives for `idleTimeoutMs` (a stalled
    * connection), in which case it throws so the caller reconnects.
