@@ -95,8 +95,10 @@ describe('generated RBAC', () => {
     assert.ok(!rules.some((rule) => rule.resources?.includes('deployments')), 'the generated role no longer grants deployments');
     await runAs('memcached-operator-without-deployments', role, async (_mgr, lines) => {
       await api.create({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'forbidden', namespace: 'default' }, spec: { size: 1 } });
-      const line = await eventually('a Forbidden error in the log', () => lines.find((l) => /forbidden/i.test(String(l.err ?? '')) && /deployments/.test(String(l.err))), 30_000);
-      assert.match(String(line.err), /cannot list resource "deployments"/);
+      // Errors are logged as { err } (message and stack), so the text is err.message.
+      const errorText = (l: Record<string, unknown>): string => String((l.err as { message?: unknown } | undefined)?.message ?? '');
+      const line = await eventually('a Forbidden error in the log', () => lines.find((l) => /forbidden/i.test(errorText(l)) && /deployments/.test(errorText(l))), 30_000);
+      assert.match(errorText(line), /cannot list resource "deployments"/);
       assert.equal(await deploymentOf('forbidden'), undefined, 'no Deployment without the permission');
     });
   });
