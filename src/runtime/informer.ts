@@ -33,29 +33,32 @@ export interface InformerEventHandler<T extends KubernetesObject = KubernetesObj
  */
 export type IndexFunc<T extends KubernetesObject = KubernetesObject> = (object: T) => string[];
 
+/** How an {@link Informer} lists, watches and recovers. Only `logger` is required. */
 export interface InformerOptions {
-  /** Namespaces to watch; undefined watches all (cluster-scoped kinds always watch all). */
+  /** Namespaces to watch, one watch each; cluster-scoped kinds always watch all. Default: all (undefined or empty). */
   namespaces?: string[];
+  /** Where watch errors and reconnects are logged. Required. */
   logger: Logger;
-  /** Drop metadata.managedFields before storing: 20–25 % of a cached object, never read by controllers. */
+  /** Drop metadata.managedFields before storing: 20–25 % of a cached object, never read by controllers. Default: true. */
   stripManagedFields?: boolean;
   /**
    * A watch that delivers nothing (not even a bookmark) for this long is
    * treated as dead and reopened from the last resourceVersion. Cheap when
-   * wrong, and it catches half-open connections that never error.
+   * wrong, and it catches half-open connections that never error. Default: 2 min.
    */
   watchIdleTimeoutMs?: number;
-  /** Reconnect backoff after any error: exponential with jitter. */
+  /** First wait before a failed list or watch is retried; it doubles per failure, with jitter. Default: 800 ms. */
   backoffInitialMs?: number;
+  /** Cap on that wait, so an outage is still retried every 15–30 s. Default: 30 s. */
   backoffMaxMs?: number;
-  /** Page size of the initial and recovery lists. */
+  /** Page size of the initial and recovery lists, to bound the memory of one response. Default: 500. */
   listPageSize?: number;
   /**
    * How often every cached object is redelivered to the handlers as an update
    * with old === new, so controllers correct drift they missed (controller-runtime's
    * SyncPeriod). Each informer picks its period once, at random in
    * [0.9, 1.1) × this value, so informers don't resync in lock-step.
-   * Default DEFAULT_RESYNC_PERIOD_MS (10 h); 0 turns resync off.
+   * 0 turns resync off. Default: DEFAULT_RESYNC_PERIOD_MS (10 h).
    */
   resyncPeriodMs?: number;
 }
