@@ -101,7 +101,7 @@ export interface StatusWriter {
 export interface ClientOptions {
   /** The transport every write (and every uncached read) goes through. Required. */
   rest: RestClient;
-  /** Where `get` and `list` read from (the shared informer cache); the API server when left out. */
+  /** Where `get` and `list` read from (the shared informer cache, to spare the API server). Default: the API server. */
   cache?: Reader;
   /** Default field manager for writes; server-side apply needs it unless each call names one. Default: none. */
   fieldOwner?: string;
