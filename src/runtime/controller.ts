@@ -55,6 +55,7 @@ export interface ReconcileContext {
  * and is also counted as a panic (see `isReconcilePanic`).
  */
 export interface Reconciler {
+  /** Reconciles one object by key; it may be gone, so handle NotFound. Resolve with a Result to requeue. */
   reconcile(ctx: ReconcileContext, req: Request): Promise<Result | void>;
 }
 

@@ -22,8 +22,11 @@ export interface DeleteInfo {
  * `onUpdate` with the same object as old and new.
  */
 export interface InformerEventHandler<T extends KubernetesObject = KubernetesObject> {
+  /** An object entered the store (also replayed for every stored object when the handler is added). */
   onAdd?(object: T): void;
+  /** An object changed, or a resync redelivered it unchanged. */
   onUpdate?(oldObject: T, newObject: T): void;
+  /** An object left the store; see {@link DeleteInfo} for whether its final state is known. */
   onDelete?(object: T, info: DeleteInfo): void;
 }
 
@@ -165,6 +168,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     await this.running;
   }
 
+  /** Whether every namespace has been listed once, so reads see the whole state. */
   hasSynced(): boolean {
     return this.syncedCount === this.reflectors.length;
   }

@@ -123,6 +123,7 @@ export class LeaderElector {
     options.metrics?.leaderElectionMasterStatus.set({ name: options.name }, 0);
   }
 
+  /** Whether this process holds the lease right now. */
   isLeader(): boolean {
     return this.leading;
   }

@@ -145,7 +145,9 @@ export const GRACE_PERIOD_EXCEEDED_MESSAGE = 'failed waiting for all runnables t
  * finished cleanly, and rejects if leadership was lost.
  */
 export class Manager {
+  /** The transport every client, cache and elector of this manager shares, so requests share connections. */
   readonly rest: RestClient;
+  /** The controller-runtime metrics served on /metrics; register your own in `metrics.registry`. */
   readonly metrics = new ManagerMetrics();
   private readonly cache: Cache;
   private readonly client: Client;
@@ -224,10 +226,12 @@ export class Manager {
     return this.client.apiReader();
   }
 
+  /** The shared informer cache, e.g. to add field indexes before start(). */
   getCache(): Cache {
     return this.cache;
   }
 
+  /** The manager's logger (`ManagerOptions.logger`), to log in the same format. */
   getLogger(): Logger {
     return this.log;
   }
@@ -247,10 +251,12 @@ export class Manager {
     return this.probeAddress;
   }
 
+  /** Adds a liveness check served on /healthz; a failing one gets the Pod restarted. */
   addHealthzCheck(name: string, check: Checker): void {
     this.probes.addHealthzCheck(name, check);
   }
 
+  /** Adds a readiness check served on /readyz; a failing one takes the Pod out of Service endpoints. */
   addReadyzCheck(name: string, check: Checker): void {
     this.probes.addReadyzCheck(name, check);
   }

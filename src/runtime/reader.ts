@@ -30,6 +30,7 @@ export interface ListOptions {
 export interface Reader {
   /** Returns the object or throws NotFoundError. */
   get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<T>;
+  /** Returns every object of `kind` that `options` selects (an empty array when none). */
   list<T extends KubernetesObject>(kind: Kind<T>, options?: ListOptions): Promise<T[]>;
 }
 

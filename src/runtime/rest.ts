@@ -123,6 +123,7 @@ export class RestClient {
     return cluster.server.replace(/\/+$/, '');
   }
 
+  /** Calls `observer` after every HTTP attempt, retries included (the manager counts them as metrics). */
   observe(observer: RequestObserver): void {
     this.observers.push(observer);
   }

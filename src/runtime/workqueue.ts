@@ -76,6 +76,7 @@ export class WorkQueue {
     this.rateLimiter.forget(key);
   }
 
+  /** How many times `key` was retried with backoff since it was last forgotten. */
   numRequeues(key: string): number {
     return this.rateLimiter.numRequeues(key);
   }
