@@ -103,7 +103,7 @@ export interface ClientOptions {
   rest: RestClient;
   /** Where `get` and `list` read from (the shared informer cache, to spare the API server). Default: the API server. */
   cache?: Reader;
-  /** Default field manager for writes; server-side apply needs it unless each call names one. Default: none. */
+  /** Field manager of writes that name none; server-side apply needs one here or per call. Default: none. */
   fieldOwner?: string;
   /** Items per page for uncached lists (a positive integer). Default: DEFAULT_LIST_PAGE_SIZE (500). */
   listPageSize?: number;
