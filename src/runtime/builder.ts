@@ -80,6 +80,7 @@ export class ControllerBuilder {
     return this;
   }
 
+  /** Sets controller options (concurrency, rate limiter...); merged over any set before. */
   withOptions(options: ControllerOptions): this {
     this.options = { ...this.options, ...options };
     return this;

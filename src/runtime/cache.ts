@@ -7,15 +7,20 @@ import { selectorString, type ListOptions, type Reader } from './reader.js';
 import type { RestClient } from './rest.js';
 import { Informer, type IndexFunc, type InformerOptions } from './informer.js';
 
+/**
+ * How a {@link Cache} watches: its namespaces and sync timeout, plus the
+ * {@link InformerOptions} every informer it creates shares.
+ */
 export interface CacheOptions extends Omit<InformerOptions, 'logger' | 'namespaces'> {
-  /** Watched namespaces; undefined or empty watches all. */
+  /** Watched namespaces, so the operator needs only namespaced RBAC. Default: all (undefined or empty). */
   namespaces?: string[];
+  /** Passed to every informer. Required. */
   logger: Logger;
-  /** How long a lazily started informer may take to sync on first read. */
+  /** How long a lazily started informer may take to sync on first read, and waitForCacheSync's default. Default: 2 min. */
   syncTimeoutMs?: number;
 }
 
-/** controller-runtime's CacheSyncTimeout default. */
+/** controller-runtime's CacheSyncTimeout default: 2 min, long enough for a large first list. */
 export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 2 * 60 * 1000;
 
 /**

@@ -59,29 +59,34 @@ const PATCH_CONTENT_TYPES: Record<Patch['type'], string> = {
 
 /** Options shared by every write. */
 export interface WriteOptions {
-  /** Validate and admit the write without persisting it. */
+  /** Validate and admit the write without persisting it, to preview what the server would store. Default: a real write. */
   dryRun?: 'All';
-  /** Field manager recorded in managedFields; the client's fieldOwner by default. */
+  /** Field manager recorded in managedFields. Default: the client's `fieldOwner`. */
   fieldManager?: string;
 }
 
 /** Options for `patch` and `apply`. */
 export interface PatchOptions extends WriteOptions {
-  /** Server-side apply only: take ownership of fields other managers own instead of failing with 409. */
+  /** Server-side apply only: take ownership of fields other managers own instead of failing with 409. Default: false. */
   force?: boolean;
 }
 
 /** Options for `delete`. */
 export interface DeleteOptions {
-  /** What happens to dependents; the kind's default (usually Background) when left out. */
+  /** What happens to dependents. Default: the kind's own policy (usually Background). */
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  /** Seconds a Pod gets to shut down before it is killed; 0 deletes at once. Default: the object's own (a Pod's terminationGracePeriodSeconds). */
   gracePeriodSeconds?: number;
-  /** Delete only if the object still has this uid and/or resourceVersion (409 otherwise). */
+  /** Delete only if the object still has this uid and/or resourceVersion (409 otherwise). Default: no precondition. */
   preconditions?: { uid?: string; resourceVersion?: string };
+  /** Check that the delete would succeed without deleting anything. Default: a real delete. */
   dryRun?: 'All';
 }
 
-/** Which objects `deleteAllOf` deletes, and how. */
+/**
+ * Which objects `deleteAllOf` deletes, and how. Unlike `list`, `namespace`
+ * is required for a namespaced kind: the API cannot delete across namespaces.
+ */
 export interface DeleteAllOfOptions extends ListOptions, DeleteOptions {}
 
 /** Writes to an object's `/status` subresource (controller-runtime's StatusWriter). */
@@ -94,12 +99,13 @@ export interface StatusWriter {
 
 /** Construction options for `Client`. */
 export interface ClientOptions {
+  /** The transport every write (and every uncached read) goes through. Required. */
   rest: RestClient;
-  /** Where `get` and `list` read from (the shared informer cache); the API server when left out. */
+  /** Where `get` and `list` read from (the shared informer cache, to spare the API server). Default: the API server. */
   cache?: Reader;
-  /** Default field manager for writes; required for server-side apply unless each call names one. */
+  /** Field manager of writes that name none; server-side apply needs one here or per call. Default: none. */
   fieldOwner?: string;
-  /** Items per page for uncached lists; DEFAULT_LIST_PAGE_SIZE when left out. */
+  /** Items per page for uncached lists (a positive integer). Default: DEFAULT_LIST_PAGE_SIZE (500). */
   listPageSize?: number;
 }
 

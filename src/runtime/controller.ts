@@ -55,16 +55,19 @@ export interface ReconcileContext {
  * and is also counted as a panic (see `isReconcilePanic`).
  */
 export interface Reconciler {
+  /** Reconciles one object by key; it may be gone, so handle NotFound. Resolve with a Result to requeue. */
   reconcile(ctx: ReconcileContext, req: Request): Promise<Result | void>;
 }
 
+/** How one controller runs its reconciles; set with the builder's `withOptions`. */
 export interface ControllerOptions {
-  /** Keys reconciled in parallel (a key is never reconciled twice at once). controller-runtime's default is 1. */
+  /** Keys reconciled in parallel (a key is never reconciled twice at once); values below 1 mean 1. Default: 1, as controller-runtime. */
   maxConcurrentReconciles?: number;
+  /** Delay before a failed or requeued key is retried. Default: `defaultControllerRateLimiter()` (5 ms → 1000 s per key, 10 qps / 100 burst). */
   rateLimiter?: RateLimiter;
-  /** How long to wait for this controller's caches before giving up. */
+  /** How long to wait for this controller's caches before start fails. Default: the manager's `cacheSyncTimeoutMs` (2 min). */
   cacheSyncTimeoutMs?: number;
-  /** Skip the same-name check across controllers (tests). */
+  /** Skip the check that controller names are unique (their metrics and logs are keyed by name); for tests. Default: false. */
   skipNameValidation?: boolean;
 }
 

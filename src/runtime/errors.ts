@@ -13,11 +13,19 @@ export interface StatusBody {
   details?: { name?: string; group?: string; kind?: string; causes?: Array<{ reason?: string; message?: string; field?: string }> };
 }
 
+/**
+ * An error status from the API server. The subclasses name the statuses
+ * callers act on; a status with no subclass (a 4xx other than those) is a
+ * plain ApiError.
+ */
 export class ApiError extends Error {
   constructor(
+    /** The HTTP status, e.g. 404. */
     readonly statusCode: number,
+    /** The Status object's machine-readable reason (`NotFound`, `AlreadyExists`...), defaulted from the code when absent. */
     readonly reason: string,
     message: string,
+    /** The Status object itself, for its `details`. */
     readonly status?: StatusBody,
   ) {
     super(message);
@@ -25,10 +33,15 @@ export class ApiError extends Error {
   }
 }
 
+/** 400: the request itself is malformed (a bad selector, an undecodable body). */
 export class BadRequestError extends ApiError {}
+/** 401: the credentials were missing or rejected; refresh the kubeconfig or token. */
 export class UnauthorizedError extends ApiError {}
+/** 403: RBAC denies this verb on this resource; the operator's Role needs a rule. */
 export class ForbiddenError extends ApiError {}
+/** 404: the object (or its kind) does not exist; often expected, see {@link ignoreNotFound}. */
 export class NotFoundError extends ApiError {}
+/** 405: the resource does not support this verb (say, a subresource that cannot be patched). */
 export class MethodNotAllowedError extends ApiError {}
 /** 409 with reason `Conflict`: the object changed since it was read. */
 export class ConflictError extends ApiError {}
@@ -38,7 +51,9 @@ export class AlreadyExistsError extends ApiError {}
 export class GoneError extends ApiError {}
 /** 422: the object failed validation; `status.details.causes` names the fields. */
 export class InvalidError extends ApiError {}
+/** 429 that the client did not retry (no `Retry-After`, or retries used up): the server is throttling. */
 export class TooManyRequestsError extends ApiError {}
+/** 5xx: the server failed; retrying later usually helps, but a write may have happened. */
 export class ServerError extends ApiError {}
 
 /** Builds the typed error for an HTTP failure from the API server. */
@@ -64,11 +79,17 @@ export function apiErrorFrom(statusCode: number, body: unknown, what: string): A
   }
 }
 
+/** Whether `err` is a 404, as apimachinery's IsNotFound: read it as "already gone" in a delete or a lookup. */
 export const isNotFound = (err: unknown): err is NotFoundError => err instanceof NotFoundError;
+/** Whether `err` is a 409 Conflict: the object changed since it was read, so re-read and retry. */
 export const isConflict = (err: unknown): err is ConflictError => err instanceof ConflictError;
+/** Whether `err` is a 409 AlreadyExists: a create lost a race, often fine to treat as success. */
 export const isAlreadyExists = (err: unknown): err is AlreadyExistsError => err instanceof AlreadyExistsError;
+/** Whether `err` is a 403: RBAC denies the call, which no retry fixes. */
 export const isForbidden = (err: unknown): err is ForbiddenError => err instanceof ForbiddenError;
+/** Whether `err` is a 410: a watch or list resourceVersion expired, so relist. */
 export const isGone = (err: unknown): err is GoneError => err instanceof GoneError;
+/** Whether `err` is a 422: the object failed validation, so the same write will fail again. */
 export const isInvalid = (err: unknown): err is InvalidError => err instanceof InvalidError;
 
 /** Returns `undefined` for a NotFoundError and rethrows anything else. */
@@ -106,6 +127,7 @@ export class RequestTimeoutError extends Error {
   }
 }
 
+/** Whether `err` is a call that ran out of time on the client; the server may still have done a write. */
 export const isRequestTimeout = (err: unknown): err is RequestTimeoutError => err instanceof RequestTimeoutError;
 
 function describeCause(cause: unknown): string {

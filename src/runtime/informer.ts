@@ -22,8 +22,11 @@ export interface DeleteInfo {
  * `onUpdate` with the same object as old and new.
  */
 export interface InformerEventHandler<T extends KubernetesObject = KubernetesObject> {
+  /** An object entered the store (also replayed for every stored object when the handler is added). */
   onAdd?(object: T): void;
+  /** An object changed, or a resync redelivered it unchanged. */
   onUpdate?(oldObject: T, newObject: T): void;
+  /** An object left the store; see {@link DeleteInfo} for whether its final state is known. */
   onDelete?(object: T, info: DeleteInfo): void;
 }
 
@@ -33,29 +36,32 @@ export interface InformerEventHandler<T extends KubernetesObject = KubernetesObj
  */
 export type IndexFunc<T extends KubernetesObject = KubernetesObject> = (object: T) => string[];
 
+/** How an {@link Informer} lists, watches and recovers. Only `logger` is required. */
 export interface InformerOptions {
-  /** Namespaces to watch; undefined watches all (cluster-scoped kinds always watch all). */
+  /** Namespaces to watch, one watch each; cluster-scoped kinds always watch all. Default: all (undefined or empty). */
   namespaces?: string[];
+  /** Where watch errors and reconnects are logged. Required. */
   logger: Logger;
-  /** Drop metadata.managedFields before storing: 20–25 % of a cached object, never read by controllers. */
+  /** Drop metadata.managedFields before storing: 20–25 % of a cached object, never read by controllers. Default: true. */
   stripManagedFields?: boolean;
   /**
    * A watch that delivers nothing (not even a bookmark) for this long is
    * treated as dead and reopened from the last resourceVersion. Cheap when
-   * wrong, and it catches half-open connections that never error.
+   * wrong, and it catches half-open connections that never error. Default: 2 min.
    */
   watchIdleTimeoutMs?: number;
-  /** Reconnect backoff after any error: exponential with jitter. */
+  /** First wait before a failed list or watch is retried; it doubles per failure, with jitter. Default: 800 ms. */
   backoffInitialMs?: number;
+  /** Cap on that wait, so an outage is still retried every 15–30 s. Default: 30 s. */
   backoffMaxMs?: number;
-  /** Page size of the initial and recovery lists. */
+  /** Page size of the initial and recovery lists, to bound the memory of one response. Default: 500. */
   listPageSize?: number;
   /**
    * How often every cached object is redelivered to the handlers as an update
    * with old === new, so controllers correct drift they missed (controller-runtime's
    * SyncPeriod). Each informer picks its period once, at random in
    * [0.9, 1.1) × this value, so informers don't resync in lock-step.
-   * Default DEFAULT_RESYNC_PERIOD_MS (10 h); 0 turns resync off.
+   * 0 turns resync off. Default: DEFAULT_RESYNC_PERIOD_MS (10 h).
    */
   resyncPeriodMs?: number;
 }
@@ -162,6 +168,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     await this.running;
   }
 
+  /** Whether every namespace has been listed once, so reads see the whole state. */
   hasSynced(): boolean {
     return this.syncedCount === this.reflectors.length;
   }

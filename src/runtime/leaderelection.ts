@@ -17,9 +17,11 @@ interface LeaseRecord {
   spec?: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
 }
 
-/** controller-runtime's leader-election timings. */
+/** controller-runtime's leader-election timings. How long a rival waits after the last renewal it saw: 15 s. */
 export const DEFAULT_LEASE_DURATION_MS = 15_000;
+/** How long the leader keeps failing to renew before it stops leading: 10 s, safely under the lease duration. */
 export const DEFAULT_RENEW_DEADLINE_MS = 10_000;
+/** The wait between renewals and between attempts to acquire: 2 s, so a deadline allows several tries. */
 export const DEFAULT_RETRY_PERIOD_MS = 2_000;
 
 /**
@@ -47,19 +49,31 @@ const ACQUIRE_JITTER_FACTOR = 1.2;
 /** controller-runtime's floor for the lease client's per-request timeout. */
 const MIN_LEASE_REQUEST_TIMEOUT_MS = 1_000;
 
+/**
+ * Which Lease a {@link LeaderElector} contends for, as whom, and how fast.
+ * The timings must satisfy leaseDuration > renewDeadline > retryPeriod, or
+ * the constructor throws.
+ */
 export interface LeaderElectorOptions {
+  /** The client the Lease is read and written with. Required. */
   rest: RestClient;
-  /** Lease name (the manager's leaderElectionID). */
+  /** Lease name (the manager's leaderElectionID). Required. */
   name: string;
+  /** Namespace of the Lease. Required: the manager resolves it from the Pod's namespace. */
   namespace: string;
-  /** Unique per process: hostname plus a random suffix. */
+  /** Who holds the Lease; unique per process (the manager uses hostname plus a random suffix). Required. */
   identity: string;
+  /** How long a rival waits after the last renewal it observed before taking over. Default: 15 s. */
   leaseDurationMs?: number;
+  /** How long renewal may keep failing before leadership is given up. Default: 10 s. */
   renewDeadlineMs?: number;
+  /** Wait between renewals, and (plus up to 120 % jitter) between attempts to acquire. Default: 2 s. */
   retryPeriodMs?: number;
-  /** Time source; the system clocks by default (see LeaseClock). */
+  /** Time source, so tests can step the wall clock (see LeaseClock). Default: `systemLeaseClock`. */
   clock?: LeaseClock;
+  /** Where acquisitions, renewals and losses are logged. Required. */
   logger: Logger;
+  /** Sets `leader_election_master_status` for this Lease. Default: no metrics. */
   metrics?: ManagerMetrics;
 }
 
@@ -109,6 +123,7 @@ export class LeaderElector {
     options.metrics?.leaderElectionMasterStatus.set({ name: options.name }, 0);
   }
 
+  /** Whether this process holds the lease right now. */
   isLeader(): boolean {
     return this.leading;
   }

@@ -17,8 +17,9 @@ const BACKOFF_JITTER = 0.2;
 
 /** How {@link LeaderForLife} finds its Pod and its lock. */
 export interface LeaderForLifeOptions {
+  /** The client the lock, the Pod and its Node are read and written with. Required. */
   rest: RestClient;
-  /** Name of the lock ConfigMap (the manager's leaderElectionID). */
+  /** Name of the lock ConfigMap (the manager's leaderElectionID). Required. */
   lockName: string;
   /**
    * Namespace of the lock and of this process's Pod. Default: `POD_NAMESPACE`
@@ -29,11 +30,13 @@ export interface LeaderForLifeOptions {
   namespace?: string;
   /** This process's Pod, which will own the lock. Default: `POD_NAME` (downward API `metadata.name`). */
   podName?: string;
-  /** Cap on the doubling wait between attempts; 16 s by default, as operator-lib's. */
+  /** Cap on the doubling wait (from 1 s) between attempts; 0 or less means the default. Default: 16 s, as operator-lib's. */
   maxBackoffIntervalMs?: number;
-  /** The namespace file to read, for tests; the in-cluster path by default. */
+  /** The namespace file to read, so tests can fake being in a cluster. Default: the service-account namespace file. */
   namespaceFile?: string;
+  /** Where attempts and the outcome are logged. Required. */
   logger: Logger;
+  /** Sets `leader_election_master_status` for the lock. Default: no metrics. */
   metrics?: ManagerMetrics;
 }
 

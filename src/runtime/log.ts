@@ -4,11 +4,13 @@ import { pino, type Logger as PinoLogger } from 'pino';
 /** The structured logger used across the runtime (pino). */
 export type Logger = PinoLogger;
 
+/** How {@link createLogger} formats, filters and writes log lines. */
 export interface LoggerOptions {
-  /** Human-readable lines instead of JSON (kubebuilder's `--zap-devel`). */
+  /** Human-readable lines instead of JSON (kubebuilder's `--zap-devel`). Default: false. */
   development?: boolean;
+  /** The least severe level written. Default: `debug` in development, `info` otherwise. */
   level?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
-  /** Where lines go; standard error by default, as zap does. */
+  /** Where lines go, kept off stdout so it stays free for a program's output. Default: standard error, as zap. */
   destination?: NodeJS.WritableStream;
 }
 

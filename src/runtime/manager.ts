@@ -18,33 +18,49 @@ import type { Reader } from './reader.js';
 import { RestClient } from './rest.js';
 import { parseBindAddress, serveHttp, type RunningServer } from './serving.js';
 
-/** controller-runtime's defaults, kept next to the code that uses them. */
+/** How long a stop waits for reconciles and runnables: controller-runtime's 30 s. */
 export const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 30_000;
+/** Where /metrics is served: port 8080 on every interface, where kubebuilder's scaffolded Service points. */
 export const DEFAULT_METRICS_BIND_ADDRESS = ':8080';
+/** Where /healthz and /readyz are served: port 8081, the port the scaffolded probes call. */
 export const DEFAULT_HEALTH_PROBE_BIND_ADDRESS = ':8081';
 const IN_CLUSTER_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
+/**
+ * Everything a {@link Manager} is configured with. Every option may be left
+ * out: each states its default, which follows controller-runtime's
+ * manager.Options unless it says why not.
+ */
 export interface ManagerOptions {
-  /** Cluster access; loaded with loadKubeConfig() when left out. */
+  /** Cluster access. Default: {@link loadKubeConfig}() (KUBECONFIG, in-cluster, then ~/.kube/config). */
   kubeConfig?: KubeConfig;
-  /** Namespaces to watch; undefined or empty watches all (see Manager.namespacesFromEnv). */
+  /**
+   * Namespaces the cache watches, to need only namespaced RBAC. Default: all
+   * (undefined or empty); {@link Manager.namespacesFromEnv} reads WATCH_NAMESPACE.
+   */
   namespaces?: string[];
-  /** Where /metrics is served (`:8080` by default); `"0"` turns it off. */
+  /** Where /metrics is served, as `host:port` or `:port`; `"0"` or `""` turns it off. Default: `:8080`. */
   metricsBindAddress?: string;
-  /** Where /healthz and /readyz are served (`:8081` by default); `"0"` turns them off. */
+  /** Where /healthz and /readyz are served; `"0"` or `""` turns them off. Default: `:8081`. */
   healthProbeBindAddress?: string;
-  /** Run controllers only while holding a Lease, so replicas don't fight. */
+  /** Run controllers only while leading, so replicas don't reconcile the same objects at once. Default: false. */
   leaderElection?: boolean;
-  /** Name of the Lease. Required with leaderElection. */
+  /** Name of the Lease (or leader-for-life ConfigMap). Required when `leaderElection` is on; no default. */
   leaderElectionID?: string;
-  /** Namespace of the Lease; the pod's own namespace in-cluster. */
+  /**
+   * Namespace of the lock. Default: `POD_NAMESPACE`, then the service-account
+   * namespace file; outside a cluster lease mode fails without it (leader-for-life runs unlocked).
+   */
   leaderElectionNamespace?: string;
+  /** How long a rival waits after the leader's last observed renewal before taking over. Default: 15 s. */
   leaseDurationMs?: number;
+  /** How long the leader keeps trying to renew before it gives up leading. Default: 10 s. */
   renewDeadlineMs?: number;
+  /** Wait between renewals and between attempts to acquire. Default: 2 s. */
   retryPeriodMs?: number;
   /**
    * How replicas elect a leader when `leaderElection` is on.
-   * - `'lease'` (the default): a Lease renewed by the leader, as
+   * - `'lease'`: a Lease renewed by the leader, as
    *   controller-runtime; failover after the lease duration.
    * - `'leader-for-life'`: operator-lib's `leader.Become`. The leader's Pod
    *   (`POD_NAME`, from the downward API) owns a ConfigMap named
@@ -55,11 +71,13 @@ export interface ManagerOptions {
    *   to go. Outside a cluster (no namespace found) the manager runs at once
    *   without a lock. The lease timings and `leaderElectionReleaseOnCancel`
    *   do not apply. See {@link LeaderForLife}.
+   *
+   * Default: `'lease'`.
    */
   leaderElectionMode?: 'lease' | 'leader-for-life';
   /**
    * Release the Lease on a clean stop so a successor takes over at once
-   * instead of waiting for it to expire. Default true, unlike
+   * instead of waiting for it to expire. Default: true, unlike
    * controller-runtime's false, because here it is safe: the Manager releases
    * only after every leader-only runnable has returned and every in-flight
    * reconcile has finished. It never releases after lost leadership, after a
@@ -67,32 +85,37 @@ export interface ManagerOptions {
    * Lease simply expires.
    */
   leaderElectionReleaseOnCancel?: boolean;
-  /** Clock for leader election (a test hook; see LeaseClock). */
+  /** Clock for leader election, so tests can step the wall clock (see LeaseClock). Default: `systemLeaseClock`. */
   leaderElectionClock?: LeaseClock;
   /**
-   * How long in-flight reconciles and runnables may run after a stop (30 s by
-   * default). If they are still running then, start() rejects.
+   * How long in-flight reconciles and runnables may run after a stop; if they
+   * are still running then, start() rejects. Skipped on lost leadership. Default: 30 s.
    */
   gracefulShutdownTimeoutMs?: number;
-  /** How long controllers wait for their caches (2 min by default). */
+  /** How long controllers (and a first cached read of a new kind) wait for caches to sync. Default: 2 min. */
   cacheSyncTimeoutMs?: number;
-  /** Keep managedFields in cached objects (stripped by default to save memory). */
+  /** Keep managedFields in cached objects; they are stripped to save memory and no controller reads them. Default: false. */
   keepManagedFields?: boolean;
-  /** Reopen a watch that was silent this long (see Informer). */
+  /** Reopen a watch that delivered nothing this long, to catch half-open connections. Default: 2 min. */
   watchIdleTimeoutMs?: number;
   /**
-   * How often the cache redelivers every object to the controllers
-   * (controller-runtime's SyncPeriod): 10 h by default, jittered ±10 % per
-   * informer; 0 turns it off. See InformerOptions.resyncPeriodMs.
+   * How often the cache redelivers every object to the controllers, so they
+   * correct drift they missed (controller-runtime's SyncPeriod); jittered ±10 %
+   * per informer, 0 turns it off. Default: 10 h.
    */
   syncPeriodMs?: number;
-  /** Reconnect backoff for the cache's watches. */
+  /** First wait before a failed watch or list is retried; it doubles per failure, with jitter. Default: 800 ms. */
   watchBackoffInitialMs?: number;
+  /** Cap on that doubling wait, so a long outage is still retried every 15–30 s. Default: 30 s. */
   watchBackoffMaxMs?: number;
-  /** Stop on SIGTERM and SIGINT (default true). */
+  /** Stop gracefully on SIGTERM and SIGINT (a second signal exits at once). Default: true. */
   handleSignals?: boolean;
-  /** Field manager for the client's writes. */
+  /**
+   * Field manager of the client's writes. Default: none, so the API server
+   * names the manager after the User-Agent, and server-side apply needs one per call.
+   */
   fieldOwner?: string;
+  /** Where the manager and its controllers log. Default: {@link createLogger}() (JSON at info, to stderr). */
   logger?: Logger;
 }
 
@@ -122,7 +145,9 @@ export const GRACE_PERIOD_EXCEEDED_MESSAGE = 'failed waiting for all runnables t
  * finished cleanly, and rejects if leadership was lost.
  */
 export class Manager {
+  /** The transport every client, cache and elector of this manager shares, so requests share connections. */
   readonly rest: RestClient;
+  /** The controller-runtime metrics served on /metrics; register your own in `metrics.registry`. */
   readonly metrics = new ManagerMetrics();
   private readonly cache: Cache;
   private readonly client: Client;
@@ -201,10 +226,12 @@ export class Manager {
     return this.client.apiReader();
   }
 
+  /** The shared informer cache, e.g. to add field indexes before start(). */
   getCache(): Cache {
     return this.cache;
   }
 
+  /** The manager's logger (`ManagerOptions.logger`), to log in the same format. */
   getLogger(): Logger {
     return this.log;
   }
@@ -224,10 +251,12 @@ export class Manager {
     return this.probeAddress;
   }
 
+  /** Adds a liveness check served on /healthz; a failing one gets the Pod restarted. */
   addHealthzCheck(name: string, check: Checker): void {
     this.probes.addHealthzCheck(name, check);
   }
 
+  /** Adds a readiness check served on /readyz; a failing one takes the Pod out of Service endpoints. */
   addReadyzCheck(name: string, check: Checker): void {
     this.probes.addReadyzCheck(name, check);
   }

@@ -8,10 +8,13 @@ import { matchesLabels, parseSelector, requirementsOf, type LabelSelector } from
  * that event type through.
  */
 export interface Predicate<T extends KubernetesObject = KubernetesObject> {
+  /** Whether a create event is reconciled; left out, it is. */
   create?(object: T): boolean;
+  /** Whether an update event is reconciled; left out, it is. */
   update?(oldObject: T, newObject: T): boolean;
   /** `info.finalStateUnknown` is true when a relist, not the watch, found the object gone. */
   delete?(object: T, info: DeleteInfo): boolean;
+  /** Whether a generic event (from a ChannelSource) is reconciled; left out, it is. */
   generic?(object: T): boolean;
 }
 

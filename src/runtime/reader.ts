@@ -4,16 +4,21 @@ import type { Kind, ObjectKey } from './kinds.js';
 /** Label or field selector, as the API's string form or as equality pairs. */
 export type Selector = string | Record<string, string>;
 
+/** Which objects `list` returns (and `deleteAllOf` deletes). */
 export interface ListOptions {
-  /** Only this namespace; all namespaces (that are watched) when left out. */
+  /** Only this namespace. Default: every namespace (the cache's watched ones when read from the cache). */
   namespace?: string;
+  /** Only objects whose labels match, e.g. `app=web,tier!=db` or `{ app: 'web' }`. Default: no label filter. */
   labelSelector?: Selector;
+  /** Only objects whose fields match, e.g. `status.phase=Running`; the cache answers only indexed fields and metadata.name/namespace. Default: no field filter. */
   fieldSelector?: Selector;
   /**
    * Field values to match exactly, as controller-runtime's MatchingFields. The
    * cache answers them from indexes added with `cache.indexField(kind, field, fn)`
-   * (and fails for a field without one); the API reader sends them as a field
+   * (and fails for a field without one, except metadata.name and
+   * metadata.namespace, which it reads directly); the API reader sends them as a field
    * selector, so there they must be fields the API server can select on.
+   * Default: none.
    */
   matchingFields?: Record<string, string>;
 }
@@ -25,6 +30,7 @@ export interface ListOptions {
 export interface Reader {
   /** Returns the object or throws NotFoundError. */
   get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<T>;
+  /** Returns every object of `kind` that `options` selects (an empty array when none). */
   list<T extends KubernetesObject>(kind: Kind<T>, options?: ListOptions): Promise<T[]>;
 }
 

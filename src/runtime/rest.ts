@@ -8,18 +8,23 @@ export interface WatchEvent<T = Record<string, unknown>> {
   object: T;
 }
 
+/** URL query parameters of a call; `undefined` values are left out, so optional ones need no branching. */
 export type Query = Record<string, string | number | boolean | undefined>;
 
+/** What one {@link RestClient.request} call sends, and how long it may take. */
 export interface RequestOptions {
+  /** Query parameters (labelSelector, fieldManager, dryRun...). Default: none. */
   query?: Query;
+  /** The request body: a string is sent as is, anything else as JSON. Default: no body. */
   body?: unknown;
-  /** Content type of `body`; JSON unless a patch type is given. */
+  /** Content type of `body`; patches name theirs (merge, JSON, strategic, apply). Default: `application/json`. */
   contentType?: string;
+  /** Aborts the call, retries and waits included, e.g. when a reconcile is cancelled. Default: none. */
   signal?: AbortSignal;
   /**
    * Overrides the client's `timeoutMs` for this call (0: no limit). It bounds
    * the whole call: every attempt, the waits between retries, and reading
-   * the response body.
+   * the response body. Default: the client's `timeoutMs`.
    */
   timeoutMs?: number;
 }
@@ -45,15 +50,15 @@ const CONNECTION_RESET_RETRY_MS = 1000;
 
 /** Construction options for `RestClient`. */
 export interface RestClientOptions {
-  /** Sent as `User-Agent`. */
+  /** Sent as `User-Agent`; the API server also names a write's field manager after it when none is given. Default: `ts-operator-sdk`. */
   userAgent?: string;
   /**
    * Bound on each call, in milliseconds; 0 turns it off. Watches are not
    * bounded by it once the server has answered (see `watch`).
-   * DEFAULT_REQUEST_TIMEOUT_MS when left out.
+   * Default: DEFAULT_REQUEST_TIMEOUT_MS (60 s).
    */
   timeoutMs?: number;
-  /** Retries after a 429 or 5xx that carries `Retry-After`; DEFAULT_MAX_RETRIES when left out. */
+  /** Retries of one call: after a 429 or 5xx that carries `Retry-After`, and of a GET whose connection was reset. Default: DEFAULT_MAX_RETRIES (10). */
   maxRetries?: number;
 }
 
@@ -118,6 +123,7 @@ export class RestClient {
     return cluster.server.replace(/\/+$/, '');
   }
 
+  /** Calls `observer` after every HTTP attempt, retries included (the manager counts them as metrics). */
   observe(observer: RequestObserver): void {
     this.observers.push(observer);
   }

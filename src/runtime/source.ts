@@ -6,6 +6,7 @@ import type { InformerEventHandler } from './informer.js';
  * ChannelSource calls onGeneric.
  */
 export interface SourceEventHandler<T extends KubernetesObject = KubernetesObject> extends InformerEventHandler<T> {
+  /** An object pushed by a ChannelSource, not by a watch. */
   onGeneric?(object: T): void;
 }
 

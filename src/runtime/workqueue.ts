@@ -3,7 +3,7 @@ import { defaultControllerRateLimiter, type RateLimiter } from './ratelimiter.js
 
 /** How a {@link WorkQueue} is named, paced and observed. */
 export interface WorkQueueOptions {
-  /** Queue name for the `workqueue_*` metrics (the controller name). */
+  /** Queue name for the `workqueue_*` metrics (the controller name). Required. */
   name: string;
   /** Delay before each retry of a key. Default: {@link defaultControllerRateLimiter} (5 ms → 1000 s per key, 10 qps / 100 burst overall). */
   rateLimiter?: RateLimiter;
@@ -76,6 +76,7 @@ export class WorkQueue {
     this.rateLimiter.forget(key);
   }
 
+  /** How many times `key` was retried with backoff since it was last forgotten. */
   numRequeues(key: string): number {
     return this.rateLimiter.numRequeues(key);
   }

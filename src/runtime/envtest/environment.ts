@@ -13,21 +13,24 @@ export const ADMIN_USER: EnvtestUser = { name: 'default', groups: ['system:maste
 
 /** How an {@link Environment} finds its binaries, what it installs and how long it waits. */
 export interface EnvironmentOptions {
-  /** Directory with etcd and kube-apiserver. Default: KUBEBUILDER_ASSETS, then /usr/local/kubebuilder/bin; TEST_ASSET_KUBE_APISERVER / TEST_ASSET_ETCD override single binaries. */
+  /**
+   * Directory with etcd and kube-apiserver; TEST_ASSET_KUBE_APISERVER / TEST_ASSET_ETCD
+   * still override single binaries. Default: KUBEBUILDER_ASSETS, then /usr/local/kubebuilder/bin.
+   */
   binaryAssetsDirectory?: string;
-  /** Files or directories of CRD YAML (multi-document allowed), installed by `start()`. */
+  /** Files or directories of CRD YAML (multi-document allowed), installed by `start()`. Default: none. */
   crdDirectoryPaths?: string[];
-  /** CRD objects installed by `start()`. */
+  /** CRD objects installed by `start()`, for CRDs built in code. Default: none. */
   crds?: object[];
-  /** Fail `start()` when a CRD path does not exist. Default false, as in controller-runtime. */
+  /** Fail `start()` when a CRD path does not exist, to catch a wrong path. Default: false, as in controller-runtime. */
   errorIfCRDPathMissing?: boolean;
-  /** Per-component start timeout. Default 20 s, or KUBEBUILDER_CONTROLPLANE_START_TIMEOUT (a Go duration like `60s`, or milliseconds). */
+  /** Per-component start timeout. Default: KUBEBUILDER_CONTROLPLANE_START_TIMEOUT (a Go duration like `60s`, or milliseconds) if set, else 20 s. */
   startTimeoutMs?: number;
-  /** Per-component stop timeout before SIGKILL. Default 20 s, or KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT. */
+  /** Per-component stop timeout before SIGKILL. Default: KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT if set, else 20 s. */
   stopTimeoutMs?: number;
-  /** Pipe etcd and kube-apiserver output to this process, for debugging. Default: KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT=true. */
+  /** Pipe etcd and kube-apiserver output to this process, for debugging. Default: true only if KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT is `true`. */
   attachControlPlaneOutput?: boolean;
-  /** Extra or overriding kube-apiserver flags, keyed without the leading dashes. */
+  /** Extra or overriding kube-apiserver flags, keyed by flag name (leading dashes are dropped). Default: none. */
   apiServerExtraArgs?: Record<string, string>;
 }
 

@@ -24,17 +24,17 @@ const INDEX_TIMEOUT_MS = 30_000;
 
 /** Which envtest binaries to fetch, from where, and where to keep them. */
 export interface SetupEnvtestOptions {
-  /** `latest` (default), `1.36.3`, `1.36`, `1.36.x`, `~1.36.0`, `<1.37.0`; a trailing `!` checks the index even when a cached version matches. */
+  /** `latest`, `1.36.3`, `1.36`, `1.36.x`, `~1.36.0`, `<1.37.0`; a trailing `!` checks the index even when a cached version matches. Default: `latest`. */
   version?: string;
-  /** The envtest-releases.yaml index. Default: controller-tools' published index. */
+  /** The envtest-releases.yaml index, e.g. a mirror. Default: DEFAULT_ENVTEST_INDEX_URL (controller-tools' published index). */
   indexUrl?: string;
-  /** Default: `$XDG_DATA_HOME/ts-operator-sdk/envtest`, else `~/.local/share/ts-operator-sdk/envtest`. */
+  /** Where versions are kept, so a matching one is reused offline. Default: `$XDG_DATA_HOME/ts-operator-sdk/envtest`, else `~/.local/share/ts-operator-sdk/envtest`. */
   cacheDir?: string;
   /** Go-style OS name (`linux`, `darwin`, `windows`). Default: this machine's. */
   platform?: string;
   /** Go-style architecture (`amd64`, `arm64`, `ppc64le`, `s390x`). Default: this machine's. */
   arch?: string;
-  /** Receives one line per step (resolving, downloading, the result). */
+  /** Receives one line per step (resolving, downloading, the result). Default: nothing is logged. */
   log?: (line: string) => void;
 }
 
