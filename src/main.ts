@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { formatProblem, UsageError } from './errors.js';
+import { formatProblem, shortenQuoted, UsageError } from './errors.js';
 import { registerCompletion } from './commands/completion/cli.js';
 import { registerCreateApi } from './commands/create/cli.js';
 import { registerEdit } from './commands/edit/cli.js';
@@ -37,6 +37,9 @@ Examples:
     command.exitOverride().configureOutput({
       // Commander's own messages ("error: unknown option '--x'") become our one-line form.
       outputError: () => undefined,
+      // Help printed because a group (`create`, `generate`) got no
+      // subcommand would be many lines; the one error line replaces it.
+      writeErr: () => undefined,
     });
     command.commands.forEach(configure);
   };
@@ -46,11 +49,15 @@ Examples:
 
 /** Formats a commander usage error as `Error: <problem>. <fix>.` */
 function usageError(error: CommanderError, program: Command, argv: string[]): string {
-  const problem = error.message.replace(/^error:\s*/i, '').split('\n')[0]!.replace(/\.$/, '');
   const path = argv.slice(2).filter((word) => !word.startsWith('-')).slice(0, 2);
   const command = program.commands.find((c) => c.name() === path[0]);
   const sub = command?.commands.find((c) => c.name() === path[1]);
   const helpFor = [program.name(), command?.name(), sub?.name()].filter(Boolean).join(' ');
+  let problem = shortenQuoted(shortenQuoted(error.message.replace(/^error:\s*/i, '').split('\n')[0]!.replace(/\.$/, '')), "'");
+  if (error.code === 'commander.help' && command && !sub) {
+    // A command group run without a subcommand: commander's message is "(outputHelp)".
+    problem = `\`${program.name()} ${command.name()}\` needs a subcommand (${command.commands.map((c) => c.name()).join(', ')})`;
+  }
   return `Error: ${problem}. Run \`${helpFor} --help\` for usage.`;
 }
 

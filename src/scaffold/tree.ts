@@ -143,12 +143,43 @@ export class VirtualTree {
       const path = (error as NodeJS.ErrnoException).path;
       throw new UsageError(
         `could not write the project files (${reason}${path ? ` at ${relative(this.root, path) || '.'}` : ''}); nothing was changed`,
-        'make the directory writable and run the command again',
+        this.fixForWriteError(error as NodeJS.ErrnoException),
         { cause: error },
       );
     }
     this.pending.clear();
     return changes;
+  }
+
+  /** The advice for a failed write: only permission errors are fixed by making the directory writable. */
+  private fixForWriteError(error: NodeJS.ErrnoException): string {
+    switch (error.code) {
+      case 'ENOTDIR':
+      case 'EEXIST': {
+        // A file sits where the project needs a directory (e.g. a file named `.github`).
+        const blocker = error.path ? this.fileInTheWay(error.path) : undefined;
+        return `${blocker ? `"${relative(this.root, blocker)}" is a file where a directory is needed` : 'a file is in the way of a directory'}: move it away and run the command again`;
+      }
+      case 'EISDIR':
+        return `a directory is in the way of a file${error.path ? ` ("${relative(this.root, error.path)}")` : ''}: move it away and run the command again`;
+      case 'ENOSPC':
+      case 'EDQUOT':
+        return 'free some disk space and run the command again';
+      default:
+        return 'make the directory writable and run the command again';
+    }
+  }
+
+  /** The nearest existing ancestor of `path` (or `path` itself) that is not a directory. */
+  private fileInTheWay(path: string): string | undefined {
+    for (let current = path; current.startsWith(this.root) && current !== this.root; current = dirname(current)) {
+      try {
+        if (!statSync(current).isDirectory()) return current;
+      } catch {
+        // Missing or unreachable: look further up.
+      }
+    }
+    return undefined;
   }
 
   private async makeDirectory(directory: string, created: string[]): Promise<void> {
