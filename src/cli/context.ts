@@ -28,7 +28,7 @@ function currentDirectory(): string {
   } catch (error) {
     throw new UsageError(
       `the current directory no longer exists (${(error as NodeJS.ErrnoException).code ?? 'cwd failed'})`,
-      'cd into an existing directory (e.g. `cd "$PWD"` if it was recreated) and run the command again',
+      'change into an existing directory (e.g. `cd "$PWD"` if it was recreated) and run the command again',
       { cause: error },
     );
   }

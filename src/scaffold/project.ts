@@ -209,15 +209,24 @@ function updateDocument(document: Document, model: Record<string, unknown>): Doc
       wanted.forEach((item, index) => {
         const existing = node.items[index];
         if (isNode(existing) && isDeepStrictEqual(existing.toJS(document), item)) return;
-        if (index < node.items.length) node.items[index] = document.createNode(item);
-        else node.items.push(document.createNode(item));
+        if (index < node.items.length) node.items[index] = document.createNode(sortedKeys(item));
+        else node.items.push(document.createNode(sortedKeys(item)));
       });
       node.items.splice(wanted.length);
       continue;
     }
-    document.set(key, document.createNode(wanted));
+    document.set(key, document.createNode(sortedKeys(wanted)));
   }
+  // Kubebuilder writes the keys sorted; new keys join in order, unknown ones included.
+  if (isMap(document.contents)) document.contents.items.sort((a, b) => String(isNode(a.key) ? a.key.toJS(document) : a.key).localeCompare(String(isNode(b.key) ? b.key.toJS(document) : b.key)));
   return document;
+}
+
+/** A copy of `value` whose mappings list their keys sorted, as the YAML should. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)).map(([key, child]) => [key, sortedKeys(child)]));
 }
 
 /** Stages PROJECT in the tree. */
