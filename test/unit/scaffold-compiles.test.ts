@@ -76,6 +76,14 @@ test('awkward kinds, the same kind in two groups, a second version and an owner 
   const { status, output } = typecheck(dir);
   assert.equal(output, '', 'tsc reported errors');
   assert.equal(status, 0);
+
+  // The CRD generator reads the aliased imports too (kind Condition imports the SDK's Condition as SdkCondition).
+  const v1Types = join(dir, 'apis/cache/v1/memcached_types.ts');
+  writeFileSync(v1Types, readFileSync(v1Types, 'utf8').replace(' * Memcached is the Schema for the memcacheds API.\n', ' * Memcached is the Schema for the memcacheds API.\n * +kubebuilder:storageversion\n'));
+  runCliOk(['generate', 'manifests'], dir);
+  const conditionCrd = readFileSync(join(dir, 'config/crd/bases/cache.example.com_conditions.yaml'), 'utf8');
+  assert.match(conditionCrd, /conditions:\n(.*\n)*? +lastTransitionTime:/);
+  assert.match(readFileSync(join(dir, 'config/crd/bases/cache.example.com_functions.yaml'), 'utf8'), /kind: Function\n/);
 });
 
 test('the same kind in a group and without a group: main.ts aliases the second reconciler', () => {
