@@ -73,5 +73,20 @@ function sentenceOf(problem: string, fix: string): string {
 function oneLine(text: string): string {
   // One line is the contract: a multi-line cause (an fs error, a YAML parse
   // message) is folded so the error still reads as a single sentence.
-  return text.replace(/\s*\n\s*/g, ' ').replace(/\.+$/, '');
+  return shortenQuoted(text.replace(/\s*\n\s*/g, ' ').replace(/\.+$/, ''));
+}
+
+/** Quoted user input longer than this is cut when echoed in an error. */
+export const MAX_ECHOED_INPUT = 80;
+
+/**
+ * Cuts every value quoted with `quote` that is longer than
+ * {@link MAX_ECHOED_INPUT} characters to its start plus its length, so a
+ * 100 kB argument does not become a 100 kB error line; the start is enough to
+ * recognise it. Apostrophes are prose in our own messages, so only commander's
+ * messages (`unknown option '--x'`) pass `'`.
+ */
+export function shortenQuoted(text: string, quote: '"' | "'" = '"'): string {
+  const quoted = new RegExp(`${quote}([^${quote}\\n]{${MAX_ECHOED_INPUT + 1},}?)${quote}`, 'g');
+  return text.replace(quoted, (_whole, value: string) => `${quote}${value.slice(0, MAX_ECHOED_INPUT - 20)}…${quote} (${value.length} characters)`);
 }

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { formatProblem, UsageError } from './errors.js';
+import { formatProblem, shortenQuoted, UsageError } from './errors.js';
 import { recoverInterruptedWrite } from './scaffold/journal.js';
 import { registerCompletion } from './commands/completion/cli.js';
 import { registerCreateApi } from './commands/create/cli.js';
@@ -38,6 +38,9 @@ Examples:
     command.exitOverride().configureOutput({
       // Commander's own messages ("error: unknown option '--x'") become our one-line form.
       outputError: () => undefined,
+      // Help printed because a group (`create`, `generate`) got no
+      // subcommand would be many lines; the one error line replaces it.
+      writeErr: () => undefined,
     });
     command.commands.forEach(configure);
   };
@@ -47,11 +50,20 @@ Examples:
 
 /** Formats a commander usage error as `Error: <problem>. <fix>.` */
 function usageError(error: CommanderError, program: Command, argv: string[]): string {
-  const problem = error.message.replace(/^error:\s*/i, '').split('\n')[0]!.replace(/\.$/, '');
-  const path = argv.slice(2).filter((word) => !word.startsWith('-')).slice(0, 2);
-  const command = program.commands.find((c) => c.name() === path[0]);
-  const sub = command?.commands.find((c) => c.name() === path[1]);
-  const helpFor = [program.name(), command?.name(), sub?.name()].filter(Boolean).join(' ');
+  // The command the words name, as deep as they go (`generate kustomize`).
+  const chain: Command[] = [program];
+  for (const word of argv.slice(2).filter((w) => !w.startsWith('-'))) {
+    const next = chain[chain.length - 1]!.commands.find((c) => c.name() === word);
+    if (!next) break;
+    chain.push(next);
+  }
+  const target = chain[chain.length - 1]!;
+  const helpFor = chain.slice(0, 3).map((c) => c.name()).join(' ');
+  let problem = shortenQuoted(shortenQuoted(error.message.replace(/^error:\s*/i, '').split('\n')[0]!.replace(/\.$/, '')), "'");
+  if (error.code === 'commander.help' && target !== program && target.commands.length > 0) {
+    // A command group run without a subcommand: commander's message is "(outputHelp)".
+    problem = `\`${chain.map((c) => c.name()).join(' ')}\` needs a subcommand (${target.commands.map((c) => c.name()).join(', ')})`;
+  }
   return `Error: ${problem}. Run \`${helpFor} --help\` for usage.`;
 }
 

@@ -22,6 +22,18 @@ export interface CliContext {
   exitCode: number;
 }
 
+function currentDirectory(): string {
+  try {
+    return process.cwd();
+  } catch (error) {
+    throw new UsageError(
+      `the current directory no longer exists (${(error as NodeJS.ErrnoException).code ?? 'cwd failed'})`,
+      'change into an existing directory (e.g. `cd "$PWD"` if it was recreated) and run the command again',
+      { cause: error },
+    );
+  }
+}
+
 /** The context of a real process: stdout, stderr and a readline prompt on stdin. */
 export function processContext(): CliContext {
   let verbose = false;
@@ -48,7 +60,11 @@ export function processContext(): CliContext {
   return {
     io,
     exitCode: 0,
-    cwd: process.cwd(),
+    // Read when a command needs it, so a deleted working directory is a
+    // one-line error inside the CLI's error handling, not a stack trace.
+    get cwd() {
+      return currentDirectory();
+    },
     interactive: Boolean(process.stdin.isTTY),
     setVerbose: (value) => {
       verbose = value;

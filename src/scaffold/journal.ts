@@ -25,7 +25,7 @@
  * entry before any command runs, completes or undoes.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { constants as fsConstants } from 'node:fs';
 import { copyFile, link, mkdir, open, rename, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
@@ -592,7 +592,39 @@ function describeError(root: string, error: unknown): string {
 
 function writeFailed(root: string, error: unknown): Error {
   if (error instanceof UsageError) return error;
-  return new UsageError(`could not write the project files (${describeError(root, error)}); nothing was changed`, 'make the directory writable and run the command again', { cause: error });
+  return new UsageError(`could not write the project files (${describeError(root, error)}); nothing was changed`, fixForWriteError(root, error as NodeJS.ErrnoException), { cause: error });
+}
+
+/** The advice for a failed write: only permission errors are fixed by making the directory writable. */
+function fixForWriteError(root: string, error: NodeJS.ErrnoException & { dest?: string }): string {
+  const path = (error.dest ?? error.path)?.replace(OWN_FILE_SUFFIX, '');
+  switch (error.code) {
+    case 'ENOTDIR':
+    case 'EEXIST': {
+      // A file sits where the project needs a directory (e.g. a file named `.github`).
+      const blocker = path ? fileInTheWay(root, path) : undefined;
+      return `${blocker ? `"${relative(root, blocker)}" is a file where a directory is needed` : 'a file is in the way of a directory'}: move it away and run the command again`;
+    }
+    case 'EISDIR':
+      return `a directory is in the way of a file${path ? ` ("${relative(root, path)}")` : ''}: move it away and run the command again`;
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return 'free some disk space and run the command again';
+    default:
+      return 'make the directory writable and run the command again';
+  }
+}
+
+/** The nearest existing ancestor of `path` (or `path` itself) that is not a directory. */
+function fileInTheWay(root: string, path: string): string | undefined {
+  for (let current = path; current.startsWith(root) && current !== root; current = dirname(current)) {
+    try {
+      if (!statSync(current).isDirectory()) return current;
+    } catch {
+      // Missing or unreachable: look further up.
+    }
+  }
+  return undefined;
 }
 
 function undoFailed(root: string, error: unknown, undoError: unknown): Error {

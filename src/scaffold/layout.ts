@@ -25,8 +25,16 @@ export interface ApiData {
   qualifiedGroup: string;
   plural: string;
   kindLower: string;
-  /** Lower camel case, for variable names (`memcached`, `podRoute`). */
+  /** Lower camel case, for variable names (`memcached`, `podRoute`); never a reserved word (see {@link kindVariableName}). */
   kindVariable: string;
+  /** The import specifier of the kind in the controller and its test: `Memcached`, or `Client as ClientKind` when the kind's name is taken there. */
+  kindImport: string;
+  /** The name the controller and its test use for the kind (the alias of {@link kindImport}). */
+  kindLocal: string;
+  /** Import specifiers of the types file, aliased where the kind's own declarations take the name (kind `Condition`). */
+  typesImport: Record<TypesFileImport, string>;
+  /** The local names of those imports. */
+  typesLocal: Record<TypesFileImport, string>;
   namespaced: boolean;
   projectName: string;
   /** The group as a word in prose: the group, or the domain when the group is empty. */
@@ -73,10 +81,55 @@ export function relativeImport(fromFile: string, toTsFile: string): string {
   return specifier;
 }
 
+/** What the types template imports; a kind may be named like any of them. */
+const TYPES_FILE_IMPORTS = { KubernetesObject: 'K8s', V1ListMeta: 'K8s', V1ObjectMeta: 'K8s', Condition: 'Sdk', GroupVersion: 'Api' } as const;
+/** A name the types template imports. */
+export type TypesFileImport = keyof typeof TYPES_FILE_IMPORTS;
+
+/**
+ * Names the controller and controller test templates import or use as
+ * globals. A kind with one of these names (Kubernetes allows `Client` or
+ * `Promise` as kinds) is imported under an alias there. An alias
+ * `<Kind>Kind` never collides: no name below ends in `Kind`.
+ */
+const CONSUMER_TEMPLATE_NAMES: ReadonlySet<string> = new Set([
+  // ts-operator-sdk and ts-operator-sdk/envtest imports
+  'Client', 'Manager', 'Reconciler', 'ReconcileContext', 'Request', 'Result', 'RestClient', 'Environment',
+  // globals the templates use (async functions need the real Promise)
+  'Promise', 'Error', 'AbortController',
+]);
+
+/**
+ * ECMAScript reserved words (also in strict mode and modules) plus names a
+ * local in the generated `reconcile` must not shadow. A kind lowercased at
+ * its first letter lands here for kinds such as `Function`, `Default`,
+ * `Import`, `Package` or `Interface`.
+ */
+const UNUSABLE_VARIABLE_NAMES: ReadonlySet<string> = new Set([
+  'await', 'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do', 'else', 'enum', 'export', 'extends',
+  'false', 'finally', 'for', 'function', 'if', 'implements', 'import', 'in', 'instanceof', 'interface', 'let', 'new', 'null', 'package',
+  'private', 'protected', 'public', 'return', 'static', 'super', 'switch', 'this', 'throw', 'true', 'try', 'typeof', 'var', 'void', 'while',
+  'with', 'yield', 'arguments', 'eval', 'undefined', 'async',
+  // the reconcile method's parameters and the controller's imports
+  'ctx', 'req', 'ignoreNotFound', 'newControllerManagedBy',
+]);
+
+/** The local variable name for one object of a kind: lower camel case, or `<name>Object` where that is unusable. */
+export function kindVariableName(kind: string): string {
+  const camel = kind.charAt(0).toLowerCase() + kind.slice(1);
+  return UNUSABLE_VARIABLE_NAMES.has(camel) ? `${camel}Object` : camel;
+}
+
 /** Builds the template data of one API. */
 export function apiData(resource: ProjectResource, options: { multigroup: boolean; projectName: string; boilerplate: string }): ApiData {
   const layout = apiLayout(resource, options.multigroup);
   const kindLower = resource.kind.toLowerCase();
+  const kindAliased = CONSUMER_TEMPLATE_NAMES.has(resource.kind);
+  const kindLocal = kindAliased ? `${resource.kind}Kind` : resource.kind;
+  // The types file declares <Kind>, <Kind>Spec, <Kind>Status and <Kind>List;
+  // an import with one of those names gets a prefix (which none of them has).
+  const declared = new Set(['', 'Spec', 'Status', 'List'].map((suffix) => resource.kind + suffix));
+  const typesNames = Object.entries(TYPES_FILE_IMPORTS).map(([name, prefix]) => [name, declared.has(name) ? `${prefix}${name}` : name] as const);
   return {
     group: resource.group ?? '',
     version: resource.version,
@@ -85,7 +138,11 @@ export function apiData(resource: ProjectResource, options: { multigroup: boolea
     qualifiedGroup: qualifiedGroup(resource),
     plural: resource.plural ?? pluralize(resource.kind),
     kindLower,
-    kindVariable: resource.kind.charAt(0).toLowerCase() + resource.kind.slice(1),
+    kindVariable: kindVariableName(resource.kind),
+    kindImport: kindAliased ? `${resource.kind} as ${kindLocal}` : resource.kind,
+    kindLocal,
+    typesImport: Object.fromEntries(typesNames.map(([name, local]) => [name, local === name ? name : `${name} as ${local}`])) as Record<TypesFileImport, string>,
+    typesLocal: Object.fromEntries(typesNames) as Record<TypesFileImport, string>,
     namespaced: resource.api ? resource.api.namespaced === true : true,
     projectName: options.projectName,
     groupLabel: resource.group || (resource.domain ?? ''),

@@ -4,6 +4,7 @@
  * roles with them), and the relative imports that follow them.
  */
 import { posix } from 'node:path';
+import { UsageError } from '../errors.js';
 import { apiLayout, relativeImport } from './layout.js';
 import type { ProjectConfig } from './project.js';
 import type { VirtualTree } from './tree.js';
@@ -38,6 +39,28 @@ export function planLayoutMoves(tree: VirtualTree, project: ProjectConfig, toMul
     }
   }
   return moves;
+}
+
+/**
+ * Throws, naming the file, when a move would replace a file that is already
+ * at its target (the user's own file, or a second API mapped to the same
+ * place), before anything is changed.
+ */
+export function assertMoveTargetsFree(tree: VirtualTree, moves: Map<string, string>): void {
+  const sources = new Map<string, string>();
+  for (const [from, to] of moves) {
+    if (tree.exists(to) && !moves.has(to)) {
+      throw new UsageError(
+        `${to} already exists, and moving ${from} to the new layout would overwrite it`,
+        'move or rename that file, then run the command again',
+      );
+    }
+    const other = sources.get(to);
+    if (other !== undefined) {
+      throw new UsageError(`both ${other} and ${from} would move to ${to}`, 'rename or remove one of them, then run the command again');
+    }
+    sources.set(to, from);
+  }
 }
 
 const RELATIVE_IMPORT = /(\bfrom\s+|\bimport\s*\(\s*|\bimport\s+)(['"])(\.{1,2}\/[^'"]+)\2/g;

@@ -27,19 +27,29 @@ export function validateProjectName(name: string): void {
   }
 }
 
-/** Throws unless `group` (possibly empty) plus `domain` forms a valid API group. */
+/** Throws unless `group` (possibly empty) plus `domain` (from PROJECT) forms a valid API group. */
 export function validateGroup(group: string, domain: string): void {
-  const qualified = group ? `${group}.${domain}` : domain;
+  const qualified = group && domain ? `${group}.${domain}` : group || domain;
   if (group !== '' && !isDns1123Subdomain(group)) {
     throw new UsageError(
       `invalid group "${group}": it must be a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')`,
       'pass a group such as --group cache, or leave --group out to use the domain as the API group',
     );
   }
+  if (domain !== '' && !isDns1123Subdomain(domain)) {
+    throw new UsageError(`the PROJECT file's domain "${domain}" is not a DNS-1123 subdomain`, 'set `domain:` in PROJECT to a domain such as example.com');
+  }
+  if (!qualified.includes('.')) {
+    // The API server requires a dot in a CRD's group; without a domain there is none.
+    throw new UsageError(
+      domain === '' ? `the PROJECT file has no domain, so the API group would be "${qualified}", and a CRD's group needs a dot` : `the API group "${qualified}" has no dot, which a CRD's group needs`,
+      'add a line such as `domain: example.com` to PROJECT, or pass a --group with a dot',
+    );
+  }
   if (!isDns1123Subdomain(qualified)) {
     throw new UsageError(
       `invalid API group "${qualified}": it must be a DNS-1123 subdomain of at most ${DNS1123_SUBDOMAIN_MAX} characters`,
-      'choose a shorter --group',
+      group ? 'choose a shorter --group' : 'choose a shorter domain in PROJECT',
     );
   }
 }

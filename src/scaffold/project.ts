@@ -1,4 +1,7 @@
-import { isMap, parseDocument, stringify } from 'yaml';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { isMap, isNode, isSeq, parseDocument, stringify, type Document } from 'yaml';
 import { UsageError } from '../errors.js';
 import type { VirtualTree } from './tree.js';
 
@@ -85,6 +88,7 @@ export function sameGvk(a: ProjectResource, b: ProjectResource): boolean {
 export function readProject(tree: VirtualTree): ProjectConfig {
   const text = tree.read(PROJECT_FILE);
   if (text === undefined) {
+    unreadableProject(tree.root);
     throw new UsageError(
       `no PROJECT file in ${tree.root}: this command must run in the root of a project`,
       'cd into the project directory, or create one with `ts-operator-sdk init`',
@@ -92,6 +96,49 @@ export function readProject(tree: VirtualTree): ProjectConfig {
   }
   return parseProject(text);
 }
+
+/**
+ * Throws the right error when PROJECT exists but cannot be read (a directory,
+ * no read permission), so it is not reported as missing; returns when it is
+ * really absent.
+ */
+function unreadableProject(root: string): void {
+  const path = join(root, PROJECT_FILE);
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    if (code === 'ENOTDIR') throw new UsageError(`${root} is not a directory`, 'run the command in the root of a project');
+    throw new UsageError(`cannot reach the PROJECT file in ${root} (${code})`, 'make the project directory readable and run the command again', { cause: error });
+  }
+  if (isDirectory) {
+    throw new UsageError(`PROJECT in ${root} is a directory, not the project's config file`, 'move that directory away and restore the PROJECT file from version control');
+  }
+  throw new UsageError(`cannot read the PROJECT file in ${root} (permission denied or unreadable)`, 'make it readable (e.g. chmod u+r PROJECT) and run the command again');
+}
+
+/**
+ * Throws unless the project was scaffolded by this tool: a PROJECT whose
+ * layout names another plugin (a Go kubebuilder project's
+ * `go.kubebuilder.io/v4`) has files this tool does not know, so changing it
+ * would damage it. A PROJECT without a layout is taken as ours.
+ */
+export function assertOurLayout(project: ProjectConfig): void {
+  if (project.layout.length === 0 || project.layout.includes(LAYOUT_PLUGIN)) return;
+  throw new UsageError(
+    `this project's layout is ${project.layout.map((key) => `"${key}"`).join(', ')}, not "${LAYOUT_PLUGIN}": ts-operator-sdk does not change projects of other plugins`,
+    `use the tool that made it (e.g. kubebuilder or operator-sdk for go.kubebuilder.io), or start a TypeScript project with \`ts-operator-sdk init\``,
+  );
+}
+
+/**
+ * The parsed YAML document each config came from, so that writing it back
+ * keeps what this model does not know: unknown keys (`cliVersion`, `repo`,
+ * plugin configs) and the user's comments.
+ */
+const sourceDocuments = new WeakMap<ProjectConfig, Document>();
 
 /** Parses the text of a PROJECT file (see {@link readProject}). */
 export function parseProject(text: string): ProjectConfig {
@@ -116,7 +163,7 @@ export function parseProject(text: string): ProjectConfig {
     if (typeof resource.kind !== 'string' || typeof resource.version !== 'string') throw corrupt(`resources[${index}] needs "kind" and "version"`);
     return resource;
   });
-  return {
+  const config: ProjectConfig = {
     version: '3',
     domain: raw.domain as string | undefined,
     layout: (layout as string[] | undefined) ?? [],
@@ -125,12 +172,61 @@ export function parseProject(text: string): ProjectConfig {
     projectName: raw.projectName as string | undefined,
     resources,
   };
+  sourceDocuments.set(config, document);
+  return config;
 }
 
 /** Renders PROJECT the way kubebuilder writes it: header, sorted keys, zero values left out. */
 export function formatProject(config: ProjectConfig): string {
-  const body = stringify(withoutZeroValues(config), { indentSeq: false, lineWidth: 0, sortMapEntries: true });
+  const model = withoutZeroValues(config);
+  const source = sourceDocuments.get(config);
+  if (source) return updateDocument(source.clone(), model).toString({ indentSeq: false, lineWidth: 0 });
+  const body = stringify(model, { indentSeq: false, lineWidth: 0, sortMapEntries: true });
   return `${HEADER.map((line) => `# ${line}`).join('\n')}\n${body}`;
+}
+
+/** The top-level keys {@link ProjectConfig} models; every other key is the user's (or another tool's) and is kept. */
+const MODELLED_KEYS = ['version', 'domain', 'layout', 'multigroup', 'plugins', 'projectName', 'resources'] as const;
+
+/**
+ * Writes the model into the document it was read from, touching only nodes
+ * whose value changed, so untouched entries keep their comments and unknown
+ * keys stay where they were.
+ */
+function updateDocument(document: Document, model: Record<string, unknown>): Document {
+  for (const key of MODELLED_KEYS) {
+    const wanted = model[key];
+    if (wanted === undefined) {
+      if (document.has(key)) document.delete(key);
+      continue;
+    }
+    const node = document.get(key, true);
+    const current = isNode(node) ? node.toJS(document) : node;
+    if (key === 'version' && String(current) === String(wanted)) continue;
+    if (isDeepStrictEqual(current, wanted)) continue;
+    if (key === 'resources' && isSeq(node) && Array.isArray(wanted)) {
+      // Item by item, so comments on the resources that did not change survive.
+      wanted.forEach((item, index) => {
+        const existing = node.items[index];
+        if (isNode(existing) && isDeepStrictEqual(existing.toJS(document), item)) return;
+        if (index < node.items.length) node.items[index] = document.createNode(sortedKeys(item));
+        else node.items.push(document.createNode(sortedKeys(item)));
+      });
+      node.items.splice(wanted.length);
+      continue;
+    }
+    document.set(key, document.createNode(sortedKeys(wanted)));
+  }
+  // Kubebuilder writes the keys sorted; new keys join in order, unknown ones included.
+  if (isMap(document.contents)) document.contents.items.sort((a, b) => String(isNode(a.key) ? a.key.toJS(document) : a.key).localeCompare(String(isNode(b.key) ? b.key.toJS(document) : b.key)));
+  return document;
+}
+
+/** A copy of `value` whose mappings list their keys sorted, as the YAML should. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)).map(([key, child]) => [key, sortedKeys(child)]));
 }
 
 /** Stages PROJECT in the tree. */

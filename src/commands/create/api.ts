@@ -4,8 +4,9 @@ import { UsageError } from '../../errors.js';
 import { scaffoldFiles, type FileSpec, type IfExists } from '../../scaffold/files.js';
 import { applyInserters, Markers, uncommentLine, type Inserter } from '../../scaffold/inserter.js';
 import { apiData, type ApiData } from '../../scaffold/layout.js';
+import { pluralize } from '../../scaffold/names.js';
 import { validateDerivedPlural, validateGroup, validateKind, validatePlural, validateVersion } from '../../scaffold/names.js';
-import { qualifiedGroup, readProject, sameGvk, writeProject, type ProjectResource } from '../../scaffold/project.js';
+import { assertOurLayout, qualifiedGroup, readProject, sameGvk, writeProject, type ProjectResource } from '../../scaffold/project.js';
 import { VirtualTree } from '../../scaffold/tree.js';
 import { finishTree, type CommandIO } from '../../cli/io.js';
 
@@ -56,8 +57,21 @@ export function apiFiles(data: ApiData, parts: { resource: boolean; controller: 
   return specs;
 }
 
+/**
+ * The name main.ts gives an API's reconciler: `<Kind>Reconciler`, or, when
+ * main.ts already imports that name from another group's controller (the
+ * same kind in two groups), `<Group><Kind>Reconciler`.
+ */
+export function reconcilerLocalName(mainTs: string, data: ApiData): string {
+  const name = `${data.kind}Reconciler`;
+  const importsName = new RegExp(`^import \\{[^}]*\\b${name}\\b[^}]*\\} from '([^']+)';$`, 'm').exec(mainTs);
+  if (!importsName || importsName[1] === data.controllerImportFromMain) return name;
+  const groupWords = (data.group || data.qualifiedGroup).split(/[^a-z0-9]+/).filter(Boolean);
+  return `${groupWords.map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('')}${name}`;
+}
+
 /** The code `create api` adds to files that already exist, at their markers. */
-export function apiInserters(data: ApiData, parts: { resource: boolean; controller: boolean }): Inserter[] {
+export function apiInserters(data: ApiData, parts: { resource: boolean; controller: boolean }, reconcilerName = `${data.kind}Reconciler`): Inserter[] {
   const inserters: Inserter[] = [];
   if (parts.resource) {
     inserters.push(
@@ -72,8 +86,12 @@ export function apiInserters(data: ApiData, parts: { resource: boolean; controll
   }
   if (parts.controller) {
     inserters.push(
-      { path: 'main.ts', marker: Markers.imports, fragments: [`import { ${data.kind}Reconciler } from '${data.controllerImportFromMain}';`] },
-      { path: 'main.ts', marker: Markers.builder, fragments: [`new ${data.kind}Reconciler(mgr.getClient()).setupWithManager(mgr);`] },
+      {
+        path: 'main.ts',
+        marker: Markers.imports,
+        fragments: [`import { ${reconcilerName === `${data.kind}Reconciler` ? reconcilerName : `${data.kind}Reconciler as ${reconcilerName}`} } from '${data.controllerImportFromMain}';`],
+      },
+      { path: 'main.ts', marker: Markers.builder, fragments: [`new ${reconcilerName}(mgr.getClient()).setupWithManager(mgr);`] },
     );
   }
   return inserters;
@@ -83,6 +101,7 @@ export function apiInserters(data: ApiData, parts: { resource: boolean; controll
 export async function createApi(options: CreateApiOptions, io: CommandIO): Promise<void> {
   const tree = new VirtualTree(resolve(options.directory));
   const project = readProject(tree);
+  assertOurLayout(project);
   if (!options.version) throw new UsageError('missing --version', 'pass the API version, e.g. --version v1');
   if (!options.kind) throw new UsageError('missing --kind', 'pass the kind, e.g. --kind Memcached');
   const domain = project.domain ?? '';
@@ -95,6 +114,7 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   const resources = project.resources ?? [];
   const existing = resources.find((resource) => sameGvk(resource, requested));
   if (options.plural === undefined && existing?.plural === undefined) validateDerivedPlural(options.kind);
+  checkKindNames(resources, requested, options.plural ?? existing?.plural ?? pluralize(options.kind));
   if (existing && !options.force) {
     throw new UsageError(
       `API ${qualifiedGroup(requested)}/${options.version}, Kind=${options.kind} already exists`,
@@ -117,6 +137,18 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
     throw new UsageError('nothing to create: both --resource and --controller are false', 'pass --resource or --controller');
   }
 
+  const otherVersions = resources.filter((item) => qualifiedGroup(item) === qualifiedGroup(requested) && item.kind === requested.kind && item.version !== requested.version);
+  // Even with --force: the controller file is the kind's, not this version's, and --force would overwrite the user's code.
+  if (controller) {
+    const served = otherVersions.find((item) => item.controller);
+    if (served) {
+      throw new UsageError(
+        `kind ${requested.kind} of group ${qualifiedGroup(requested)} already has a controller (version ${served.version}), and one controller serves every version of a kind`,
+        `pass --controller=false to add only the ${requested.version} types`,
+      );
+    }
+  }
+
   const entry: ProjectResource = {
     ...existing,
     ...requested,
@@ -127,9 +159,16 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   const data = apiData(entry, { multigroup: project.multigroup === true, projectName: project.projectName ?? '', boilerplate: boilerplateHeader(tree) });
   entry.path = data.layout.typesDir;
 
+  if (!resource && !tree.exists(data.layout.typesFile)) {
+    throw new UsageError(
+      `--resource=false needs the types of ${options.kind}, but ${data.layout.typesFile} does not exist`,
+      'create the types too (leave out --resource=false), or restore that file',
+    );
+  }
+
   const parts = { resource, controller, force: options.force };
   scaffoldFiles(tree, apiFiles(data, parts), data);
-  applyInserters(tree, apiInserters(data, parts));
+  applyInserters(tree, apiInserters(data, parts, controller ? reconcilerLocalName(tree.read('main.ts') ?? '', data) : undefined));
   if (resource) uncommentLine(tree, 'config/default/kustomization.yaml', '- ../crd');
 
   project.resources = existing ? resources.map((item) => (item === existing ? entry : item)) : [...resources, entry];
@@ -137,4 +176,37 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
 
   if (!(await finishTree(tree, io, options.dryRun))) return;
   if (resource) io.out('Next: implement your new API and generate the manifests (e.g. CRDs, CRs) with:\n$ make manifests');
+  if (resource && otherVersions.length > 0) {
+    const versions = [...otherVersions.map((item) => item.version), options.version].sort();
+    io.out(`Note: ${options.kind} now has ${versions.length} versions (${versions.join(', ')}): mark exactly one of them with \`+kubebuilder:storageversion\` in its ${options.kind} type's comment before running \`make manifests\`.`);
+  }
+}
+
+/**
+ * Refuses names the API server would refuse for the group's CRDs: a kind
+ * that differs from an existing one only in case (both would need the CRD
+ * `<plural>.<group>`), and a plural already used by another kind, or a
+ * different plural for another version of the same kind (one CRD per kind).
+ */
+function checkKindNames(resources: readonly ProjectResource[], requested: ProjectResource, plural: string): void {
+  const group = qualifiedGroup(requested);
+  for (const item of resources) {
+    if (qualifiedGroup(item) !== group || item.core || item.external) continue;
+    if (item.kind !== requested.kind && item.kind.toLowerCase() === requested.kind.toLowerCase()) {
+      throw new UsageError(
+        `kind ${requested.kind} differs from the existing kind ${item.kind} (${group}/${item.version}) only in case, and both would need the CRD ${plural}.${group}`,
+        `use --kind ${item.kind} to add a version of it, or choose a different name`,
+      );
+    }
+    const itemPlural = item.plural ?? pluralize(item.kind);
+    if (item.kind !== requested.kind && itemPlural === plural) {
+      throw new UsageError(`plural "${plural}" is already the resource name of kind ${item.kind} in group ${group}`, 'pass a different --plural');
+    }
+    if (item.kind === requested.kind && item.version !== requested.version && itemPlural !== plural && item.api) {
+      throw new UsageError(
+        `kind ${requested.kind} already has the plural "${itemPlural}" (version ${item.version}), and all versions of a kind share one CRD`,
+        `pass --plural ${itemPlural}, or leave --plural out`,
+      );
+    }
+  }
 }

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { apiLayout } from '../../scaffold/layout.js';
-import { applyMoves, planLayoutMoves } from '../../scaffold/multigroup.js';
-import { qualifiedGroup, readProject, writeProject } from '../../scaffold/project.js';
+import { applyMoves, assertMoveTargetsFree, planLayoutMoves } from '../../scaffold/multigroup.js';
+import { assertOurLayout, qualifiedGroup, readProject, writeProject } from '../../scaffold/project.js';
 import { VirtualTree } from '../../scaffold/tree.js';
 import { finishTree, type CommandIO } from '../../cli/io.js';
 
@@ -18,6 +18,7 @@ export interface EditOptions {
 export async function edit(options: EditOptions, io: CommandIO): Promise<void> {
   const tree = new VirtualTree(resolve(options.directory));
   const project = readProject(tree);
+  assertOurLayout(project);
   if (options.multigroup === undefined) {
     throw new UsageError('nothing to edit', 'pass --multigroup or --multigroup=false');
   }
@@ -30,7 +31,9 @@ export async function edit(options: EditOptions, io: CommandIO): Promise<void> {
     );
   }
   if ((project.multigroup === true) !== wanted) {
-    applyMoves(tree, planLayoutMoves(tree, project, wanted));
+    const moves = planLayoutMoves(tree, project, wanted);
+    assertMoveTargetsFree(tree, moves);
+    applyMoves(tree, moves);
     project.multigroup = wanted;
     for (const resource of project.resources ?? []) {
       if (resource.path !== undefined && !resource.core && !resource.external) resource.path = apiLayout(resource, wanted).typesDir;

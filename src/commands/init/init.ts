@@ -102,7 +102,9 @@ export async function init(options: InitOptions, io: CommandIO): Promise<void> {
 
   const tree = new VirtualTree(directory);
   const year = new Date().getFullYear();
-  const owner = options.owner ?? '';
+  // The owner lands inside the /* */ license comment of every .ts file: a
+  // `*/` in it would end the comment early and break them all.
+  const owner = (options.owner ?? '').replace(/\*\//g, '*\\/');
   // The boilerplate goes in first so main.ts can be rendered with it.
   const specs = initFiles(license);
   const base = {
