@@ -369,13 +369,13 @@ describe("bundle validate: OLM's webhook rules", () => {
   test('deploymentName that matches no deployment', () => {
     const dir = freshBundle();
     editCsv(dir, withWebhook({ ...WEBHOOK, deploymentName: 'webhook-server' }));
-    expectOutputs(dir, [], [warn(MIN_KUBE), err(`Error: Value : (${CSV}) webhookdefinition "vmemcached.kb.io" has deploymentName "webhook-server", which matches no deployment in spec.install.spec.deployments`)]);
+    expectOutputs(dir, [], [warn(MIN_KUBE), warn(`Warning: Value : (${CSV}) webhookdefinition "vmemcached.kb.io" has deploymentName "webhook-server", which matches no deployment in spec.install.spec.deployments (OLM fails this CSV at install time)`)]);
   });
 
   test('unsupported type', () => {
     const dir = freshBundle();
     editCsv(dir, withWebhook({ ...WEBHOOK, type: 'ValidatingWebhook' }));
-    expectOutputs(dir, [], [warn(MIN_KUBE), err(`Error: Value : (${CSV}) webhookdefinition "vmemcached.kb.io" has type "ValidatingWebhook": the type must be one of ValidatingAdmissionWebhook, MutatingAdmissionWebhook, ConversionWebhook`)]);
+    expectOutputs(dir, [], [warn(MIN_KUBE), warn(`Warning: Value : (${CSV}) webhookdefinition "vmemcached.kb.io" has type "ValidatingWebhook": the type must be one of ValidatingAdmissionWebhook, MutatingAdmissionWebhook, ConversionWebhook (OLM fails this CSV at install time)`)]);
   });
 
   test('a valid conversion webhook passes', () => {
@@ -396,7 +396,7 @@ describe("bundle validate: OLM's webhook rules", () => {
   test('conversion webhook targeting a CRD the CSV does not own', () => {
     const dir = freshBundle();
     editCsv(dir, withWebhook({ ...CONVERSION, conversionCRDs: ['memcachedbackups.cache.example.com'] }));
-    expectOutputs(dir, [], [warn(MIN_KUBE), err(`Error: Value : (${CSV}) webhookdefinition "cmemcacheds.kb.io" converts CRD "memcachedbackups.cache.example.com", which is not in spec.customresourcedefinitions.owned: a conversion webhook may only target CRDs the CSV owns`)]);
+    expectOutputs(dir, [], [warn(MIN_KUBE), warn(`Warning: Value : (${CSV}) webhookdefinition "cmemcacheds.kb.io" converts CRD "memcachedbackups.cache.example.com", which is not in spec.customresourcedefinitions.owned: a conversion webhook may only target CRDs the CSV owns (OLM fails this CSV at install time)`)]);
   });
 
   test('conversion webhook on a CRD with preserveUnknownFields true', () => {
@@ -405,7 +405,7 @@ describe("bundle validate: OLM's webhook rules", () => {
     editYaml(dir, CRD_FILE, (crd) => (crd.spec.preserveUnknownFields = true));
     expectOutputs(dir, [], [
       warn(MIN_KUBE),
-      err(`Error: Value : (${CSV}) webhookdefinition "cmemcacheds.kb.io" converts CRD "memcacheds.cache.example.com", whose spec.preserveUnknownFields is true: set it to false (or remove it) in the CRD`),
+      warn(`Warning: Value : (${CSV}) webhookdefinition "cmemcacheds.kb.io" converts CRD "memcacheds.cache.example.com", whose spec.preserveUnknownFields is true: set it to false (or remove it) in the CRD (OLM fails this CSV at install time)`),
       err('Error: Field spec.preserveUnknownFields, Value true: spec.preserveUnknownFields: Invalid value: true: cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'),
     ]);
   });
@@ -413,19 +413,19 @@ describe("bundle validate: OLM's webhook rules", () => {
   test('admission rule matching all groups', () => {
     const dir = freshBundle();
     editCsv(dir, withWebhook({ ...WEBHOOK, rules: [{ apiGroups: ['*'], apiVersions: ['*'], operations: ['CREATE'], resources: ['*'] }] }));
-    expectOutputs(dir, [], [warn(MIN_KUBE), err(`Error: Value : (${CSV}) webhookdefinition "vmemcached.kb.io" has a rule matching all API groups ("*"): OLM rejects admission webhooks that intercept every group; list the groups the webhook needs`)]);
+    expectOutputs(dir, [], [warn(MIN_KUBE), warn(`Warning: Value : (${CSV}) webhookdefinition "vmemcached.kb.io" has a rule matching all API groups ("*"): OLM rejects admission webhooks that intercept every group; list the groups the webhook needs (OLM fails this CSV at install time)`)]);
   });
 
   test('admission rule matching operators.coreos.com', () => {
     const dir = freshBundle();
     editCsv(dir, withWebhook({ ...WEBHOOK, type: 'MutatingAdmissionWebhook', rules: [{ apiGroups: ['operators.coreos.com'], apiVersions: ['v1alpha1'], operations: ['CREATE'], resources: ['subscriptions'] }] }));
-    expectOutputs(dir, [], [warn(MIN_KUBE), err(`Error: Value : (${CSV}) webhookdefinition "vmemcached.kb.io" has a rule matching the operators.coreos.com group: OLM rejects admission webhooks that intercept OLM's own resources`)]);
+    expectOutputs(dir, [], [warn(MIN_KUBE), warn(`Warning: Value : (${CSV}) webhookdefinition "vmemcached.kb.io" has a rule matching the operators.coreos.com group: OLM rejects admission webhooks that intercept OLM's own resources (OLM fails this CSV at install time)`)]);
   });
 
   test('admission rule matching webhook configurations', () => {
     const dir = freshBundle();
     editCsv(dir, withWebhook({ ...WEBHOOK, rules: [{ apiGroups: ['admissionregistration.k8s.io'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['validatingwebhookconfigurations'] }] }));
-    expectOutputs(dir, [], [warn(MIN_KUBE), err(`Error: Value : (${CSV}) webhookdefinition "vmemcached.kb.io" has a rule matching ValidatingWebhookConfigurations or MutatingWebhookConfigurations (admissionregistration.k8s.io): OLM rejects admission webhooks that intercept webhook configurations`)]);
+    expectOutputs(dir, [], [warn(MIN_KUBE), warn(`Warning: Value : (${CSV}) webhookdefinition "vmemcached.kb.io" has a rule matching ValidatingWebhookConfigurations or MutatingWebhookConfigurations (admissionregistration.k8s.io): OLM rejects admission webhooks that intercept webhook configurations (OLM fails this CSV at install time)`)]);
   });
 });
 
