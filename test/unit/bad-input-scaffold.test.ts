@@ -9,12 +9,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
-import { badInputSuite, type BadInput } from './bad-input.js';
-import { CLI, copyProject, runCliOk, SCENARIOS, scaffoldScenario, tempProjectDir, type RunOptions } from '../scaffold/harness.js';
+import { asNobody, badInputSuite, type BadInput } from './bad-input.js';
+import { CLI, copyProject, runCliOk, SCENARIOS, scaffoldScenario, tempProjectDir } from '../scaffold/harness.js';
 
 /** init + create api cache/v1 Memcached, single group. */
 let baseProject: string;
@@ -52,30 +51,6 @@ function edit(path: string, change: (text: string) => string): (dir: string) => 
 /** A Go kubebuilder project's PROJECT. */
 function goProject(layout: string): (dir: string) => void {
   return project(`domain: example.com\nlayout:\n${layout}\nprojectName: memcached-operator\nrepo: github.com/example/memcached-operator\nresources:\n- api:\n    crdVersion: v1\n    namespaced: true\n  controller: true\n  domain: example.com\n  group: cache\n  kind: Memcached\n  path: github.com/example/memcached-operator/api/v1\n  version: v1\nversion: "3"\n`);
-}
-
-/**
- * Runs the CLI as `nobody` (root ignores permissions) with a copy of this
- * node binary it may execute, after `setup` ran; the directories up to the
- * temp root are made traversable.
- */
-function asNobody(setup: (dir: string) => void): () => RunOptions & { setup(dir: string): void } {
-  return () => {
-    if (process.getuid?.() !== 0) return { setup };
-    const binDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-node-'));
-    chmodSync(binDir, 0o755);
-    const nodeBinary = join(binDir, 'node');
-    copyFileSync(process.execPath, nodeBinary);
-    chmodSync(nodeBinary, 0o755);
-    return {
-      uid: 65534,
-      nodeBinary,
-      setup: (dir) => {
-        for (let path = dir; path.startsWith(tmpdir()) && path !== tmpdir(); path = join(path, '..')) chmodSync(path, 0o755);
-        setup(dir);
-      },
-    };
-  };
 }
 
 const HUGE = 100_000;

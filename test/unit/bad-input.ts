@@ -6,6 +6,9 @@
  * exercise; each registers its cases with {@link badInputSuite}.
  */
 import assert from 'node:assert/strict';
+import { chmodSync, copyFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { hashTree, runCli, type RunOptions } from '../scaffold/harness.js';
 
@@ -45,4 +48,29 @@ export function badInputSuite(title: string, cases: readonly BadInput[], default
       });
     }
   });
+}
+
+/**
+ * Runs the CLI as `nobody` after `setup`, because root ignores permissions:
+ * with a copy of this node binary that nobody may execute, and the
+ * directories up to the temp root made traversable. Not root: `setup` alone,
+ * or `whenNotRoot` when given.
+ */
+export function asNobody(setup: (dir: string) => void, whenNotRoot: (dir: string) => void = setup): () => RunOptions & { setup(dir: string): void } {
+  return () => {
+    if (process.getuid?.() !== 0) return { setup: whenNotRoot };
+    const binDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-node-'));
+    chmodSync(binDir, 0o755);
+    const nodeBinary = join(binDir, 'node');
+    copyFileSync(process.execPath, nodeBinary);
+    chmodSync(nodeBinary, 0o755);
+    return {
+      uid: 65534,
+      nodeBinary,
+      setup: (dir) => {
+        for (let path = dir; path.startsWith(tmpdir()) && path !== tmpdir(); path = join(path, '..')) chmodSync(path, 0o755);
+        setup(dir);
+      },
+    };
+  };
 }

@@ -66,7 +66,8 @@ function incompressible(length: number): string {
   return bytes.toString('base64');
 }
 
-const WEBHOOK = {
+/** A valid admission webhook definition for the Memcached CSV (also used by bundle-validate.test). */
+export const WEBHOOK = {
   admissionReviewVersions: ['v1'],
   containerPort: 443,
   deploymentName: 'memcached-operator-controller-manager',
@@ -78,7 +79,8 @@ const WEBHOOK = {
   type: 'ValidatingAdmissionWebhook',
   webhookPath: '/validate-cache-example-com-v1-memcached',
 };
-const CONVERSION = {
+/** A valid conversion webhook definition for the Memcached CSV. */
+export const CONVERSION = {
   admissionReviewVersions: ['v1'],
   containerPort: 443,
   conversionCRDs: ['memcacheds.cache.example.com'],

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { logLine } from '../../src/validation/report.js';
+import { CONVERSION, WEBHOOK } from './broken-bundles.js';
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..', '..');
 const FIXTURE = join(REPO_ROOT, 'test', 'fixtures', 'bundles', 'memcached');
@@ -95,29 +96,6 @@ function expectFatal(caseDir: string, args: string[], message: string): void {
   }
 }
 
-const WEBHOOK = {
-  admissionReviewVersions: ['v1'],
-  containerPort: 443,
-  deploymentName: 'memcached-operator-controller-manager',
-  failurePolicy: 'Fail',
-  generateName: 'vmemcached.kb.io',
-  rules: [{ apiGroups: ['cache.example.com'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['memcacheds'] }],
-  sideEffects: 'None',
-  targetPort: 9443,
-  type: 'ValidatingAdmissionWebhook',
-  webhookPath: '/validate-cache-example-com-v1-memcached',
-};
-const CONVERSION = {
-  admissionReviewVersions: ['v1'],
-  containerPort: 443,
-  conversionCRDs: ['memcacheds.cache.example.com'],
-  deploymentName: 'memcached-operator-controller-manager',
-  generateName: 'cmemcacheds.kb.io',
-  sideEffects: 'None',
-  targetPort: 9443,
-  type: 'ConversionWebhook',
-  webhookPath: '/convert',
-};
 const withWebhook = (webhook: Record<string, unknown>) => (csv: any): void => {
   csv.spec.webhookdefinitions = [webhook];
 };

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { badInputSuite, type BadInput } from './bad-input.js';
-import { copyProject, hashTree, REPO_ROOT, runCli, runCliOk, SCENARIOS, scaffoldScenario, tempProjectDir, writeStandInCrd, type RunOptions } from '../scaffold/harness.js';
+import { asNobody, badInputSuite, type BadInput } from './bad-input.js';
+import { copyProject, hashTree, REPO_ROOT, runCli, runCliOk, SCENARIOS, scaffoldScenario, tempProjectDir, writeStandInCrd } from '../scaffold/harness.js';
 
 const MEMCACHED = ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'];
 
@@ -19,26 +18,8 @@ before(() => {
   multigroupProject = scaffoldScenario(SCENARIOS[2]!, { extraInitArgs: ['--skip-install'] });
 });
 
-/**
- * Root ignores directory permissions, so the read-only case runs the CLI as
- * `nobody` with a copy of this node binary it may execute.
- */
-function readOnlyRun(): RunOptions & { setup(dir: string): void } {
-  if (process.getuid?.() !== 0) return { setup: (dir) => chmodSync(dir, 0o555) };
-  const binDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-node-'));
-  chmodSync(binDir, 0o755);
-  const nodeBinary = join(binDir, 'node');
-  copyFileSync(process.execPath, nodeBinary);
-  chmodSync(nodeBinary, 0o755);
-  return {
-    uid: 65534,
-    nodeBinary,
-    setup: (dir) => {
-      // Readable (so PROJECT loads) but not writable by nobody, up to the temp root.
-      for (let path = dir; path.startsWith(tmpdir()) && path !== tmpdir(); path = join(path, '..')) chmodSync(path, 0o755);
-    },
-  };
-}
+/** Readable (so PROJECT loads) but not writable: as `nobody` when we are root, which ignores permissions. */
+const readOnlyRun = asNobody(() => undefined, (dir) => chmodSync(dir, 0o555));
 
 const emptyDir = (): string => tempProjectDir();
 
