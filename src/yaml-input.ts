@@ -102,6 +102,7 @@ export function fileError(err: unknown, display: string): UsageError {
  * are reported here.
  */
 export function parseYamlDocuments(text: string, source: string, syntaxError: (index: number, reason: string) => UsageError): unknown[] {
+  checkDocumentSizes(text, source);
   const documents = parseAllDocuments(text, { uniqueKeys: false });
   const list = Array.isArray(documents) ? documents : [documents];
   return list.map((document, index) => {
@@ -119,6 +120,27 @@ export function parseYamlDocuments(text: string, source: string, syntaxError: (i
       throw new UsageError(`${source} document ${index + 1} cannot be read as data (${(err as Error).message})`, 'fix the YAML, or check the command that produced it', { cause: err });
     }
   });
+}
+
+/**
+ * Refuses a stream with one document larger than a manifest file may be,
+ * before parsing it: parse time grows with the document, and no object that
+ * size is accepted by a cluster. Documents are cut at `---` lines, which is
+ * cheap and, if a block scalar holds such a line, only makes pieces smaller.
+ */
+function checkDocumentSizes(text: string, source: string): void {
+  if (Buffer.byteLength(text) <= MAX_MANIFEST_FILE_BYTES) return;
+  let start = 0;
+  for (let index = 0; start <= text.length; index++) {
+    const separator = text.indexOf('\n---', start);
+    const end = separator < 0 ? text.length : separator + 1;
+    const size = Buffer.byteLength(text.slice(start, end));
+    if (size > MAX_MANIFEST_FILE_BYTES) {
+      throw new UsageError(`document ${index + 1} of ${source} is ${formatSize(size)}, more than the ${formatSize(MAX_MANIFEST_FILE_BYTES)} a manifest may have`, 'split it, or remove what a cluster would refuse anyway (objects over 1.5 MiB)');
+    }
+    if (separator < 0) break;
+    start = separator + 4;
+  }
 }
 
 /** The first scalar key repeated within one map, in one pass over the document. */

@@ -4,7 +4,7 @@
  * pick out the CSV and CRDs. Anything that stops this is a {@link UsageError},
  * which the command reports as one fatal line (`<problem>: <fix>`).
  */
-import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { UsageError } from '../errors.js';
@@ -100,7 +100,7 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
       // Split so that the fatal line's `<problem>: <fix>` reads as operator-sdk's message.
       throw new UsageError('bundle manifests dir contains directory', `${displayPath(cwd, file)}; move its files up into ${displayPath(cwd, manifestsDir)} or remove it`);
     }
-    const bytes = readFileSync(file);
+    const bytes = readBytes(file, cwd);
     size += bytes.length;
     contents.push(bytes);
     // Like the api's loader, one object per file: the first document.
@@ -145,7 +145,8 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
 /** metadata/annotations.yaml, or the first annotations.yaml anywhere below the root. */
 function findAnnotationsFile(root: string, cwd: string): string | undefined {
   const preferred = join(root, 'metadata', 'annotations.yaml');
-  if (existsSync(preferred)) return preferred;
+  // lstat, not exists: a symlink loop there is reported by the read, not taken for "no metadata".
+  if (lstatSync(preferred, { throwIfNoEntry: false })) return preferred;
   const walk = (dir: string): string | undefined => {
     for (const entry of readDirectory(dir, cwd).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       if (!entry.isDirectory()) continue;
@@ -167,6 +168,15 @@ export function readYamlDocuments(file: string, cwd: string): any[] {
   const display = displayPath(cwd, file);
   const documents = parseYamlDocuments(readManifestFile(file, display), display, (_index, reason) => new UsageError(`invalid YAML in ${display}`, `${reason}; fix the syntax and run again`));
   return documents.filter((value) => value !== null && value !== undefined);
+}
+
+/** A file's bytes; an unreadable file is the user's error, named. */
+function readBytes(file: string, cwd: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw fileError(err, displayPath(cwd, file));
+  }
 }
 
 /** A directory's entries; an unreadable directory is the user's error, named. */

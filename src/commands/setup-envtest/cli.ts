@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { resolveFlagPath } from '../../paths.js';
@@ -30,10 +31,14 @@ Examples:
     .action(async (first: string, second: string | undefined, opts: { binDir?: string; indexUrl?: string; os?: string; arch?: string }) => {
       if (second !== undefined && first !== 'use') throw new UsageError(`unexpected argument "${second}" after version "${first}"`, 'pass one version, e.g. `ts-operator-sdk setup-envtest 1.36.x`');
       const version = first === 'use' ? (second ?? 'latest') : first;
+      const binDir = opts.binDir === undefined ? undefined : resolveFlagPath(ctx.cwd, opts.binDir);
+      if (binDir !== undefined && statSync(binDir, { throwIfNoEntry: false })?.isDirectory() === false) {
+        throw new UsageError(`--bin-dir ${opts.binDir} is not a directory`, 'pass a directory for the envtest binaries, e.g. --bin-dir ./bin/k8s');
+      }
       // Loaded on use, so other commands start fast.
       const { setupEnvtestAssets } = await import('../../runtime/envtest/setup-envtest.js');
       try {
-        const dir = await setupEnvtestAssets({ version, cacheDir: opts.binDir === undefined ? undefined : resolveFlagPath(ctx.cwd, opts.binDir), indexUrl: opts.indexUrl, platform: opts.os, arch: opts.arch, log: (line) => ctx.io.progress(line) });
+        const dir = await setupEnvtestAssets({ version, cacheDir: binDir, indexUrl: opts.indexUrl, platform: opts.os, arch: opts.arch, log: (line) => ctx.io.progress(line) });
         ctx.io.out(dir);
       } catch (err) {
         if (err instanceof UsageError) throw err;

@@ -4,7 +4,7 @@
  * The command only turns flags into {@link BundleInputs} and writes the
  * result into its tree.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { displayPath, resolveFlagPath } from '../../paths.js';
@@ -137,7 +137,8 @@ function chooseBase(csvs: readonly KubeObject[], packageName: string, projectDir
   }
   const baseFile = join(resolveFlagPath(projectDir, kustomizeDir), 'bases', `${packageName}.clusterserviceversion.yaml`);
   const basePath = displayPath(projectDir, baseFile);
-  if (existsSync(baseFile)) {
+  // lstat, not exists: a symlink loop or a dangling link is an error to report, not "no base".
+  if (lstatSync(baseFile, { throwIfNoEntry: false })) {
     const [parsed] = parseYamlDocuments(readManifestFile(baseFile, basePath), basePath, (_index, reason) =>
       new UsageError(`${basePath} is not valid YAML (${reason})`, 'fix it, or regenerate it with `ts-operator-sdk generate kustomize manifests`'));
     const csv = parsed as Partial<CsvObject> | null | undefined;

@@ -35,10 +35,16 @@ function field(value: unknown, expected: Expected, owner: string, path: string, 
   return value;
 }
 
+/** Like {@link field}, but the field must be there. */
+function required(value: unknown, expected: Expected, owner: string, path: string, fix: string): any {
+  if (value === undefined || value === null) throw new UsageError(`${path} of ${owner} is missing`, fix);
+  return field(value, expected, owner, path, fix);
+}
+
 /** Checks a list field whose items must all be maps; returns the items. */
 function mapList(value: unknown, owner: string, path: string, fix: string): Record<string, unknown>[] {
   const list = (field(value, 'array', owner, path, fix) ?? []) as unknown[];
-  list.forEach((item, index) => field(item ?? 0, 'object', owner, `${path}[${index}]`, fix));
+  list.forEach((item, index) => required(item, 'object', owner, `${path}[${index}]`, fix));
   return list as Record<string, unknown>[];
 }
 
@@ -58,7 +64,7 @@ export function checkBaseCsvShape(csv: Record<string, any>, source: string): voi
   const crds = field(spec['customresourcedefinitions'], 'object', owner, 'spec.customresourcedefinitions', fix);
   mapList(crds?.['owned'], owner, 'spec.customresourcedefinitions.owned', fix);
   for (const [index, image] of mapList(spec['relatedImages'], owner, 'spec.relatedImages', fix).entries()) {
-    field(image['image'] ?? 0, 'string', owner, `spec.relatedImages[${index}].image`, fix);
+    required(image['image'], 'string', owner, `spec.relatedImages[${index}].image`, fix);
   }
 }
 
@@ -77,7 +83,7 @@ export function checkManifestShapes(manifests: CollectedManifests): void {
         const path = `spec.template.spec.${list}[${index}]`;
         field(container['image'], 'string', owner, `${path}.image`, fix(deployment));
         for (const [envIndex, env] of mapList(container['env'], owner, `${path}.env`, fix(deployment)).entries()) {
-          field(env['name'] ?? 0, 'string', owner, `${path}.env[${envIndex}].name`, fix(deployment));
+          required(env['name'], 'string', owner, `${path}.env[${envIndex}].name`, fix(deployment));
         }
       }
     }
@@ -97,7 +103,7 @@ export function checkManifestShapes(manifests: CollectedManifests): void {
       if (typeof value !== 'string' || value === '') throw new UsageError(`${owner} has no ${path}`, crdFix);
     }
     for (const [index, version] of mapList(spec['versions'], owner, 'spec.versions', crdFix).entries()) {
-      field(version['name'] ?? 0, 'string', owner, `spec.versions[${index}].name`, crdFix);
+      required(version['name'], 'string', owner, `spec.versions[${index}].name`, crdFix);
     }
     field(spec['conversion'], 'object', owner, 'spec.conversion', crdFix);
   }
@@ -107,7 +113,7 @@ export function checkManifestShapes(manifests: CollectedManifests): void {
     mapList(spec?.['ports'], name(service), 'spec.ports', fix(service));
   }
   for (const { webhook } of manifests.webhooks) {
-    field(webhook ?? 0, 'object', 'a webhook configuration', 'webhooks[]', 'fix the webhook configuration in the input manifests');
+    required(webhook, 'object', 'a webhook configuration', 'webhooks[]', 'fix the webhook configuration in the input manifests');
     field(webhook['clientConfig'], 'object', `webhook ${String(webhook['name'])}`, 'clientConfig', 'fix the webhook configuration in the input manifests');
   }
 }

@@ -310,7 +310,8 @@ async function download(archive: IndexedArchive, destination: string, dispatcher
         await file.write(chunk);
       }
     } catch (err) {
-      const stalled = (err as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT';
+      // undici reports the idle timeout as a "terminated" error caused by BodyTimeoutError.
+      const stalled = [err, (err as { cause?: unknown }).cause].some((e) => (e as { code?: string } | undefined)?.code === 'UND_ERR_BODY_TIMEOUT');
       const problem = stalled ? `the download of ${archive.url} stalled (no data for ${timeouts.idleMs / 1000} s)` : `the download of ${archive.url} broke off: ${describe(err)}`;
       throw new UsageError(problem, 'check the network and run it again; nothing was installed', { component: 'envtest', cause: err });
     }
