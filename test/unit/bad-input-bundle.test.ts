@@ -423,6 +423,15 @@ async function startStallServer(mode: 'body' | 'headers'): Promise<StallServer> 
   };
 }
 
+/**
+ * Closes the server shortly before the test's deadline, so that if the bound
+ * under test is broken the download errors out (and the test fails on its
+ * message) instead of keeping the test process alive forever.
+ */
+function closeBeforeDeadline(server: StallServer): NodeJS.Timeout {
+  return setTimeout(() => void server.close(), DEADLINE_MS - 5_000);
+}
+
 const stagingLeft = (cacheDir: string): string[] => (existsSync(join(cacheDir, 'k8s')) ? readdirSync(join(cacheDir, 'k8s')).filter((name) => name.startsWith('.download-')) : []);
 
 describe('no hangs: setup-envtest bounds every network read and cleans partial downloads', () => {
@@ -431,10 +440,12 @@ describe('no hangs: setup-envtest bounds every network read and cleans partial d
   test('a download that stalls mid-body fails after the idle timeout and leaves no .download-*', { timeout: DEADLINE_MS }, async () => {
     const server = await startStallServer('body');
     const cacheDir = mkdtempSync(join(tmpdir(), 'envtest-stall-'));
+    const backstop = closeBeforeDeadline(server);
     try {
       await assert.rejects(setupEnvtestAssets({ ...options, indexUrl: `${server.url}/envtest-releases.yaml`, cacheDir, timeouts: { idleMs: 1_000 } }), /stalled \(no data for 1 s\)/);
       assert.deepEqual(stagingLeft(cacheDir), []);
     } finally {
+      clearTimeout(backstop);
       await server.close();
     }
   });
@@ -442,10 +453,12 @@ describe('no hangs: setup-envtest bounds every network read and cleans partial d
   test('a server that never sends headers fails after the headers timeout and leaves no .download-*', { timeout: DEADLINE_MS }, async () => {
     const server = await startStallServer('headers');
     const cacheDir = mkdtempSync(join(tmpdir(), 'envtest-stall-'));
+    const backstop = closeBeforeDeadline(server);
     try {
       await assert.rejects(setupEnvtestAssets({ ...options, indexUrl: `${server.url}/envtest-releases.yaml`, cacheDir, timeouts: { headersMs: 1_000 } }), /cannot download .*Headers Timeout/i);
       assert.deepEqual(stagingLeft(cacheDir), []);
     } finally {
+      clearTimeout(backstop);
       await server.close();
     }
   });
