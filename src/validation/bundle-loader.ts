@@ -78,11 +78,13 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
   if (!existsSync(manifestsDir) || !statSync(manifestsDir).isDirectory()) {
     throw new UsageError(`manifests directory ${displayPath(cwd, manifestsDir)} not found`, `the bundle needs its manifests (CSV, CRDs) under ${join(directory, manifestsName)}/`);
   }
+  // Listed once through the named-error path, so an unreadable directory is one line, not a raw EACCES below.
+  readDirectory(manifestsDir, cwd);
 
   const objects: BundleObject[] = [];
   let size = 0;
   const contents: Buffer[] = [];
-  const entries = readDirectory(manifestsDir, cwd).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const entries = readdirSync(manifestsDir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
   // Every file's type and size is checked before any is opened or parsed:
   // a FIFO blocks the read, and parsing time grows with size.
   let totalSize = 0;
