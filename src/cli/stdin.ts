@@ -1,5 +1,7 @@
 import { createInterface, type Interface } from 'node:readline';
 import { fstatSync } from 'node:fs';
+import { UsageError } from '../errors.js';
+import { formatSize } from '../yaml-input.js';
 
 /** Reads standard input one line at a time, on demand. */
 export interface LineReader {
@@ -41,10 +43,10 @@ export function queuedLineReader(input: NodeJS.ReadableStream = process.stdin): 
 }
 
 /**
- * All of stdin when it is a pipe, a redirected file or a socket; undefined
+ * All of stdin (at most `limit` bytes) when it is a pipe, a redirected file or a socket; undefined
  * for a terminal or /dev/null (closed stdin in CI), which must never block.
  */
-export async function readPipedStdin(): Promise<string | undefined> {
+export async function readPipedStdin(limit = Number.POSITIVE_INFINITY): Promise<string | undefined> {
   let piped = false;
   try {
     const stat = fstatSync(0);
@@ -54,6 +56,15 @@ export async function readPipedStdin(): Promise<string | undefined> {
   }
   if (!piped) return undefined;
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
+    // Stop at the bound instead of buffering whatever the pipe produces.
+    if (size > limit) {
+      process.stdin.destroy();
+      throw new UsageError(`stdin is larger than ${formatSize(limit)}`, 'pipe in only the operator\'s manifests (kustomize build config/manifests), or use --input-dir');
+    }
+    chunks.push(chunk as Buffer);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }

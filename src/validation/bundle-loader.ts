@@ -4,11 +4,12 @@
  * pick out the CSV and CRDs. Anything that stops this is a {@link UsageError},
  * which the command reports as one fatal line (`<problem>: <fix>`).
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { parseAllDocuments } from 'yaml';
 import { UsageError } from '../errors.js';
+import { displayPath } from '../paths.js';
+import { checkRegularFile, fileError, formatSize, MAX_MANIFEST_STREAM_BYTES, parseYamlDocuments, readManifestFile } from '../yaml-input.js';
 import { parseSemverTolerant } from './names.js';
 
 /** A decoded YAML object of the bundle. */
@@ -38,7 +39,7 @@ export const REGISTRY_V1 = 'registry+v1';
 
 /** A loaded bundle: what the validators look at. */
 export interface LoadedBundle {
-  /** The bundle directory relative to the working directory, as messages print it. */
+  /** The bundle directory relative to the working directory (absolute when outside it), as messages print it. */
   directory: string;
   annotations: Record<string, string>;
   manifestsDir: string;
@@ -56,17 +57,17 @@ export interface LoadedBundle {
   compressedSize: number;
 }
 
-/** Loads the bundle at `path` (relative to `cwd`). */
+/** Loads the bundle at `path` (relative to `cwd`, or absolute). */
 export function loadBundle(path: string, cwd: string): LoadedBundle {
-  const root = join(cwd, path);
+  const root = resolve(cwd, path);
   if (!existsSync(root)) {
     throw new UsageError(`bundle directory ${path} not found`, `only bundle directories can be validated here, not image references; unpack the bundle image into a directory (or run \`make bundle\`) and pass that directory`);
   }
   if (!statSync(root).isDirectory()) {
     throw new UsageError(`${path} is not a directory`, `pass the bundle directory that holds manifests/ and metadata/`);
   }
-  const directory = relative(cwd, root) || '.';
-  const annotationsFile = findAnnotationsFile(root);
+  const directory = displayPath(cwd, root);
+  const annotationsFile = findAnnotationsFile(root, cwd);
   if (!annotationsFile) {
     throw new UsageError(`metadata not found in ${directory}`, `expected ${join(directory, 'metadata', 'annotations.yaml')}; run \`make bundle\` (or \`ts-operator-sdk generate bundle\`) to create it`);
   }
@@ -75,20 +76,33 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
   const manifestsName = (annotations[ANNOTATION.manifests] ?? 'manifests/').replace(/\/+$/, '') || 'manifests';
   const manifestsDir = join(root, manifestsName);
   if (!existsSync(manifestsDir) || !statSync(manifestsDir).isDirectory()) {
-    throw new UsageError(`manifests directory ${relative(cwd, manifestsDir)} not found`, `the bundle needs its manifests (CSV, CRDs) under ${join(directory, manifestsName)}/`);
+    throw new UsageError(`manifests directory ${displayPath(cwd, manifestsDir)} not found`, `the bundle needs its manifests (CSV, CRDs) under ${join(directory, manifestsName)}/`);
   }
+  // Listed once through the named-error path, so an unreadable directory is one line, not a raw EACCES below.
+  readDirectory(manifestsDir, cwd);
 
   const objects: BundleObject[] = [];
   let size = 0;
   let compressedSize = 0;
   const entries = readdirSync(manifestsDir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
+  // Every file's type and size is checked before any is opened or parsed:
+  // a FIFO blocks the read, and parsing time grows with size.
+  let totalSize = 0;
+  for (const entry of entries) {
+    if (entry.isDirectory()) continue;
+    const file = join(manifestsDir, entry.name);
+    totalSize += checkRegularFile(file, displayPath(cwd, file));
+    if (totalSize > MAX_MANIFEST_STREAM_BYTES) {
+      throw new UsageError(`the files in ${displayPath(cwd, manifestsDir)} add up to more than ${formatSize(MAX_MANIFEST_STREAM_BYTES)}`, 'OLM refuses bundles over 1 MiB compressed anyway; move what the operator does not need out of the bundle');
+    }
+  }
   for (const entry of entries) {
     const file = join(manifestsDir, entry.name);
     if (entry.isDirectory()) {
       // Split so that the fatal line's `<problem>: <fix>` reads as operator-sdk's message.
-      throw new UsageError('bundle manifests dir contains directory', `${relative(cwd, file)}; move its files up into ${relative(cwd, manifestsDir)} or remove it`);
+      throw new UsageError('bundle manifests dir contains directory', `${displayPath(cwd, file)}; move its files up into ${displayPath(cwd, manifestsDir)} or remove it`);
     }
-    const bytes = readFileSync(file);
+    const bytes = readBytes(file, cwd);
     size += bytes.length;
     // Like the api: each file gzipped, then base64-encoded (as OLM stores it), and the lengths summed.
     compressedSize += Buffer.byteLength(gzipSync(bytes).toString('base64'));
@@ -96,7 +110,7 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
     const doc = readYamlDocuments(file, cwd)[0];
     if (!doc || typeof doc !== 'object' || Array.isArray(doc)) continue;
     objects.push({
-      file: relative(cwd, file),
+      file: displayPath(cwd, file),
       apiVersion: String(doc.apiVersion ?? ''),
       kind: String(doc.kind ?? ''),
       name: String(doc.metadata?.name ?? ''),
@@ -104,11 +118,11 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
     });
   }
   if (entries.length === 0) {
-    throw new UsageError(`The directory ${relative(cwd, manifestsDir)} contains no yaml files`, `put the CSV and CRDs there (run \`make bundle\`)`);
+    throw new UsageError(`The directory ${displayPath(cwd, manifestsDir)} contains no yaml files`, `put the CSV and CRDs there (run \`make bundle\`)`);
   }
   const csv = objects.find((object) => object.kind === 'ClusterServiceVersion');
   if (!csv) {
-    throw new UsageError(`unable to find a csv in bundle directory ${relative(cwd, manifestsDir)}`, `add <package>.clusterserviceversion.yaml (run \`make bundle\`)`);
+    throw new UsageError(`unable to find a csv in bundle directory ${displayPath(cwd, manifestsDir)}`, `add <package>.clusterserviceversion.yaml (run \`make bundle\`)`);
   }
   const version = csv.doc.spec?.version;
   if (version !== undefined && version !== null && version !== '' && !parseSemverTolerant(String(version))) {
@@ -132,11 +146,12 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
 }
 
 /** metadata/annotations.yaml, or the first annotations.yaml anywhere below the root. */
-function findAnnotationsFile(root: string): string | undefined {
+function findAnnotationsFile(root: string, cwd: string): string | undefined {
   const preferred = join(root, 'metadata', 'annotations.yaml');
-  if (existsSync(preferred)) return preferred;
+  // lstat, not exists: a symlink loop there is reported by the read, not taken for "no metadata".
+  if (lstatSync(preferred, { throwIfNoEntry: false })) return preferred;
   const walk = (dir: string): string | undefined => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    for (const entry of readDirectory(dir, cwd).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       if (!entry.isDirectory()) continue;
       const candidate = join(dir, entry.name, 'annotations.yaml');
       if (existsSync(candidate)) return candidate;
@@ -148,18 +163,32 @@ function findAnnotationsFile(root: string): string | undefined {
   return walk(root);
 }
 
-/** Parses every YAML document of a file; a syntax error is fatal and names the file (operator-sdk#5321). */
+/**
+ * Parses every YAML document of a file (a bounded read of a regular file);
+ * a syntax error is fatal and names the file (operator-sdk#5321).
+ */
 export function readYamlDocuments(file: string, cwd: string): any[] {
-  const documents = parseAllDocuments(readFileSync(file, 'utf8'));
-  const list = Array.isArray(documents) ? documents : [documents];
-  for (const document of list) {
-    const [problem] = document.errors;
-    if (problem) {
-      const reason = problem.message.split('\n')[0]!.replace(/[.:]\s*$/, '');
-      throw new UsageError(`invalid YAML in ${relative(cwd, file)}`, `${reason}; fix the syntax and run again`);
-    }
+  const display = displayPath(cwd, file);
+  const documents = parseYamlDocuments(readManifestFile(file, display), display, (_index, reason) => new UsageError(`invalid YAML in ${display}`, `${reason}; fix the syntax and run again`));
+  return documents.filter((value) => value !== null && value !== undefined);
+}
+
+/** A file's bytes; an unreadable file is the user's error, named. */
+function readBytes(file: string, cwd: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw fileError(err, displayPath(cwd, file));
   }
-  return list.map((document) => document.toJS()).filter((value) => value !== null && value !== undefined);
+}
+
+/** A directory's entries; an unreadable directory is the user's error, named. */
+function readDirectory(dir: string, cwd: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch (err) {
+    throw fileError(err, displayPath(cwd, dir));
+  }
 }
 
 function stringMap(value: unknown): Record<string, string> {

@@ -27,7 +27,8 @@ export function bundleFormatProblems(root: string, cwd: string): string[] {
   let annotations: Record<string, unknown> | undefined;
   for (const file of readdirSync(metadataDir).sort()) {
     const path = join(metadataDir, file);
-    if (!statSync(path).isFile()) continue;
+    // A symlink loop or an unreadable entry is not an annotations file; the loader already read the real one.
+    if (!statSync(path, { throwIfNoEntry: false })?.isFile()) continue;
     const doc = readYamlDocuments(path, cwd)[0];
     if (doc && typeof doc === 'object' && doc.annotations && typeof doc.annotations === 'object') {
       annotations = doc.annotations;

@@ -4,7 +4,7 @@
  * validators with the object checks folded into the CSV's result, then the
  * selected optional validators.
  */
-import { join } from 'node:path';
+import { resolve } from 'node:path';
 import { loadBundle } from './bundle-loader.js';
 import { validateBundle } from './bundle.js';
 import { validateCrd } from './crd.js';
@@ -36,7 +36,7 @@ export function validateBundleDirectory(request: BundleValidationRequest): Valid
   const optional = selectValidators(request.selector);
   const bundle = loadBundle(request.directory, request.cwd);
   const report = new ValidationReport();
-  const formatError = formatErrorLine(bundle, join(request.cwd, bundle.directory), request.cwd);
+  const formatError = formatErrorLine(bundle, resolve(request.cwd, bundle.directory), request.cwd);
   if (formatError) report.addError(formatError);
 
   const csvResult = validateCsv(bundle.csv);

@@ -95,7 +95,7 @@ describe('make bundle in a generated project', () => {
   it('succeeds with stdin closed, through generate kustomize manifests, generate bundle and bundle validate', () => {
     ok(firstRun, 'make bundle');
     assert.match(firstRun.stdout, /generate kustomize manifests -q/);
-    assert.match(firstRun.stdout, /kustomize config\/manifests \| .*generate bundle -q --overwrite --version 0\.0\.1/);
+    assert.match(firstRun.stdout, /kustomize config\/manifests\)"; \\\n\s+printf '%s\\n' "\$manifests" \| .*generate bundle -q --overwrite --version 0\.0\.1/);
     assert.match(firstRun.stdout, /bundle validate \.\/bundle/);
     assert.match(firstRun.stderr, /All validation tests have completed successfully/);
   });

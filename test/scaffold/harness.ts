@@ -4,7 +4,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,7 +73,9 @@ export function hashTree(dir: string): string {
       const stat = lstatSync(join(dir, path));
       hash.update(`${path}\0${stat.mode}\0`);
       if (stat.isDirectory()) walk(path);
-      else hash.update(readFileSync(join(dir, path)));
+      // A link by its target (a loop cannot be read through); a FIFO or socket by its mode alone (reading one blocks).
+      else if (stat.isSymbolicLink()) hash.update(readlinkSync(join(dir, path)));
+      else if (stat.isFile()) hash.update(readFileSync(join(dir, path)));
     }
   };
   walk('');

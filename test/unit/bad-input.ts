@@ -24,7 +24,16 @@ export interface BadInput {
   run?: () => RunOptions & { setup?(dir: string): void };
   /** Must match the one error line. */
   error: RegExp;
+  /**
+   * The form of the one line; default `Error: <sentence>.`. `bundle
+   * validate` reports a bundle it cannot load as operator-sdk does, one
+   * logrus fatal line ({@link FATAL_LOG_LINE}).
+   */
+  line?: RegExp;
 }
+
+/** `bundle validate`'s one fatal log line (logrus text form, off a terminal). */
+export const FATAL_LOG_LINE = /^time="[^"]+" level=fatal msg=".+"$/;
 
 /** Registers one test per case; `defaultDir` gives a fresh project copy for cases without `dir`. */
 export function badInputSuite(title: string, cases: readonly BadInput[], defaultDir: () => string): void {
@@ -40,7 +49,7 @@ export function badInputSuite(title: string, cases: readonly BadInput[], default
         assert.equal(result.status, 1, result.stderr);
         const lines = result.stderr.trimEnd().split('\n');
         assert.equal(lines.length, 1, `expected one line of error, got:\n${result.stderr}`);
-        assert.match(lines[0]!, /^Error: .+\.$/);
+        assert.match(lines[0]!, bad.line ?? /^Error: .+\.$/);
         assert.doesNotMatch(lines[0]!, /\n\s+at |This is a bug/);
         assert.match(lines[0]!, bad.error);
         assert.equal(result.stdout, '');

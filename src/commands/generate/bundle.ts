@@ -1,7 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { finishTree, type CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
+import { resolveFlagPath, treePath } from '../../paths.js';
 import { generateBundle, type BundleSource } from '../../generators/bundle/bundle.js';
 import { annotationsYaml, bundleDockerfile, type BundleMetadataOptions } from '../../generators/bundle/writer.js';
 import { packageInfo } from '../../scaffold/package-info.js';
@@ -65,8 +66,7 @@ export async function generateBundleCommand(options: GenerateBundleOptions, io: 
   }
   const writeManifests = options.manifests || !options.metadata;
   const writeMetadata = (options.metadata || !options.manifests) && !options.stdout;
-  const outputDir = (options.outputDir ?? 'bundle').replace(/\/+$/, '') || '.';
-  const outputRel = relative(projectDir, resolve(projectDir, outputDir)).split('\\').join('/') || '.';
+  const outputRel = treePath(projectDir, resolveFlagPath(projectDir, options.outputDir ?? 'bundle'));
 
   let withScorecard = tree.exists(`${outputRel}/tests/scorecard/config.yaml`);
   if (writeManifests) {
@@ -75,7 +75,7 @@ export async function generateBundleCommand(options: GenerateBundleOptions, io: 
       source: sourceOf(options),
       packageName,
       version: options.version,
-      kustomizeDir: (options.kustomizeDir ?? 'config/manifests').replace(/\/+$/, ''),
+      kustomizeDir: options.kustomizeDir ?? 'config/manifests',
       extraServiceAccounts: options.extraServiceAccounts,
       builder,
       projectLayout,

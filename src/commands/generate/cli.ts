@@ -4,6 +4,7 @@ import type { CliContext } from '../../cli/context.js';
 import { parseBooleanFlag } from '../../cli/flags.js';
 import { queuedLineReader, readPipedStdin } from '../../cli/stdin.js';
 import { UsageError } from '../../errors.js';
+import { MAX_MANIFEST_STREAM_BYTES } from '../../yaml-input.js';
 
 /** The `generate` command group; each generator registers a subcommand on it. */
 export function generateCommand(program: Command): Command {
@@ -100,7 +101,7 @@ Examples:
     .action(async (opts: { inputDir?: string; deployDir?: string; crdsDir?: string; kustomizeDir: string; version?: string; channels: string; defaultChannel?: string; package?: string; outputDir: string; overwrite: boolean; manifests: boolean; metadata: boolean; stdout: boolean; extraServiceAccounts?: string[]; useImageDigests: boolean; quiet: boolean }) => {
       const { generateBundleCommand } = await import('./bundle.js');
       // Only a pipe or a redirected file is input: a terminal or /dev/null (closed stdin in CI) never blocks.
-      const stdin = ctx.interactive ? undefined : await readPipedStdin();
+      const stdin = ctx.interactive ? undefined : await readPipedStdin(MAX_MANIFEST_STREAM_BYTES);
       await generateBundleCommand(
         {
           directory: ctx.cwd,

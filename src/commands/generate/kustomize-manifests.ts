@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { newBaseCsv, renderYaml, updateBaseCsvText, type CsvUiMetadata } from '../../generators/csv/base.js';
 import { readOwnedCrdDescriptions } from '../../generators/csv/descriptors.js';
 import { UsageError } from '../../errors.js';
+import { displayPath, resolveFlagPath, treePath } from '../../paths.js';
 import { isDns1123Label } from '../../validation/names.js';
 import { readProject } from '../../scaffold/project.js';
 import { renderTemplate } from '../../scaffold/render.js';
@@ -45,9 +46,11 @@ export async function generateKustomizeManifestsCommand(options: GenerateKustomi
   if (!isDns1123Label(packageName)) {
     throw new UsageError(`package name "${packageName}" is not a DNS-1123 label`, 'use lower-case letters, digits and dashes, e.g. --package memcached-operator');
   }
-  const outputDir = (options.outputDir ?? 'config/manifests').replace(/\/+$/, '');
-  const inputDir = (options.inputDir ?? outputDir).replace(/\/+$/, '');
-  const apisDir = (options.apisDir ?? 'apis').replace(/\/+$/, '');
+  // Tree paths relative to the project (`../` when outside it), so absolute flags are not glued onto it.
+  const outputAbs = resolveFlagPath(projectDir, options.outputDir ?? 'config/manifests');
+  const outputDir = treePath(projectDir, outputAbs);
+  const inputDir = options.inputDir === undefined ? outputDir : treePath(projectDir, resolveFlagPath(projectDir, options.inputDir));
+  const apisDir = treePath(projectDir, resolveFlagPath(projectDir, options.apisDir ?? 'apis'));
   const resources = project ? apiResourcesOf(project).map((r) => (apisDir !== 'apis' && r.path.startsWith('apis/') ? { ...r, path: `${apisDir}/${r.path.slice('apis/'.length)}` } : r)) : [];
   let owned;
   try {
@@ -77,7 +80,7 @@ export async function generateKustomizeManifestsCommand(options: GenerateKustomi
   const kustomization = `${outputDir}/kustomization.yaml`;
   if (!tree.exists(kustomization)) tree.write(kustomization, renderTemplate('init/config/manifests/kustomization.yaml.hbs', { projectName: packageName }));
   await finishTree(tree, io, false);
-  if (!options.quiet) io.progress(`Kustomize files generated successfully in ${outputDir}`);
+  if (!options.quiet) io.progress(`Kustomize files generated successfully in ${displayPath(projectDir, outputAbs)}`);
 }
 
 /** operator-sdk's questions; blank answers keep the placeholders. */

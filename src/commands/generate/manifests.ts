@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { generateManifests, type ApiResource } from '../../generators/manifests.js';
 import { UsageError } from '../../errors.js';
+import { MAX_TYPE_NESTING } from '../../generators/crd/type-schema.js';
 import { apiLayout } from '../../scaffold/layout.js';
 import { readProject, type ProjectConfig } from '../../scaffold/project.js';
 import { VirtualTree } from '../../scaffold/tree.js';
@@ -49,6 +50,11 @@ export async function generateManifestsCommand(options: GenerateManifestsOptions
       allowDangerousTypes: options.allowDangerousTypes,
     });
   } catch (err) {
+    // Past MAX_TYPE_NESTING the generator stops with the place; inline object
+    // types that deep already exhaust the TypeScript parser's stack before that.
+    if (err instanceof RangeError && /call stack/i.test(err.message)) {
+      throw new UsageError('the API types nest too deeply to read (the TypeScript parser ran out of stack)', `flatten the types to at most ${MAX_TYPE_NESTING} levels, or use RawExtension for free-form data`, { cause: err });
+    }
     if (!(err instanceof UsageError) || err.problems.length === 0) throw err;
     const count = err.problems.length;
     throw new UsageError(`generate manifests found ${count} problem${count === 1 ? '' : 's'} in the API types and controllers (listed above); nothing was written`, 'fix them and run it again', { problems: err.problems });

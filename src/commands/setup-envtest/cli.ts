@@ -1,5 +1,7 @@
+import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
+import { resolveFlagPath } from '../../paths.js';
 import type { CliContext } from '../../cli/context.js';
 
 /**
@@ -12,7 +14,9 @@ export function registerSetupEnvtest(program: Command, ctx: CliContext): void {
   program
     .command('setup-envtest')
     .description('Download the envtest binaries (etcd, kube-apiserver, kubectl) and print their directory')
-    .argument('[version]', 'Kubernetes version: latest, 1.36, 1.36.x or 1.36.3', 'latest')
+    .argument('[version]', 'Kubernetes version: latest, 1.36, 1.36.x or 1.36.3 (`use <version>`, Go setup-envtest\'s form, works too)', 'latest')
+    // The generated Makefile (and Go habit) spell it `setup-envtest use <version>`.
+    .argument('[use-version]')
     .option('--bin-dir <dir>', 'cache directory (default: $XDG_DATA_HOME/ts-operator-sdk/envtest)')
     .option('--index-url <url>', 'the envtest-releases.yaml index to read (default: controller-tools\' published index)')
     .option('--os <os>', 'Go-style OS of the binaries (default: this machine\'s)')
@@ -24,11 +28,17 @@ Examples:
 
   # A given minor version, into a project-local directory
   $ ts-operator-sdk setup-envtest 1.36.x --bin-dir ./bin/k8s`)
-    .action(async (version: string, opts: { binDir?: string; indexUrl?: string; os?: string; arch?: string }) => {
+    .action(async (first: string, second: string | undefined, opts: { binDir?: string; indexUrl?: string; os?: string; arch?: string }) => {
+      if (second !== undefined && first !== 'use') throw new UsageError(`unexpected argument "${second}" after version "${first}"`, 'pass one version, e.g. `ts-operator-sdk setup-envtest 1.36.x`');
+      const version = first === 'use' ? (second ?? 'latest') : first;
+      const binDir = opts.binDir === undefined ? undefined : resolveFlagPath(ctx.cwd, opts.binDir);
+      if (binDir !== undefined && statSync(binDir, { throwIfNoEntry: false })?.isDirectory() === false) {
+        throw new UsageError(`--bin-dir ${opts.binDir} is not a directory`, 'pass a directory for the envtest binaries, e.g. --bin-dir ./bin/k8s');
+      }
       // Loaded on use, so other commands start fast.
       const { setupEnvtestAssets } = await import('../../runtime/envtest/setup-envtest.js');
       try {
-        const dir = await setupEnvtestAssets({ version, cacheDir: opts.binDir, indexUrl: opts.indexUrl, platform: opts.os, arch: opts.arch, log: (line) => ctx.io.progress(line) });
+        const dir = await setupEnvtestAssets({ version, cacheDir: binDir, indexUrl: opts.indexUrl, platform: opts.os, arch: opts.arch, log: (line) => ctx.io.progress(line) });
         ctx.io.out(dir);
       } catch (err) {
         if (err instanceof UsageError) throw err;

@@ -4,10 +4,12 @@
  * The command only turns flags into {@link BundleInputs} and writes the
  * result into its tree.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
-import YAML from 'yaml';
+import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
+import { displayPath, resolveFlagPath } from '../../paths.js';
+import { checkRegularFile, fileError, formatSize, MAX_MANIFEST_STREAM_BYTES, parseYamlDocuments, readManifestFile } from '../../yaml-input.js';
+import { checkBaseCsvShape } from './shapes.js';
 import { CSV_API_VERSION, CSV_KIND, newBaseCsv, renderYaml, type CsvObject } from '../csv/base.js';
 import { fillCsv, type RelatedImage } from '../csv/fill.js';
 import { collectManifests, parseManifests, type KubeObject } from './collector.js';
@@ -25,7 +27,7 @@ export interface BundleInputs {
   packageName: string;
   /** The bundle version (CSV name and spec.version); undefined keeps the base's. */
   version?: string;
-  /** Directory holding `bases/<package>.clusterserviceversion.yaml`, relative to the project. */
+  /** Directory holding `bases/<package>.clusterserviceversion.yaml`, relative to the project or absolute. */
   kustomizeDir: string;
   /** ServiceAccounts whose RBAC also goes into the CSV. */
   extraServiceAccounts?: readonly string[];
@@ -61,7 +63,14 @@ export interface GeneratedBundle {
  * Bad input is a {@link UsageError}.
  */
 export async function generateBundle(inputs: BundleInputs): Promise<GeneratedBundle> {
-  const manifests = collectManifests(readSource(inputs.source, inputs.projectDir));
+  const objects = readSource(inputs.source, inputs.projectDir);
+  // Empty input is what `kustomize build | generate bundle` passes when the
+  // build fails; taking it as "the operator has no manifests" would wipe the bundle.
+  if (objects.length === 0) {
+    const where = 'stdin' in inputs.source ? 'stdin' : inputs.source.directories.join(', ');
+    throw new UsageError(`${where} holds no Kubernetes objects, so there is nothing to build a bundle from; the bundle was left as it was`, 'stdin' in inputs.source ? 'check that the command piping into generate bundle (kustomize build config/manifests) succeeded' : 'pass the directory that holds the operator\'s manifests');
+  }
+  const manifests = collectManifests(objects);
   const base = chooseBase(manifests.csvs, inputs.packageName, inputs.projectDir, inputs.kustomizeDir, inputs.info);
   const { csv, leftovers } = fillCsv(base, manifests, {
     packageName: inputs.packageName,
@@ -81,36 +90,60 @@ export async function generateBundle(inputs: BundleInputs): Promise<GeneratedBun
 function readSource(source: BundleSource, projectDir: string): KubeObject[] {
   if ('stdin' in source) return parseManifests(source.stdin, 'stdin');
   const objects: KubeObject[] = [];
+  let total = 0;
   for (const dir of source.directories) {
-    const abs = resolve(projectDir, dir);
+    const abs = resolveFlagPath(projectDir, dir);
     if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new UsageError(`input directory ${dir} does not exist`, 'pass a directory of manifests, e.g. --input-dir config/default');
-    for (const file of listManifestFiles(abs)) objects.push(...parseManifests(readFileSync(file, 'utf8'), relative(projectDir, file)));
+    for (const file of listManifestFiles(abs, dir)) {
+      const display = displayPath(projectDir, file);
+      total += checkRegularFile(file, display);
+      if (total > MAX_MANIFEST_STREAM_BYTES) {
+        throw new UsageError(`the manifests in ${source.directories.join(', ')} add up to more than ${formatSize(MAX_MANIFEST_STREAM_BYTES)}`, 'pass the directory of the operator\'s own manifests (Deployment, RBAC, CRDs, samples)');
+      }
+      objects.push(...parseManifests(readManifestFile(file, display), display));
+    }
   }
   return objects;
 }
 
-function listManifestFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() && /\.(ya?ml|json)$/.test(e.name))
+/**
+ * The YAML and JSON files below `dir`, sorted. kustomize's own files are
+ * skipped (operator-sdk skips them too: they list manifests, they are not
+ * manifests). Anything else with a manifest's name is read, so a symlink, a
+ * FIFO or a directory named `*.yaml` is reported rather than silently skipped.
+ */
+function listManifestFiles(dir: string, display: string): string[] {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true, recursive: true });
+  } catch (err) {
+    throw fileError(err, display);
+  }
+  return entries
+    .filter((e) => !e.isDirectory() && /\.(ya?ml|json)$/.test(e.name) && !KUSTOMIZE_FILES.has(e.name))
     .map((e) => join(e.parentPath, e.name))
     .sort();
 }
 
+/** The names kustomize reads its configuration from. */
+const KUSTOMIZE_FILES = new Set(['kustomization.yaml', 'kustomization.yml', 'Kustomization']);
+
 /** The base CSV: one named `<package>.*` in the input, else the kustomize base, else a default. */
 function chooseBase(csvs: readonly KubeObject[], packageName: string, projectDir: string, kustomizeDir: string, info: (line: string) => void): CsvObject {
   const fromInput = csvs.find((c) => c.metadata.name.startsWith(`${packageName}.`));
-  if (fromInput) return fromInput as unknown as CsvObject;
-  const basePath = `${kustomizeDir}/bases/${packageName}.clusterserviceversion.yaml`;
-  const baseFile = resolve(projectDir, basePath);
-  if (existsSync(baseFile)) {
-    let parsed: unknown;
-    try {
-      parsed = YAML.parse(readFileSync(baseFile, 'utf8'));
-    } catch (err) {
-      throw new UsageError(`${basePath} is not valid YAML (${(err as Error).message.split('\n')[0]})`, 'fix it, or regenerate it with `ts-operator-sdk generate kustomize manifests`');
-    }
-    const csv = parsed as Partial<CsvObject> | null;
-    if (!csv || csv.kind !== CSV_KIND || !csv.metadata || !csv.spec) throw new UsageError(`${basePath} is not a ClusterServiceVersion`, 'regenerate it with `ts-operator-sdk generate kustomize manifests`');
+  if (fromInput) {
+    checkBaseCsvShape(fromInput, `${fromInput.metadata.name} in the input`);
+    return fromInput as unknown as CsvObject;
+  }
+  const baseFile = join(resolveFlagPath(projectDir, kustomizeDir), 'bases', `${packageName}.clusterserviceversion.yaml`);
+  const basePath = displayPath(projectDir, baseFile);
+  // lstat, not exists: a symlink loop or a dangling link is an error to report, not "no base".
+  if (lstatSync(baseFile, { throwIfNoEntry: false })) {
+    const [parsed] = parseYamlDocuments(readManifestFile(baseFile, basePath), basePath, (_index, reason) =>
+      new UsageError(`${basePath} is not valid YAML (${reason})`, 'fix it, or regenerate it with `ts-operator-sdk generate kustomize manifests`'));
+    const csv = parsed as Partial<CsvObject> | null | undefined;
+    if (!csv || typeof csv !== 'object' || csv.kind !== CSV_KIND || !csv.metadata || !csv.spec) throw new UsageError(`${basePath} is not a ClusterServiceVersion`, 'regenerate it with `ts-operator-sdk generate kustomize manifests`');
+    checkBaseCsvShape(csv, basePath);
     return { apiVersion: CSV_API_VERSION, ...csv } as CsvObject;
   }
   info('Building a ClusterServiceVersion without an existing base');

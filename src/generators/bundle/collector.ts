@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import YAML from 'yaml';
 import { UsageError } from '../../errors.js';
 import { sortKeysDeep } from '../render-yaml.js';
+import { parseYamlDocuments } from '../../yaml-input.js';
+import { checkManifestShapes } from './shapes.js';
 
 /** Any Kubernetes object read from the input manifests. */
 export interface KubeObject {
@@ -38,29 +39,34 @@ export interface CollectedManifests {
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
+/** kustomize's own files (kustomization.yaml, components): build inputs, never objects to ship. */
+const KUSTOMIZE_GROUP = 'kustomize.config.k8s.io';
+
 /**
  * Parses multi-document YAML into objects. `source` names the input in
- * errors (a file path or "stdin"). `List` objects are flattened.
+ * errors (a file path or "stdin"). `List` objects are flattened; kustomize
+ * Kustomization and Component documents are skipped, as operator-sdk does.
  */
 export function parseManifests(text: string, source: string): KubeObject[] {
   const objects: KubeObject[] = [];
-  YAML.parseAllDocuments(text).forEach((document, index) => {
-    if ('errors' in document && document.errors.length > 0) {
-      const first = document.errors[0]!;
-      throw new UsageError(`${source} is not valid YAML (document ${index + 1}: ${first.message.split('\n')[0]})`, 'fix the YAML, or check the command that produced it');
-    }
-    const value = document.toJSON() as unknown;
+  const documents = parseYamlDocuments(text, source, (index, reason) =>
+    new UsageError(`${source} is not valid YAML (document ${index + 1}: ${reason})`, 'fix the YAML, or check the command that produced it'));
+  documents.forEach((value, index) => {
     if (value === null || value === undefined) return;
     const add = (item: unknown): void => {
       const object = item as Partial<KubeObject> | null;
       if (!object || typeof object !== 'object' || Array.isArray(object) || typeof object.kind !== 'string' || typeof object.apiVersion !== 'string') {
         throw new UsageError(`document ${index + 1} of ${source} is not a Kubernetes object (it needs apiVersion and kind)`, 'pass only Kubernetes manifests, e.g. the output of `kubectl kustomize config/manifests`');
       }
-      if (object.kind === 'List' || (object.kind.endsWith('List') && Array.isArray(object['items']))) {
+      if (object.apiVersion.startsWith(`${KUSTOMIZE_GROUP}/`)) return;
+      if (object.kind === 'List' || (object.kind.endsWith('List') && object['items'] !== undefined)) {
+        if (!Array.isArray(object['items'])) {
+          throw new UsageError(`a ${object.kind} in document ${index + 1} of ${source} has no items list`, 'give it `items:` with the objects, or pass the objects as separate documents');
+        }
         for (const child of object['items'] as unknown[]) add(child);
         return;
       }
-      if (!object.metadata || typeof object.metadata.name !== 'string' || object.metadata.name === '') {
+      if (!object.metadata || typeof object.metadata !== 'object' || typeof object.metadata.name !== 'string' || object.metadata.name === '') {
         throw new UsageError(`a ${object.kind} in ${source} has no metadata.name`, 'give every object a name');
       }
       objects.push(object as KubeObject);
@@ -126,7 +132,9 @@ export function collectManifests(objects: readonly KubeObject[]): CollectedManif
       case 'admissionregistration.k8s.io/ValidatingWebhookConfiguration':
       case 'admissionregistration.k8s.io/MutatingWebhookConfiguration': {
         const type = object.kind === 'ValidatingWebhookConfiguration' ? 'ValidatingAdmissionWebhook' : 'MutatingAdmissionWebhook';
-        for (const webhook of (object['webhooks'] as Record<string, unknown>[] | undefined) ?? []) collected.webhooks.push({ type, webhook });
+        const webhooks = object['webhooks'] ?? [];
+        if (!Array.isArray(webhooks)) throw new UsageError(`webhooks of ${object.kind} ${object.metadata.name} is not a list`, 'fix the webhook configuration in the input manifests');
+        for (const webhook of webhooks as Record<string, unknown>[]) collected.webhooks.push({ type, webhook });
         break;
       }
       case 'scorecard.operatorframework.io/Configuration':
@@ -139,6 +147,8 @@ export function collectManifests(objects: readonly KubeObject[]): CollectedManif
         candidates.push(object);
     }
   }
+  // Before anything below (or the CSV filler) reads a field as a list or map.
+  checkManifestShapes(collected);
   const crdKinds = new Set<string>();
   for (const crd of collected.crds) {
     const spec = (crd['spec'] ?? {}) as { group?: string; names?: { kind?: string }; versions?: Array<{ name: string; served?: boolean }>; version?: string };

@@ -6,9 +6,16 @@ import type { ProblemList } from '../problems.js';
 import { applySchemaMarkers } from './apply-markers.js';
 import { CLIENT_NODE_OPAQUE_OBJECTS, CLIENT_NODE_QUANTITY_FIELDS, SDK_KNOWN_TYPES, intOrStringSchema, quantitySchema } from './known-types.js';
 import type { JSONSchemaProps, SourceMap } from './schema-types.js';
+import { UsageError } from '../../errors.js';
 
 const SDK_MODULE = 'ts-operator-sdk';
 const CLIENT_NODE_MODULE = '@kubernetes/client-node';
+/**
+ * The deepest nesting of types a CRD schema may have. Kubernetes' own types
+ * (a Deployment's pod template) nest about 20 levels; 100 is generous and
+ * keeps the recursive schema build and YAML writer far from the stack limit.
+ */
+export const MAX_TYPE_NESTING = 100;
 const NUMBER_HINT = 'a plain number has no integer format: use int32 or int64 from ts-operator-sdk, or float64 with --allow-dangerous-types';
 
 /** Where a type reference points, after following imports. */
@@ -51,6 +58,8 @@ export type ClientNodeModels = Readonly<Record<string, { attributeTypeMap?: Read
  */
 export class TypeSchemaBuilder {
   private readonly expanding: ts.Declaration[] = [];
+  /** How many type nodes deep the current expansion is. */
+  private typeDepth = 0;
 
   constructor(private readonly options: SchemaBuildOptions) {}
 
@@ -83,7 +92,18 @@ export class TypeSchemaBuilder {
 
   /** Schema for a written type, `field` set when expanding a client-node class member. */
   fromTypeNode(node: ts.TypeNode, field?: ClientNodeField): JSONSchemaProps {
-    return this.track(this.fromTypeNodeUntracked(node, field), node);
+    // Each level of nesting is a level of recursion here and in the YAML
+    // writer; past the bound the stack runs out, so stop with the type's place.
+    if (this.typeDepth >= MAX_TYPE_NESTING) {
+      const { file, line } = this.where(node);
+      throw new UsageError(`${file}:${line}: the API types nest more than ${MAX_TYPE_NESTING} levels deep here`, 'flatten the types (Kubernetes\' own types nest about 20 levels), or use RawExtension for free-form data');
+    }
+    this.typeDepth++;
+    try {
+      return this.track(this.fromTypeNodeUntracked(node, field), node);
+    } finally {
+      this.typeDepth--;
+    }
   }
 
   private fromTypeNodeUntracked(node: ts.TypeNode, field?: ClientNodeField): JSONSchemaProps {

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, open, readdir, rename, rm } from 'node:fs/promises';
+import { createReadStream, existsSync, rmSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import semver from 'semver';
-import { fetch } from 'undici';
+import { Agent, fetch, type Dispatcher } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { UsageError } from '../../errors.js';
 import { extractTar } from './tar.js';
@@ -21,6 +21,31 @@ const CACHED_DIR_NAME = /^(\d+\.\d+\.\d+)-([a-z0-9]+)-([a-z0-9]+)$/;
 /** setup-envtest's selector grammar: X.Y.Z, X.Y, X.Y.{x,*}, optionally after ~, < or <=, optionally ending in ! (ask the index even if a local match exists). */
 const SELECTOR = /^(~|<=|<)?v?(0|[1-9]\d*)\.(0|[1-9]\d*)(?:\.(0|[1-9]\d*|x|\*))?(!)?$/;
 const INDEX_TIMEOUT_MS = 30_000;
+/** Index documents are a few hundred KiB; anything far larger is not an index. */
+const MAX_INDEX_BYTES = 16 * 1024 * 1024;
+/** The staging directory of a download: `.download-<version>-<pid>-<random>`, so a later run can tell whose it is. */
+const STAGING_DIR_NAME = /^\.download-.*?-(\d+)-[A-Za-z0-9]+$/;
+/** Staging directories without a pid (older releases) count as abandoned after this long. */
+const STALE_STAGING_MS = 24 * 60 * 60 * 1000;
+/** The signals that end a CLI run early; a download in flight removes its staging directory first. */
+const INTERRUPTING_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/**
+ * Network bounds of setup-envtest. A connect, the response headers, or a gap
+ * in the body longer than these fails the run instead of hanging it. The
+ * body has no total bound (archives are ~100 MiB on slow links), only an
+ * idle one.
+ */
+export interface EnvtestNetworkTimeouts {
+  /** TCP (and TLS) connect. Default 30 s. */
+  connectMs?: number;
+  /** From request to response headers. Default 30 s. */
+  headersMs?: number;
+  /** The longest pause between two body chunks. Default 60 s. */
+  idleMs?: number;
+}
+
+const DEFAULT_TIMEOUTS: Required<EnvtestNetworkTimeouts> = { connectMs: 30_000, headersMs: 30_000, idleMs: 60_000 };
 
 /** Which envtest binaries to fetch, from where, and where to keep them. */
 export interface SetupEnvtestOptions {
@@ -36,6 +61,8 @@ export interface SetupEnvtestOptions {
   arch?: string;
   /** Receives one line per step (resolving, downloading, the result). Default: nothing is logged. */
   log?: (line: string) => void;
+  /** Bounds on each network read; defaults in {@link EnvtestNetworkTimeouts}. */
+  timeouts?: EnvtestNetworkTimeouts;
 }
 
 interface IndexedArchive {
@@ -72,8 +99,28 @@ export async function setupEnvtestAssets(options: SetupEnvtestOptions = {}): Pro
   const os = options.platform ?? defaults.os;
   const arch = options.arch ?? defaults.arch;
   const indexUrl = options.indexUrl ?? DEFAULT_ENVTEST_INDEX_URL;
-  const storeDir = join(options.cacheDir ?? defaultEnvtestCacheDir(), 'k8s');
+  const storeDir = join(resolve(options.cacheDir ?? defaultEnvtestCacheDir()), 'k8s');
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const dispatcher = new Agent({ connect: { timeout: timeouts.connectMs }, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.idleMs });
+  try {
+    return await setupWith(options, { selector, os, arch, indexUrl, storeDir, timeouts, dispatcher, log });
+  } finally {
+    await dispatcher.close().catch(() => undefined);
+  }
+}
 
+interface Resolved {
+  selector: ReturnType<typeof parseSelector>;
+  os: string;
+  arch: string;
+  indexUrl: string;
+  storeDir: string;
+  timeouts: Required<EnvtestNetworkTimeouts>;
+  dispatcher: Dispatcher;
+  log: (line: string) => void;
+}
+
+async function setupWith(options: SetupEnvtestOptions, { selector, os, arch, indexUrl, storeDir, timeouts, dispatcher, log }: Resolved): Promise<string> {
   const cached = await cachedVersions(storeDir, os, arch);
   const cachedMatch = semver.maxSatisfying(cached, selector.range);
   if (cachedMatch && !selector.checkIndex) {
@@ -85,7 +132,7 @@ export async function setupEnvtestAssets(options: SetupEnvtestOptions = {}): Pro
   log(`resolving envtest ${selector.text} for ${os}/${arch} from ${indexUrl}`);
   let archives: IndexedArchive[];
   try {
-    archives = await readIndex(indexUrl, os, arch);
+    archives = await readIndex(indexUrl, os, arch, dispatcher);
   } catch (err) {
     if (!cachedMatch) throw err;
     // "!" asked for a fresher check, but a cached match still beats failing offline.
@@ -105,11 +152,20 @@ export async function setupEnvtestAssets(options: SetupEnvtestOptions = {}): Pro
   }
   const archive = archives.find((candidate) => candidate.version === chosen) as IndexedArchive;
   await mkdir(storeDir, { recursive: true });
-  const staging = await mkdtemp(join(storeDir, `.download-${chosen}-`));
+  await removeAbandonedStaging(storeDir, log);
+  const staging = await mkdtemp(join(storeDir, `.download-${chosen}-${process.pid}-`));
+  // A signal would end the process without running `finally`; remove the
+  // partial download first, then let the signal do what it would have done.
+  const onSignal = (signal: NodeJS.Signals): void => {
+    rmSync(staging, { recursive: true, force: true });
+    for (const name of INTERRUPTING_SIGNALS) process.removeListener(name, onSignal);
+    process.kill(process.pid, signal);
+  };
+  for (const name of INTERRUPTING_SIGNALS) process.once(name, onSignal);
   try {
     const archivePath = join(staging, archive.name);
     log(`downloading ${archive.url}`);
-    await download(archive, archivePath);
+    await download(archive, archivePath, dispatcher, timeouts);
     const binDir = join(staging, 'bin');
     await mkdir(binDir);
     await unpack(archivePath, binDir, archive.name);
@@ -121,6 +177,7 @@ export async function setupEnvtestAssets(options: SetupEnvtestOptions = {}): Pro
       if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || !isComplete(targetDir)) throw err;
     }
   } finally {
+    for (const name of INTERRUPTING_SIGNALS) process.removeListener(name, onSignal);
     await rm(staging, { recursive: true, force: true });
   }
   log(`envtest ${chosen} (${os}/${arch}) installed in ${targetDir}`);
@@ -154,16 +211,50 @@ async function cachedVersions(storeDir: string, os: string, arch: string): Promi
   });
 }
 
+/**
+ * Removes staging directories a killed run left (kill -9 skips every
+ * cleanup): those whose process is gone, or is this one (a reused pid), and
+ * pid-less ones older than a day. A live run's directory is left alone.
+ */
+async function removeAbandonedStaging(storeDir: string, log: (line: string) => void): Promise<void> {
+  let entries: string[];
+  try {
+    entries = await readdir(storeDir);
+  } catch {
+    return;
+  }
+  for (const name of entries) {
+    if (!name.startsWith('.download-')) continue;
+    const path = join(storeDir, name);
+    const pid = STAGING_DIR_NAME.exec(name)?.[1];
+    const abandoned = pid !== undefined ? !processIsAlive(Number(pid)) : Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now()) > STALE_STAGING_MS;
+    if (!abandoned) continue;
+    log(`removing ${name}, left by an interrupted download`);
+    await rm(path, { recursive: true, force: true });
+  }
+}
+
+function processIsAlive(pid: number): boolean {
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 function isComplete(dir: string): boolean {
   return REQUIRED_BINARIES.every((binary) => existsSync(join(dir, binary)) || existsSync(join(dir, `${binary}.exe`)));
 }
 
-async function readIndex(indexUrl: string, os: string, arch: string): Promise<IndexedArchive[]> {
+async function readIndex(indexUrl: string, os: string, arch: string, dispatcher: Dispatcher): Promise<IndexedArchive[]> {
   let text: string;
   try {
-    const response = await fetch(indexUrl, { signal: AbortSignal.timeout(INDEX_TIMEOUT_MS) });
+    const response = await fetch(indexUrl, { signal: AbortSignal.timeout(INDEX_TIMEOUT_MS), dispatcher });
     if (response.status !== 200) throw new Error(`HTTP ${response.status}`);
-    text = await response.text();
+    text = await boundedText(response.body, MAX_INDEX_BYTES);
   } catch (err) {
     throw new UsageError(`cannot fetch the envtest index ${indexUrl}: ${describe(err)}`, 'check the network, or pass --index-url / set KUBEBUILDER_ASSETS to binaries you already have', { component: 'envtest', cause: err });
   }
@@ -187,23 +278,42 @@ async function readIndex(indexUrl: string, os: string, arch: string): Promise<In
   return archives;
 }
 
+/** The body as UTF-8, refusing more than `limit` bytes. */
+async function boundedText(body: AsyncIterable<Uint8Array> | null, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body ?? []) {
+    size += chunk.length;
+    if (size > limit) throw new Error(`the response is larger than ${limit / (1024 * 1024)} MiB`);
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** Streams the archive to disk while hashing it, then compares with the index's sha512. */
-async function download(archive: IndexedArchive, destination: string): Promise<void> {
+async function download(archive: IndexedArchive, destination: string, dispatcher: Dispatcher, timeouts: Required<EnvtestNetworkTimeouts>): Promise<void> {
   const hash = createHash('sha512');
   const file = await open(destination, 'w');
   try {
     let response;
     try {
-      response = await fetch(archive.url);
+      response = await fetch(archive.url, { dispatcher });
     } catch (err) {
       throw new UsageError(`cannot download ${archive.url}: ${describe(err)}`, "check the network or the index's selfLink", { component: 'envtest', cause: err });
     }
     if (response.status !== 200 || !response.body) {
       throw new UsageError(`cannot download ${archive.url}: HTTP ${response.status}`, "check the index's selfLink", { component: 'envtest' });
     }
-    for await (const chunk of response.body) {
-      hash.update(chunk);
-      await file.write(chunk);
+    try {
+      for await (const chunk of response.body) {
+        hash.update(chunk);
+        await file.write(chunk);
+      }
+    } catch (err) {
+      // undici reports the idle timeout as a "terminated" error caused by BodyTimeoutError.
+      const stalled = [err, (err as { cause?: unknown }).cause].some((e) => (e as { code?: string } | undefined)?.code === 'UND_ERR_BODY_TIMEOUT');
+      const problem = stalled ? `the download of ${archive.url} stalled (no data for ${timeouts.idleMs / 1000} s)` : `the download of ${archive.url} broke off: ${describe(err)}`;
+      throw new UsageError(problem, 'check the network and run it again; nothing was installed', { component: 'envtest', cause: err });
     }
   } finally {
     await file.close();
