@@ -9,14 +9,14 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { parseAllDocuments, parse, stringify } from 'yaml';
-import { badInputSuite, FATAL_LOG_LINE, type BadInput } from './bad-input.js';
+import { asNobody, badInputSuite, FATAL_LOG_LINE, type BadInput } from './bad-input.js';
 import { setupEnvtestAssets } from '../../src/runtime/envtest/setup-envtest.js';
 import { CLI, copyProject, hashTree, REPO_ROOT, runCli, runCliOk, SCENARIOS, scaffoldScenario, tempProjectDir, type RunOptions } from '../scaffold/harness.js';
 
@@ -90,26 +90,8 @@ function hugeConfigMap(keys: number): string {
 const mkfifo = (path: string): void => void execFileSync('mkfifo', [path]);
 const symlinkLoop = (path: string): void => symlinkSync(path, path);
 
-/**
- * Root reads any file, so unreadable-file cases run the CLI as `nobody`
- * with a copy of this node binary it may execute; the path to the project
- * is opened up so that only the file under test is unreadable.
- */
-function asNobody(): RunOptions & { setup(dir: string): void } {
-  if (process.getuid?.() !== 0) return { setup: () => undefined };
-  const binDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-node-'));
-  chmodSync(binDir, 0o755);
-  const nodeBinary = join(binDir, 'node');
-  copyFileSync(process.execPath, nodeBinary);
-  chmodSync(nodeBinary, 0o755);
-  return {
-    uid: 65534,
-    nodeBinary,
-    setup: (dir) => {
-      for (let path = dir; path.startsWith(tmpdir()) && path !== tmpdir(); path = join(path, '..')) chmodSync(path, 0o755);
-    },
-  };
-}
+/** Runs the CLI as `nobody` (root ignores permissions); the case's `prepare` did the chmod. */
+const runAsNobody = asNobody(() => undefined);
 
 const crd = (spec: unknown): string => stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' }, ...(spec === undefined ? {} : { spec }) });
 const WIDGET_SPEC = { group: 'example.com', names: { kind: 'Widget', plural: 'widgets' }, scope: 'Namespaced', versions: [{ name: 'v1', served: true, storage: true }] };
@@ -196,7 +178,7 @@ const BASE_CASES: BadInput[] = [
   { name: 'base CSV: a FIFO', args: GENERATE, prepare: (dir) => { rmSync(join(dir, BASE_CSV)); mkfifo(join(dir, BASE_CSV)); }, run: piped(withoutCsv), error: /clusterserviceversion\.yaml is a named pipe \(FIFO\), not a manifest file/ },
   { name: 'base CSV: a symlink loop', args: GENERATE, prepare: (dir) => { rmSync(join(dir, BASE_CSV)); symlinkLoop(join(dir, BASE_CSV)); }, run: piped(withoutCsv), error: /clusterserviceversion\.yaml is a symlink loop/ },
   { name: 'base CSV: a dangling symlink', args: GENERATE, prepare: (dir) => { rmSync(join(dir, BASE_CSV)); symlinkSync('gone.yaml', join(dir, BASE_CSV)); }, run: piped(withoutCsv), error: /clusterserviceversion\.yaml does not exist \(or is a broken symlink\)/ },
-  { name: 'base CSV: unreadable', args: GENERATE, prepare: (dir) => chmodSync(join(dir, BASE_CSV), 0o000), run: () => ({ ...asNobody(), input: withoutCsv() }), error: /clusterserviceversion\.yaml is not readable \(permission denied\)/ },
+  { name: 'base CSV: unreadable', args: GENERATE, prepare: (dir) => chmodSync(join(dir, BASE_CSV), 0o000), run: () => ({ ...runAsNobody(), input: withoutCsv() }), error: /clusterserviceversion\.yaml is not readable \(permission denied\)/ },
   { name: 'base CSV: larger than a manifest file may be', args: GENERATE, prepare: (dir) => writeFileSync(join(dir, BASE_CSV), hugeConfigMap(90_000)), run: piped(withoutCsv), error: /clusterserviceversion\.yaml is \d+\.\d MiB, more than the 8\.0 MiB a manifest file may have/ },
 ];
 
@@ -208,7 +190,7 @@ const DIRECTORY_CASES: BadInput[] = [
   { name: '--input-dir: a FIFO named x.yaml', args: INPUT, prepare: (dir) => inputDir(dir, (input) => mkfifo(join(input, 'x.yaml'))), error: /input\/x\.yaml is a named pipe \(FIFO\)/ },
   { name: '--input-dir: a symlink loop', args: INPUT, prepare: (dir) => inputDir(dir, (input) => symlinkLoop(join(input, 'loop.yaml'))), error: /input\/loop\.yaml is a symlink loop/ },
   { name: '--input-dir: a symlink to a directory named x.yaml', args: INPUT, prepare: (dir) => inputDir(dir, (input) => symlinkSync('..', join(input, 'x.yaml'))), error: /input\/x\.yaml is a directory, not a manifest file/ },
-  { name: '--input-dir: an unreadable file', args: INPUT, prepare: (dir) => inputDir(dir, (input) => { writeFileSync(join(input, 'a.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n'); chmodSync(join(input, 'a.yaml'), 0); }), run: asNobody, error: /input\/a\.yaml is not readable \(permission denied\).*chmod u\+r/ },
+  { name: '--input-dir: an unreadable file', args: INPUT, prepare: (dir) => inputDir(dir, (input) => { writeFileSync(join(input, 'a.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n'); chmodSync(join(input, 'a.yaml'), 0); }), run: runAsNobody, error: /input\/a\.yaml is not readable \(permission denied\).*chmod u\+r/ },
   { name: '--input-dir: an alias bomb', args: INPUT, prepare: (dir) => inputDir(dir, (input) => writeFileSync(join(input, 'bomb.yaml'), aliasBomb())), error: /input\/bomb\.yaml document 1 expands YAML aliases/ },
   { name: '--input-dir: a file over the size bound', args: INPUT, prepare: (dir) => inputDir(dir, (input) => writeFileSync(join(input, 'huge.yaml'), hugeConfigMap(90_000))), error: /input\/huge\.yaml is \d+\.\d MiB, more than the 8\.0 MiB/ },
   { name: '--input-dir: absolute path that does not exist', args: [...GENERATE, '--input-dir', join(tmpdir(), 'no-such-manifests-dir')], error: /input directory \/.*no-such-manifests-dir does not exist/ },
@@ -227,12 +209,12 @@ const VALIDATE_CASES: BadInput[] = [
   fatal({ name: 'bundle validate: a symlink loop in manifests/', args: VALIDATE, prepare: (dir) => symlinkLoop(MANIFEST(dir, 'loop.yaml')), error: /bundle\/manifests\/loop\.yaml is a symlink loop/ }),
   fatal({ name: 'bundle validate: a dangling symlink in manifests/', args: VALIDATE, prepare: (dir) => symlinkSync('gone.yaml', MANIFEST(dir, 'dangling.yaml')), error: /bundle\/manifests\/dangling\.yaml does not exist \(or is a broken symlink\)/ }),
   fatal({ name: 'bundle validate: a symlink to a directory in manifests/', args: VALIDATE, prepare: (dir) => symlinkSync('..', MANIFEST(dir, 'up')), error: /bundle\/manifests\/up is a directory, not a manifest file/ }),
-  fatal({ name: 'bundle validate: an unreadable CSV', args: VALIDATE, prepare: (dir) => chmodSync(join(dir, BUNDLE_CSV), 0), run: asNobody, error: /bundle\/manifests\/memcached-operator\.clusterserviceversion\.yaml is not readable \(permission denied\)/ }),
-  fatal({ name: 'bundle validate: an unreadable manifests/ directory', args: VALIDATE, prepare: (dir) => chmodSync(join(dir, 'bundle', 'manifests'), 0), run: asNobody, error: /bundle\/manifests is not readable \(permission denied\)/ }),
+  fatal({ name: 'bundle validate: an unreadable CSV', args: VALIDATE, prepare: (dir) => chmodSync(join(dir, BUNDLE_CSV), 0), run: runAsNobody, error: /bundle\/manifests\/memcached-operator\.clusterserviceversion\.yaml is not readable \(permission denied\)/ }),
+  fatal({ name: 'bundle validate: an unreadable manifests/ directory', args: VALIDATE, prepare: (dir) => chmodSync(join(dir, 'bundle', 'manifests'), 0), run: runAsNobody, error: /bundle\/manifests is not readable \(permission denied\)/ }),
   fatal({ name: 'bundle validate: annotations.yaml is a directory', args: VALIDATE, prepare: (dir) => { rmSync(ANNOTATIONS(dir)); mkdirSync(ANNOTATIONS(dir)); }, error: /bundle\/metadata\/annotations\.yaml is a directory, not a manifest file/ }),
   fatal({ name: 'bundle validate: annotations.yaml is a FIFO', args: VALIDATE, prepare: (dir) => { rmSync(ANNOTATIONS(dir)); mkfifo(ANNOTATIONS(dir)); }, error: /bundle\/metadata\/annotations\.yaml is a named pipe \(FIFO\)/ }),
   fatal({ name: 'bundle validate: annotations.yaml is a symlink loop', args: VALIDATE, prepare: (dir) => { rmSync(ANNOTATIONS(dir)); symlinkLoop(ANNOTATIONS(dir)); }, error: /bundle\/metadata\/annotations\.yaml is a symlink loop/ }),
-  fatal({ name: 'bundle validate: annotations.yaml is unreadable', args: VALIDATE, prepare: (dir) => chmodSync(ANNOTATIONS(dir), 0), run: asNobody, error: /bundle\/metadata\/annotations\.yaml is not readable/ }),
+  fatal({ name: 'bundle validate: annotations.yaml is unreadable', args: VALIDATE, prepare: (dir) => chmodSync(ANNOTATIONS(dir), 0), run: runAsNobody, error: /bundle\/metadata\/annotations\.yaml is not readable/ }),
   fatal({ name: 'bundle validate: a 22 MB ConfigMap with 200,000 keys is refused by size', args: VALIDATE, prepare: (dir) => writeFileSync(MANIFEST(dir, 'huge_v1_configmap.yaml'), hugeConfigMap(200_000)), error: /bundle\/manifests\/huge_v1_configmap\.yaml is 2\d\.\d MiB, more than the 8\.0 MiB a manifest file may have/ }),
   fatal({ name: 'bundle validate: manifests adding up past the bound', args: VALIDATE, prepare: (dir) => { const big = hugeConfigMap(60_000); for (let i = 0; i < 6; i++) writeFileSync(MANIFEST(dir, `big${i}_v1_configmap.yaml`), big); }, error: /the files in bundle\/manifests add up to more than 32\.0 MiB/ }),
   fatal({ name: 'bundle validate: an alias bomb in a manifest', args: VALIDATE, prepare: (dir) => writeFileSync(MANIFEST(dir, 'bomb_v1_configmap.yaml'), aliasBomb()), error: /bundle\/manifests\/bomb_v1_configmap\.yaml document 1 expands YAML aliases more than 100 times \(an alias bomb\)/ }),
