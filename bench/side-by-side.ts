@@ -16,7 +16,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,11 +87,15 @@ async function freshControlPlane(): Promise<{ env: Environment; auditLog: string
   return { env, auditLog, dir };
 }
 
-/** Requests by the operator (the admin user, any agent but the loader's) in the audit log, all and writes. */
-function operatorRequests(auditLog: string): { all: number; writes: number } {
+/**
+ * Requests by the operator in the audit log after byte `from` (where it stood when the
+ * operator started, so envtest's own CRD install is left out): the admin user, any
+ * agent but the loader's. Returns all requests and the writes among them.
+ */
+function operatorRequests(auditLog: string, from: number): { all: number; writes: number } {
   let all = 0;
   let writes = 0;
-  for (const line of readFileSync(auditLog, 'utf8').split('\n')) {
+  for (const line of readFileSync(auditLog).subarray(from).toString('utf8').split('\n')) {
     if (!line) continue;
     const event = JSON.parse(line) as { stage: string; verb: string; userAgent?: string; user?: { username?: string } };
     if (event.user?.username !== 'default' || event.userAgent === LOADER_AGENT) continue;
@@ -142,6 +146,7 @@ async function measure(which: Operator): Promise<Figures> {
     const rest = new RestClient(env.kubeConfig, LOADER_AGENT);
     const api = new Client({ rest });
     const kubeconfig = env.kubeConfigPath();
+    const auditFrom = statSync(auditLog).size;
     running = startOperator(which, kubeconfig);
     const synced = await cachesSynced(running);
     figures.syncS = synced.s;
@@ -174,7 +179,7 @@ async function measure(which: Operator): Promise<Figures> {
     clearInterval(sampler);
     figures.peakRssMiB = Math.max(peakRss, memoryMiB(running.pid, 'VmHWM'));
     await sleep(2000); // let the watch events of the last writes reach the audit log's count
-    const burstRequests = operatorRequests(auditLog);
+    const burstRequests = operatorRequests(auditLog, auditFrom);
     figures.requestsPerCR = burstRequests.all / COUNT;
     figures.writesPerCR = burstRequests.writes / COUNT;
 
@@ -270,10 +275,10 @@ const rows: Array<[string, string, string, string]> = [
   ['operator CPU during the burst (s)', fmt(m('ours', 'burstCpuS'), 2), fmt(m('go', 'burstCpuS'), 2), ratio('burstCpuS')],
   ['peak RSS during the burst (MiB)', fmt(m('ours', 'peakRssMiB'), 0), fmt(m('go', 'peakRssMiB'), 1), ratio('peakRssMiB')],
   ['idle RSS right after start, 0 objects (MiB)', fmt(m('ours', 'idleRssMiB'), 0), fmt(m('go', 'idleRssMiB'), 1), ratio('idleRssMiB')],
-  [`RSS with ${2 * COUNT + EXTRA} + cached objects (MiB)`, fmt(m('ours', 'cachedRssMiB'), 0), fmt(m('go', 'cachedRssMiB'), 1), ratio('cachedRssMiB')],
-  [`restarted process with ${2 * COUNT + EXTRA} + cached: RSS (MiB)`, fmt(m('ours', 'restartRssMiB'), 0), fmt(m('go', 'restartRssMiB'), 1), ratio('restartRssMiB')],
+  [`RSS with ~${2 * COUNT + EXTRA} cached objects (MiB)`, fmt(m('ours', 'cachedRssMiB'), 0), fmt(m('go', 'cachedRssMiB'), 1), ratio('cachedRssMiB')],
+  [`restarted process with ~${2 * COUNT + EXTRA} cached: RSS (MiB)`, fmt(m('ours', 'restartRssMiB'), 0), fmt(m('go', 'restartRssMiB'), 1), ratio('restartRssMiB')],
   ['start → caches synced, 0 objects (s) / CPU used (s)', `${fmt(m('ours', 'syncS'), 2)} / ${fmt(m('ours', 'syncCpuS'), 2)}`, `${fmt(m('go', 'syncS'), 2)} / ${fmt(m('go', 'syncCpuS'), 2)}`, `${ratio('syncS')} / ${ratio('syncCpuS')}`],
-  [`restart with ${2 * COUNT + EXTRA} + cached → all ${COUNT} CRs reconciled (s)`, fmt(m('ours', 'restartReconciledS'), 2), fmt(m('go', 'restartReconciledS'), 2), ratio('restartReconciledS')],
+  [`restart with ~${2 * COUNT + EXTRA} cached → all ${COUNT} CRs reconciled (s)`, fmt(m('ours', 'restartReconciledS'), 2), fmt(m('go', 'restartReconciledS'), 2), ratio('restartReconciledS')],
   ['API requests per CR (writes per CR), burst', `${fmt(m('ours', 'requestsPerCR'), 2)} (${fmt(m('ours', 'writesPerCR'), 2)})`, `${fmt(m('go', 'requestsPerCR'), 2)} (${fmt(m('go', 'writesPerCR'), 2)})`, ratio('requestsPerCR')],
 ];
 console.log(`\nside-by-side: ${COUNT} Memcacheds, ${EXTRA} extra ConfigMaps, medians of ${RUNS} alternating run(s), fresh control plane each`);
