@@ -1,0 +1,291 @@
+/**
+ * Side-by-side benchmark: our runtime against a Go controller-runtime operator
+ * with the same reconcile (ci/tools/memcached-operator-go, built by
+ * ci/build-bench-peer.sh), on a fresh control plane per operator per run,
+ * alternating ours and Go. Prints numbers, not a test: on a shared machine
+ * only the ratios mean much.
+ *
+ * Each operator runs in its own process; CPU (utime+stime) and RSS (VmRSS,
+ * VmHWM) come from /proc/<pid>. API requests per operator come from the API
+ * server's audit log (level Metadata), told apart by user agent from the
+ * loader's. The loader (this process) is the same for both.
+ *
+ * Environment: BENCH_RUNS (alternating runs, default 3), BENCH_CRS (Memcacheds,
+ * default 1000), BENCH_CACHED (extra ConfigMaps for the big-cache figures,
+ * default 9000), BENCH_GO_OPERATOR (the Go binary; npm run bench:side-by-side sets it).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, Deployment, RestClient } from '../src/runtime/index.js';
+import { Environment } from '../src/runtime/envtest/index.js';
+import { collectJsonLines } from '../test/e2e/child-logs.js';
+import { eventually } from '../test/e2e/eventually.js';
+import { Memcached, memcachedCRD } from '../test/e2e/fixtures/memcached.js';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const COUNT = Number(process.env.BENCH_CRS ?? 1000);
+const EXTRA = Number(process.env.BENCH_CACHED ?? 9000);
+const PARALLEL = 32;
+const LOADER_AGENT = 'side-by-side-loader';
+const goBinary = process.env.BENCH_GO_OPERATOR;
+if (!goBinary) {
+  console.error('side-by-side: BENCH_GO_OPERATOR is not set; run `npm run bench:side-by-side`, which builds the Go peer (ci/build-bench-peer.sh)');
+  process.exit(1);
+}
+const managerScript = fileURLToPath(new URL('../test/e2e/fixtures/memcached-manager.js', import.meta.url));
+const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+type Operator = 'ours' | 'go';
+/** One operator's figures from one run; seconds, MiB, or a count. */
+type Figures = Record<string, number>;
+
+/** utime + stime of a process, in seconds. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // After "pid (comm) ", field 3 (state) is index 0, so utime (14) and stime (15) are 11 and 12.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** A VmRSS / VmHWM figure of a process, in MiB. */
+function memoryMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const seconds = (since: number): number => (performance.now() - since) / 1000;
+
+/** Creates `count` objects, `parallel` at a time, as bench/runtime.ts does. */
+async function createAll<T extends object>(api: Client, count: number, make: (i: number) => T, parallel = PARALLEL): Promise<T[]> {
+  const created: T[] = [];
+  let next = 0;
+  await Promise.all(Array.from({ length: parallel }, async () => {
+    while (next < count) {
+      const i = next++;
+      created[i] = await api.create(make(i) as never);
+    }
+  }));
+  return created;
+}
+
+const memcachedNamed = (namespace: string) => (i: number): Memcached => ({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: `m${i}`, namespace }, spec: { size: 1 + (i % 3) } });
+
+/** A fresh control plane whose API server writes an audit log at level Metadata. */
+async function freshControlPlane(): Promise<{ env: Environment; auditLog: string; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'side-by-side-'));
+  const policy = join(dir, 'audit-policy.yaml');
+  const auditLog = join(dir, 'audit.log');
+  // Metadata for every request; only the final stage of each (watches: when they start).
+  writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: ["RequestReceived"]\nrules:\n- level: Metadata\n');
+  const env = new Environment({ crds: [memcachedCRD], apiServerExtraArgs: { 'audit-policy-file': policy, 'audit-log-path': auditLog, 'audit-log-format': 'json', 'audit-log-maxsize': '0' } });
+  await env.start();
+  return { env, auditLog, dir };
+}
+
+/**
+ * Requests by the operator in the audit log after byte `from` (where it stood when the
+ * operator started, so envtest's own CRD install is left out): the admin user, any
+ * agent but the loader's. Returns all requests and the writes among them.
+ */
+function operatorRequests(auditLog: string, from: number): { all: number; writes: number } {
+  let all = 0;
+  let writes = 0;
+  for (const line of readFileSync(auditLog).subarray(from).toString('utf8').split('\n')) {
+    if (!line) continue;
+    const event = JSON.parse(line) as { stage: string; verb: string; userAgent?: string; user?: { username?: string } };
+    if (event.user?.username !== 'default' || event.userAgent === LOADER_AGENT) continue;
+    // A watch is counted once, when it starts; every other request when it completes.
+    if (event.verb === 'watch' ? event.stage !== 'ResponseStarted' : event.stage !== 'ResponseComplete') continue;
+    all++;
+    if (['create', 'update', 'patch', 'delete'].includes(event.verb)) writes++;
+  }
+  return { all, writes };
+}
+
+/** An operator process and the log lines the benchmark reads from it. */
+interface Running {
+  child: ChildProcess;
+  pid: number;
+  startedAt: number;
+  lines: Array<Record<string, unknown>>;
+}
+
+function startOperator(which: Operator, kubeconfig: string): Running {
+  const startedAt = performance.now();
+  const child = which === 'ours'
+    ? spawn(process.execPath, [managerScript], { env: { ...process.env, KUBECONFIG: kubeconfig, CACHE_CONFIGMAPS: 'true' }, stdio: ['ignore', 'ignore', 'pipe'] })
+    : spawn(goBinary!, ['--watch-configmaps'], { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'ignore', 'pipe'] });
+  // Every line is read (both write all of them); only the few the benchmark uses are kept.
+  const lines = collectJsonLines(child.stderr!, (line) => line.includes('"Starting workers"') || line.includes('"test: reconcile finished"'));
+  return { child, pid: child.pid!, startedAt, lines };
+}
+
+async function stopOperator(running: Running): Promise<void> {
+  if (running.child.exitCode !== null) return;
+  running.child.kill('SIGTERM');
+  await once(running.child, 'exit');
+}
+
+/** Waits for "Starting workers", the line both write once their caches are synced; returns seconds and CPU used. */
+async function cachesSynced(running: Running): Promise<{ s: number; cpu: number }> {
+  await eventually('the operator to sync its caches', () => running.lines.some((line) => line.msg === 'Starting workers'), 120_000, 10);
+  return { s: seconds(running.startedAt), cpu: cpuSeconds(running.pid) };
+}
+
+/** One fresh control plane, one operator: every figure of the table but the ceiling. */
+async function measure(which: Operator): Promise<Figures> {
+  const { env, auditLog, dir } = await freshControlPlane();
+  const figures: Figures = {};
+  let running: Running | undefined;
+  try {
+    const rest = new RestClient(env.kubeConfig, LOADER_AGENT);
+    const api = new Client({ rest });
+    const kubeconfig = env.kubeConfigPath();
+    const auditFrom = statSync(auditLog).size;
+    running = startOperator(which, kubeconfig);
+    const synced = await cachesSynced(running);
+    figures.syncS = synced.s;
+    figures.syncCpuS = synced.cpu;
+    await sleep(1000);
+    figures.idleRssMiB = memoryMiB(running.pid, 'VmRSS');
+
+    // The burst: COUNT Memcacheds at once, until every Deployment and status is written.
+    const cpuBefore = cpuSeconds(running.pid);
+    let peakRss = 0;
+    const sampler = setInterval(() => { peakRss = Math.max(peakRss, memoryMiB(running!.pid, 'VmRSS')); }, 100);
+    const started = performance.now();
+    let firstDeploymentS = NaN;
+    const firstDeployment = (async () => {
+      while (Number.isNaN(firstDeploymentS)) {
+        const page = await rest.request<{ items?: unknown[] }>('GET', '/apis/apps/v1/namespaces/default/deployments', { query: { limit: 1 } });
+        if (page.items?.length) firstDeploymentS = seconds(started);
+        else await sleep(100);
+      }
+    })();
+    await createAll(api, COUNT, memcachedNamed('default'));
+    await eventually('every Deployment and status', async () => {
+      const [deployments, memcacheds] = await Promise.all([api.list(Deployment, { namespace: 'default' }), api.list(Memcached, { namespace: 'default' })]);
+      return deployments.length === COUNT && memcacheds.length === COUNT && memcacheds.every((m) => m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'));
+    }, 1_800_000, 250);
+    figures.burstS = seconds(started);
+    await firstDeployment;
+    figures.firstDeploymentS = firstDeploymentS;
+    figures.burstCpuS = cpuSeconds(running.pid) - cpuBefore;
+    clearInterval(sampler);
+    figures.peakRssMiB = Math.max(peakRss, memoryMiB(running.pid, 'VmHWM'));
+    await sleep(2000); // let the watch events of the last writes reach the audit log's count
+    const burstRequests = operatorRequests(auditLog, auditFrom);
+    figures.requestsPerCR = burstRequests.all / COUNT;
+    figures.writesPerCR = burstRequests.writes / COUNT;
+
+    // A big cache: EXTRA ConfigMaps more, which both cache.
+    await createAll(api, EXTRA, (i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${i}`, namespace: 'default' }, data: { index: String(i), payload: 'x'.repeat(200) } }));
+    await sleep(5000); // both see the last ConfigMap within a second; the rest lets memory settle
+    figures.cachedRssMiB = memoryMiB(running.pid, 'VmRSS');
+
+    // Restart with the big cache: time until every CR was reconciled once more ("test: reconcile finished").
+    await stopOperator(running);
+    running = startOperator(which, kubeconfig);
+    const restarted = running;
+    const reconciled = new Set<unknown>();
+    await eventually('every CR reconciled after the restart', () => {
+      for (const line of restarted.lines.splice(0)) if (line.msg === 'test: reconcile finished') reconciled.add(line.name);
+      return reconciled.size >= COUNT;
+    }, 600_000, 10);
+    figures.restartReconciledS = seconds(restarted.startedAt);
+    await sleep(1000);
+    figures.restartRssMiB = memoryMiB(restarted.pid, 'VmRSS');
+    return figures;
+  } finally {
+    if (running) await stopOperator(running);
+    await env.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The raw ceiling: the operator's 4 writes per CR in a tight loop of our client, with 1 and with 32 workers. */
+async function ceiling(): Promise<Figures> {
+  const { env, dir } = await freshControlPlane();
+  try {
+    const api = new Client({ rest: new RestClient(env.kubeConfig, LOADER_AGENT) });
+    const figures: Figures = {};
+    for (const [workers, namespace] of [[1, 'default'], [PARALLEL, 'kube-public']] as const) {
+      const memcacheds = await createAll(api, COUNT, memcachedNamed(namespace));
+      const started = performance.now();
+      let next = 0;
+      await Promise.all(Array.from({ length: workers }, async () => {
+        while (next < COUNT) {
+          const i = next++;
+          let memcached = memcacheds[i]!; // as created: the operator reads it from its cache, so no read here either
+          memcached.status = { conditions: [{ type: 'Available', status: 'Unknown', reason: 'Reconciling', message: 'Starting reconciliation', lastTransitionTime: new Date().toISOString() }] };
+          memcached = await api.status().update(memcached);
+          memcached.metadata!.finalizers = ['cache.example.com/finalizer'];
+          memcached = await api.update(memcached);
+          await api.create({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `m${i}`, namespace }, spec: { replicas: 1, selector: { matchLabels: { app: `m${i}` } }, template: { metadata: { labels: { app: `m${i}` } }, spec: { containers: [{ name: 'memcached', image: 'memcached:1.6.26-alpine3.19' }] } } } } as never);
+          memcached.status = { conditions: [{ type: 'Available', status: 'True', reason: 'Reconciling', message: 'created', lastTransitionTime: new Date().toISOString() }] };
+          await api.status().update(memcached);
+        }
+      }));
+      figures[`ceiling${workers}S`] = seconds(started);
+    }
+    return figures;
+  } finally {
+    await env.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const median = (values: number[]): number => {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+const results: Record<Operator, Figures[]> = { ours: [], go: [] };
+const ceilings: Figures[] = [];
+for (let run = 1; run <= RUNS; run++) {
+  // Alternate which goes first, so neither always meets the machine in the same state.
+  const order: Operator[] = run % 2 ? ['ours', 'go'] : ['go', 'ours'];
+  for (const which of order) {
+    const load = loadavg()[0]!;
+    const figures = await measure(which);
+    figures.load = load;
+    results[which].push(figures);
+    console.error(`run ${run}/${RUNS} ${which}: load ${load.toFixed(2)} → ${JSON.stringify(Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Number(v.toFixed(3))])))}`);
+  }
+  const load = loadavg()[0]!;
+  const figures = await ceiling();
+  figures.load = load;
+  ceilings.push(figures);
+  console.error(`run ${run}/${RUNS} ceiling: load ${load.toFixed(2)} → 1 worker ${figures.ceiling1S!.toFixed(1)} s, ${PARALLEL} workers ${figures[`ceiling${PARALLEL}S`]!.toFixed(1)} s`);
+}
+
+const m = (which: Operator, key: string): number => median(results[which].map((f) => f[key]!));
+const fmt = (value: number, digits: number): string => (Number.isNaN(value) ? 'n/a' : value.toFixed(digits));
+const ratio = (key: string): string => `${fmt(m('ours', key) / m('go', key), 2)}×`;
+const rows: Array<[string, string, string, string]> = [
+  ['every Deployment and status written (s)', fmt(m('ours', 'burstS'), 1), fmt(m('go', 'burstS'), 1), ratio('burstS')],
+  ['first Deployment seen (s)', fmt(m('ours', 'firstDeploymentS'), 1), fmt(m('go', 'firstDeploymentS'), 1), ratio('firstDeploymentS')],
+  ['operator CPU during the burst (s)', fmt(m('ours', 'burstCpuS'), 2), fmt(m('go', 'burstCpuS'), 2), ratio('burstCpuS')],
+  ['peak RSS during the burst (MiB)', fmt(m('ours', 'peakRssMiB'), 0), fmt(m('go', 'peakRssMiB'), 1), ratio('peakRssMiB')],
+  ['idle RSS right after start, 0 objects (MiB)', fmt(m('ours', 'idleRssMiB'), 0), fmt(m('go', 'idleRssMiB'), 1), ratio('idleRssMiB')],
+  [`RSS with ~${2 * COUNT + EXTRA} cached objects (MiB)`, fmt(m('ours', 'cachedRssMiB'), 0), fmt(m('go', 'cachedRssMiB'), 1), ratio('cachedRssMiB')],
+  [`restarted process with ~${2 * COUNT + EXTRA} cached: RSS (MiB)`, fmt(m('ours', 'restartRssMiB'), 0), fmt(m('go', 'restartRssMiB'), 1), ratio('restartRssMiB')],
+  ['start → caches synced, 0 objects (s) / CPU used (s)', `${fmt(m('ours', 'syncS'), 2)} / ${fmt(m('ours', 'syncCpuS'), 2)}`, `${fmt(m('go', 'syncS'), 2)} / ${fmt(m('go', 'syncCpuS'), 2)}`, `${ratio('syncS')} / ${ratio('syncCpuS')}`],
+  [`restart with ~${2 * COUNT + EXTRA} cached → all ${COUNT} CRs reconciled (s)`, fmt(m('ours', 'restartReconciledS'), 2), fmt(m('go', 'restartReconciledS'), 2), ratio('restartReconciledS')],
+  ['API requests per CR (writes per CR), burst', `${fmt(m('ours', 'requestsPerCR'), 2)} (${fmt(m('ours', 'writesPerCR'), 2)})`, `${fmt(m('go', 'requestsPerCR'), 2)} (${fmt(m('go', 'writesPerCR'), 2)})`, ratio('requestsPerCR')],
+];
+console.log(`\nside-by-side: ${COUNT} Memcacheds, ${EXTRA} extra ConfigMaps, medians of ${RUNS} alternating run(s), fresh control plane each`);
+console.log('| figure | ours | Go | ours / Go |\n|---|---:|---:|---:|');
+for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+const ceiling1 = median(ceilings.map((f) => f.ceiling1S!));
+const ceilingN = median(ceilings.map((f) => f[`ceiling${PARALLEL}S`]!));
+console.log(`\nraw ceiling (our client in a tight loop, the same ${4 * COUNT} writes): ${fmt(ceiling1, 1)} s with 1 worker, ${fmt(ceilingN, 1)} s with ${PARALLEL} workers`);
+const loads = (which: Operator): string => results[which].map((f) => f.load!.toFixed(2)).join(', ');
+console.log(`load average (1 min) at the start of each run: ours ${loads('ours')}; Go ${loads('go')}; ceiling ${ceilings.map((f) => f.load!.toFixed(2)).join(', ')}`);
