@@ -156,7 +156,10 @@ export class Manager {
   private readonly controllers: Controller[] = [];
   private readonly runnables: Runnable[] = [];
   private readonly stopController = new AbortController();
-  /** Aborted at once on lost leadership: the signal of leader-only runnables. */
+  /**
+   * Aborted once, on lost leadership: the signal of leader-only runnables, and
+   * the one record that leadership was lost (it ends any graceful wait).
+   */
   private readonly leaderRunnablesAbort = new AbortController();
   /** Leader-only work that has started and must end before the Lease may be released. */
   private readonly leaderWork: Array<Promise<unknown>> = [];
@@ -164,10 +167,6 @@ export class Manager {
   private readonly replicaWork: Array<Promise<unknown>> = [];
   /** The first error that made the manager stop; start() rejects with it. */
   private fatal?: Error;
-  private lostLeadership = false;
-  private lostLeadershipResolve!: () => void;
-  /** Resolves on lost leadership: ends any graceful wait at once. */
-  private readonly lostLeadershipPromise = new Promise<void>((resolve) => (this.lostLeadershipResolve = resolve));
   /** True from election until shutdown: leader-only work added now starts at once. */
   private leading = false;
   private elector?: LeaderElector;
@@ -366,13 +365,16 @@ export class Manager {
    * and shutdown skips the graceful wait.
    */
   private loseLeadership(err: Error): void {
-    this.lostLeadership = true;
     this.leading = false;
     this.log.error({ err }, 'leader election lost');
     for (const controller of this.controllers) controller.abort(err);
     this.leaderRunnablesAbort.abort(err);
-    this.lostLeadershipResolve();
     this.fail(err);
+  }
+
+  /** Whether leadership was lost; it can turn true during shutdown, so read it where it is used. */
+  private get leadershipLost(): boolean {
+    return this.leaderRunnablesAbort.signal.aborted;
   }
 
   private leaderRunnablesSignal(): AbortSignal {
@@ -415,27 +417,27 @@ export class Manager {
     this.leading = false;
     this.stop();
     // Lost leadership skips the graceful wait: another replica may already lead.
-    const graceMs = this.lostLeadership ? 0 : this.options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS;
+    const graceMs = this.leadershipLost ? 0 : this.options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS;
     const deadline = performance.now() + graceMs;
     this.log.info('Stopping and waiting for leader election runnables');
     // Leader-only work first, still renewing the lease: nothing may reconcile after it is released.
     const leaderWorkEnded = await Promise.race([
       Promise.all(this.controllers.map((controller) => controller.stop(graceMs))).then(async (stopped) => !stopped.includes(false) && (await settledWithin(this.leaderWork, deadline - performance.now()))),
-      this.lostLeadershipPromise.then(() => false),
+      whenAborted(this.leaderRunnablesAbort.signal).then(() => false),
     ]);
-    const overran = !this.lostLeadership && !leaderWorkEnded;
+    const overran = !this.leadershipLost && !leaderWorkEnded;
 
     leaderAbort.abort();
     await holding;
     if (this.elector) {
       // Release only when provably nothing of ours still reconciles; otherwise let the lease expire.
-      if (!this.lostLeadership && !overran && (this.options.leaderElectionReleaseOnCancel ?? true)) await this.elector.release();
+      if (!this.leadershipLost && !overran && (this.options.leaderElectionReleaseOnCancel ?? true)) await this.elector.release();
       else this.elector.abandon();
     }
 
     this.log.info('Stopping and waiting for non leader election runnables');
-    const replicaWorkEnded = await settledWithin(this.replicaWork, this.lostLeadership ? 0 : deadline - performance.now());
-    if ((overran || !replicaWorkEnded) && !this.lostLeadership) {
+    const replicaWorkEnded = await settledWithin(this.replicaWork, this.leadershipLost ? 0 : deadline - performance.now());
+    if ((overran || !replicaWorkEnded) && !this.leadershipLost) {
       this.log.error({ gracePeriodMs: graceMs }, GRACE_PERIOD_EXCEEDED_MESSAGE);
       this.fatal ??= new Error(`${GRACE_PERIOD_EXCEEDED_MESSAGE} of ${graceMs / 1000}s`);
     }
@@ -587,4 +589,10 @@ function hostOf(server: string): string {
   } catch {
     return server;
   }
+}
+
+/** Resolves when `signal` aborts (at once if it already has). */
+function whenAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
