@@ -166,11 +166,7 @@ export class Controller {
 
   /** The kinds this controller watches (to explain a cache that never synced). */
   watchedKinds(): Kind[] {
-    // Only informers have a kind; a channel source has nothing to list.
-    return this.sources.flatMap(({ source }) => {
-      const kind = (source as { kind?: Kind }).kind;
-      return kind ? [kind] : [];
-    });
+    return this.sources.flatMap(({ source }) => (source.kind ? [source.kind] : []));
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { InformerEventHandler } from './informer.js';
+import type { Kind } from './kinds.js';
 
 /**
  * Receives a source's events. Informers call onAdd, onUpdate and onDelete; a
@@ -19,6 +20,8 @@ export interface EventSource<T extends KubernetesObject = KubernetesObject> {
   addEventHandler(handler: SourceEventHandler<T>): void;
   /** Resolves when the source is ready to deliver; the controller waits for it before starting workers. */
   waitForSync(timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  /** The kind listed and watched, for sources that list one (informers); a ChannelSource has none. */
+  readonly kind?: Kind;
 }
 
 /**
