@@ -34,6 +34,7 @@ describe('newWebhookManagedBy', () => {
       .complete();
     const server = mgr.getWebhookServer();
     assert.equal(mgr.getWebhookServer(), server, 'one server per manager');
+    assert.equal(server.needLeaderElection(), false, 'every replica serves webhooks, leader or not');
     for (const path of ['/mutate-builder-example-com-v1-thing', '/validate-builder-example-com-v1-thing', '/convert']) assert.ok(server.has(path), path);
   });
 

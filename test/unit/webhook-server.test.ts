@@ -183,11 +183,20 @@ describe('webhook server over HTTPS', () => {
       assert.equal((await admit('/validate', admissionReview('CREATE', widget('v1', {})))).response.allowed, true);
     });
 
-    it('a body over the bound is refused with 400 without being read to the end', async () => {
+    it('a body over the bound is refused with 400 without being read to the end, whether its length is declared or streamed', async () => {
       const huge = JSON.stringify(admissionReview('CREATE', widget('v1', { mode: 'x'.repeat(MAX_ADMISSION_REQUEST_BYTES) })));
-      const answer = await admit('/validate', huge);
-      assert.equal(answer.response.status?.code, 400);
-      assert.match(answer.response.status?.message ?? '', /exceeds the limit of 7340032/);
+      const declared = await admit('/validate', huge);
+      assert.equal(declared.response.status?.code, 400);
+      assert.match(declared.response.status?.message ?? '', /of \d+ bytes exceeds the limit of 7340032/);
+      const streamed = await admit('/validate', huge, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      assert.equal(streamed.response.status?.code, 400);
+      assert.match(streamed.response.status?.message ?? '', /request body exceeds the limit of 7340032 bytes/);
+    });
+
+    it('the readiness check fails before start and passes once TLS is served', async () => {
+      const notStarted = new WebhookServer({ port: 0, certDir: dir }, silentLogger).startedChecker();
+      await assert.rejects(async () => notStarted(), /webhook server has not started yet/);
+      await server.startedChecker()();
     });
 
     it('an unknown path is a 404', async () => {
