@@ -165,8 +165,11 @@ class ExecCredentials implements CredentialSource {
     for (const { name, value } of exec.env ?? []) env[name] = value;
     const stdout = await new Promise<string>((resolve, reject) => {
       execFile(exec.command!, exec.args ?? [], { env, timeout: 60_000, maxBuffer: 1 << 20 }, (err, out, stderr) => {
-        if (err) reject(new Error(`the exec plugin ${exec.command} of kubeconfig user "${this.user.name}" failed: ${err.message.trim()}${stderr ? `: ${String(stderr).trim()}` : ''}`, { cause: err }));
-        else resolve(String(out));
+        if (err) {
+          const how = typeof err.code === 'number' ? `exited with ${err.code}` : err.killed ? 'was killed (it ran over 60 s?)' : `could not run (${err.message})`;
+          const said = String(stderr).trim().split('\n').join(' ');
+          reject(new Error(`the exec plugin ${exec.command} of kubeconfig user "${this.user.name}" failed: it ${how}${said ? `: ${said}` : ''}`, { cause: err }));
+        } else resolve(String(out));
       });
     });
     let status: ExecCredentialStatus | undefined;
