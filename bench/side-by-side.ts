@@ -11,7 +11,7 @@
  * loader's. The loader (this process) is the same for both.
  *
  * Both run as the scaffold deploys them: ours with the Node flags of the
- * scaffolded manager (NODE_OPTIONS in templates/init/config/manager/manager.yaml.hbs),
+ * scaffolded image (the ENTRYPOINT of templates/init/Dockerfile.hbs, passed as NODE_OPTIONS),
  * and, when this process may create memory cgroups (root, cgroup v1 or v2),
  * each operator in its own cgroup limited to the scaffold's memory limit, so
  * the table also shows that the burst succeeds inside it (and the cgroup's
@@ -50,13 +50,18 @@ if (!goBinary) {
 const managerScript = fileURLToPath(new URL('../test/e2e/fixtures/memcached-manager.js', import.meta.url));
 const ONLY = process.env.BENCH_ONLY as Operator | undefined;
 
-/** The scaffolded manager's Node flags and memory limit, read from its template so the bench and the scaffold never drift. */
+/**
+ * The scaffolded manager's Node flags (the Dockerfile's ENTRYPOINT) and memory
+ * limit (config/manager/manager.yaml), read from the templates so the bench
+ * and the scaffold never drift.
+ */
 function scaffoldedManager(): { nodeOptions: string; memoryLimitMiB: number } {
-  const template = readFileSync(fileURLToPath(new URL('../../templates/init/config/manager/manager.yaml.hbs', import.meta.url)), 'utf8');
-  const nodeOptions = /name: NODE_OPTIONS\s+value: "([^"]*)"/.exec(template)?.[1];
-  const limit = /limits:\s+cpu: \S+\s+memory: (\d+)Mi/.exec(template)?.[1];
-  if (nodeOptions === undefined || limit === undefined) throw new Error('side-by-side: cannot find NODE_OPTIONS and the memory limit in templates/init/config/manager/manager.yaml.hbs');
-  return { nodeOptions, memoryLimitMiB: Number(limit) };
+  const template = (path: string): string => readFileSync(fileURLToPath(new URL(`../../templates/init/${path}`, import.meta.url)), 'utf8');
+  const entrypoint = /^ENTRYPOINT \[(.*)\]$/m.exec(template('Dockerfile.hbs'))?.[1];
+  const limit = /limits:\s+cpu: \S+\s+memory: (\d+)Mi/.exec(template('config/manager/manager.yaml.hbs'))?.[1];
+  if (entrypoint === undefined || limit === undefined) throw new Error('side-by-side: cannot find the ENTRYPOINT in templates/init/Dockerfile.hbs or the memory limit in templates/init/config/manager/manager.yaml.hbs');
+  const flags = (JSON.parse(`[${entrypoint}]`) as string[]).filter((arg) => arg.startsWith('--'));
+  return { nodeOptions: flags.join(' '), memoryLimitMiB: Number(limit) };
 }
 const scaffold = scaffoldedManager();
 const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? scaffold.nodeOptions;

@@ -1,5 +1,8 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+/** Not an ES import: that would read node:http's WebSocket getters, which load Node's bundled undici (+9 MiB RSS). */
+const { createServer } = process.getBuiltinModule('node:http');
 
 /**
  * Parses a Go-style bind address (`:8081`, `127.0.0.1:8080`, `[::1]:0`).
