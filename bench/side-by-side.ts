@@ -10,13 +10,24 @@
  * server's audit log (level Metadata), told apart by user agent from the
  * loader's. The loader (this process) is the same for both.
  *
+ * Both run as the scaffold deploys them: ours with the Node flags of the
+ * scaffolded image (the ENTRYPOINT of templates/init/Dockerfile.hbs, passed as NODE_OPTIONS),
+ * and, when this process may create memory cgroups (root, cgroup v1 or v2),
+ * each operator in its own cgroup limited to the scaffold's memory limit, so
+ * the table also shows that the burst succeeds inside it (and the cgroup's
+ * peak, which counts page cache as a container limit does).
+ *
  * Environment: BENCH_RUNS (alternating runs, default 3), BENCH_CRS (Memcacheds,
  * default 1000), BENCH_CACHED (extra ConfigMaps for the big-cache figures,
  * default 9000), BENCH_GO_OPERATOR (the Go binary; npm run bench:side-by-side sets it).
+ * For measuring while tuning: BENCH_ONLY=ours|go (one side, no ceiling),
+ * BENCH_NODE_OPTIONS (ours' Node flags instead of the scaffold's),
+ * BENCH_NODE_ARGS (extra flags for ours, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`),
+ * BENCH_MEMORY_LIMIT_MIB (the cgroup limit instead of the scaffold's; 0: no cgroup).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +48,91 @@ if (!goBinary) {
   process.exit(1);
 }
 const managerScript = fileURLToPath(new URL('../test/e2e/fixtures/memcached-manager.js', import.meta.url));
+const ONLY = process.env.BENCH_ONLY as Operator | undefined;
+
+/**
+ * The scaffolded manager's Node flags (the Dockerfile's ENTRYPOINT) and memory
+ * limit (config/manager/manager.yaml), read from the templates so the bench
+ * and the scaffold never drift.
+ */
+function scaffoldedManager(): { nodeOptions: string; memoryLimitMiB: number } {
+  const template = (path: string): string => readFileSync(fileURLToPath(new URL(`../../templates/init/${path}`, import.meta.url)), 'utf8');
+  const entrypoint = /^ENTRYPOINT \[(.*)\]$/m.exec(template('Dockerfile.hbs'))?.[1];
+  const limit = /limits:\s+cpu: \S+\s+memory: (\d+)Mi/.exec(template('config/manager/manager.yaml.hbs'))?.[1];
+  if (entrypoint === undefined || limit === undefined) throw new Error('side-by-side: cannot find the ENTRYPOINT in templates/init/Dockerfile.hbs or the memory limit in templates/init/config/manager/manager.yaml.hbs');
+  const flags = (JSON.parse(`[${entrypoint}]`) as string[]).filter((arg) => arg.startsWith('--'));
+  return { nodeOptions: flags.join(' '), memoryLimitMiB: Number(limit) };
+}
+const scaffold = scaffoldedManager();
+const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? scaffold.nodeOptions;
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const MEMORY_LIMIT_MIB = Number(process.env.BENCH_MEMORY_LIMIT_MIB ?? scaffold.memoryLimitMiB);
+
+/**
+ * A memory cgroup limited to `limitMiB`, under this process's own (v1: the
+ * memory hierarchy; v2: the unified one), or undefined when this process may
+ * not create one. Swap is limited too, so going over the limit means the
+ * OOM killer, as in a container.
+ */
+class MemoryCgroup {
+  private constructor(
+    readonly dir: string,
+    private readonly v2: boolean,
+  ) {}
+
+  static create(name: string, limitMiB: number): MemoryCgroup | undefined {
+    if (!(limitMiB > 0) || process.getuid?.() !== 0) return undefined;
+    const own = readFileSync('/proc/self/cgroup', 'utf8').split('\n');
+    const v1 = own.find((line) => /^\d+:memory:/.test(line));
+    const v2 = own.find((line) => line.startsWith('0::'));
+    const dir = v1 ? join('/sys/fs/cgroup/memory', v1.split(':')[2]!, name) : v2 && existsSync('/sys/fs/cgroup/cgroup.controllers') ? join('/sys/fs/cgroup', v2.slice(3), name) : undefined;
+    if (!dir) return undefined;
+    try {
+      mkdirSync(dir);
+      const bytes = String(limitMiB * 1024 * 1024);
+      if (v1) {
+        writeFileSync(join(dir, 'memory.limit_in_bytes'), bytes);
+        if (existsSync(join(dir, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(dir, 'memory.memsw.limit_in_bytes'), bytes);
+      } else {
+        writeFileSync(join(dir, 'memory.max'), bytes);
+        writeFileSync(join(dir, 'memory.swap.max'), '0');
+      }
+      return new MemoryCgroup(dir, !v1);
+    } catch (err) {
+      console.error(`side-by-side: no memory cgroup (${(err as Error).message}); running without the limit`);
+      return undefined;
+    }
+  }
+
+  /** Peak memory charged to the cgroup (RSS and page cache), in MiB. */
+  peakMiB(): number {
+    const file = this.v2 ? 'memory.peak' : 'memory.max_usage_in_bytes';
+    return existsSync(join(this.dir, file)) ? Number(readFileSync(join(this.dir, file), 'utf8')) / 1024 / 1024 : NaN;
+  }
+
+  /** Processes the OOM killer ended in this cgroup. */
+  oomKills(): number {
+    const text = readFileSync(join(this.dir, this.v2 ? 'memory.events' : 'memory.oom_control'), 'utf8');
+    return Number(/oom_kill (\d+)/.exec(text)?.[1] ?? 0);
+  }
+
+  /** A command line that enters the cgroup and then runs `argv` in the same process. */
+  wrap(argv: string[]): string[] {
+    return ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', this.dir, ...argv];
+  }
+
+  remove(): void {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      try {
+        rmdirSync(this.dir);
+        return;
+      } catch {
+        // The last process may still be leaving it.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+      }
+    }
+  }
+}
 const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 type Operator = 'ours' | 'go';
@@ -115,11 +211,12 @@ interface Running {
   lines: Array<Record<string, unknown>>;
 }
 
-function startOperator(which: Operator, kubeconfig: string): Running {
+function startOperator(which: Operator, kubeconfig: string, cgroup: MemoryCgroup | undefined): Running {
   const startedAt = performance.now();
-  const child = which === 'ours'
-    ? spawn(process.execPath, [managerScript], { env: { ...process.env, KUBECONFIG: kubeconfig, CACHE_CONFIGMAPS: 'true' }, stdio: ['ignore', 'ignore', 'pipe'] })
-    : spawn(goBinary!, ['--watch-configmaps'], { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const argv = which === 'ours' ? [process.execPath, ...NODE_ARGS, managerScript] : [goBinary!, '--watch-configmaps'];
+  const [command, ...args] = cgroup ? cgroup.wrap(argv) : argv;
+  const env = which === 'ours' ? { ...process.env, KUBECONFIG: kubeconfig, CACHE_CONFIGMAPS: 'true', NODE_OPTIONS } : { ...process.env, KUBECONFIG: kubeconfig };
+  const child = spawn(command!, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   // Every line is read (both write all of them); only the few the benchmark uses are kept.
   const lines = collectJsonLines(child.stderr!, (line) => line.includes('"Starting workers"') || line.includes('"test: reconcile finished"'));
   return { child, pid: child.pid!, startedAt, lines };
@@ -142,12 +239,13 @@ async function measure(which: Operator): Promise<Figures> {
   const { env, auditLog, dir } = await freshControlPlane();
   const figures: Figures = {};
   let running: Running | undefined;
+  const cgroup = MemoryCgroup.create(`side-by-side-${process.pid}-${which}`, MEMORY_LIMIT_MIB);
   try {
     const rest = new RestClient(env.kubeConfig, LOADER_AGENT);
     const api = new Client({ rest });
     const kubeconfig = env.kubeConfigPath();
     const auditFrom = statSync(auditLog).size;
-    running = startOperator(which, kubeconfig);
+    running = startOperator(which, kubeconfig, cgroup);
     const synced = await cachesSynced(running);
     figures.syncS = synced.s;
     figures.syncCpuS = synced.cpu;
@@ -168,16 +266,24 @@ async function measure(which: Operator): Promise<Figures> {
       }
     })();
     await createAll(api, COUNT, memcachedNamed('default'));
-    await eventually('every Deployment and status', async () => {
+    // An operator killed mid-burst (the OOM killer, in its cgroup) fails the run at once.
+    const burstRunner = running;
+    const died = new Promise<never>((_, reject) => burstRunner.child.once('exit', (code, signal) => reject(new Error(`${which} exited during the burst (${signal ?? code}; OOM kills in its cgroup: ${cgroup?.oomKills() ?? 'no cgroup'})`))));
+    died.catch(() => undefined);
+    await Promise.race([died, eventually('every Deployment and status', async () => {
       const [deployments, memcacheds] = await Promise.all([api.list(Deployment, { namespace: 'default' }), api.list(Memcached, { namespace: 'default' })]);
       return deployments.length === COUNT && memcacheds.length === COUNT && memcacheds.every((m) => m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'));
-    }, 1_800_000, 250);
+    }, 1_800_000, 250)]);
     figures.burstS = seconds(started);
     await firstDeployment;
     figures.firstDeploymentS = firstDeploymentS;
     figures.burstCpuS = cpuSeconds(running.pid) - cpuBefore;
     clearInterval(sampler);
     figures.peakRssMiB = Math.max(peakRss, memoryMiB(running.pid, 'VmHWM'));
+    if (cgroup) {
+      figures.cgroupPeakMiB = cgroup.peakMiB();
+      figures.oomKills = cgroup.oomKills();
+    }
     await sleep(2000); // let the watch events of the last writes reach the audit log's count
     const burstRequests = operatorRequests(auditLog, auditFrom);
     figures.requestsPerCR = burstRequests.all / COUNT;
@@ -190,7 +296,7 @@ async function measure(which: Operator): Promise<Figures> {
 
     // Restart with the big cache: time until every CR was reconciled once more ("test: reconcile finished").
     await stopOperator(running);
-    running = startOperator(which, kubeconfig);
+    running = startOperator(which, kubeconfig, cgroup);
     const restarted = running;
     const reconciled = new Set<unknown>();
     await eventually('every CR reconciled after the restart', () => {
@@ -200,9 +306,11 @@ async function measure(which: Operator): Promise<Figures> {
     figures.restartReconciledS = seconds(restarted.startedAt);
     await sleep(1000);
     figures.restartRssMiB = memoryMiB(restarted.pid, 'VmRSS');
+    if (cgroup) figures.oomKills = cgroup.oomKills();
     return figures;
   } finally {
     if (running) await stopOperator(running);
+    cgroup?.remove();
     await env.stop();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -251,7 +359,7 @@ const results: Record<Operator, Figures[]> = { ours: [], go: [] };
 const ceilings: Figures[] = [];
 for (let run = 1; run <= RUNS; run++) {
   // Alternate which goes first, so neither always meets the machine in the same state.
-  const order: Operator[] = run % 2 ? ['ours', 'go'] : ['go', 'ours'];
+  const order: Operator[] = ONLY ? [ONLY] : run % 2 ? ['ours', 'go'] : ['go', 'ours'];
   for (const which of order) {
     const load = loadavg()[0]!;
     const figures = await measure(which);
@@ -259,6 +367,7 @@ for (let run = 1; run <= RUNS; run++) {
     results[which].push(figures);
     console.error(`run ${run}/${RUNS} ${which}: load ${load.toFixed(2)} → ${JSON.stringify(Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Number(v.toFixed(3))])))}`);
   }
+  if (ONLY) continue;
   const load = loadavg()[0]!;
   const figures = await ceiling();
   figures.load = load;
@@ -269,11 +378,18 @@ for (let run = 1; run <= RUNS; run++) {
 const m = (which: Operator, key: string): number => median(results[which].map((f) => f[key]!));
 const fmt = (value: number, digits: number): string => (Number.isNaN(value) ? 'n/a' : value.toFixed(digits));
 const ratio = (key: string): string => `${fmt(m('ours', key) / m('go', key), 2)}×`;
+/** OOM kills summed over the runs (any is a failure), and the median cgroup peak. */
+const cgroupCell = (which: Operator): string => {
+  const kills = results[which].map((f) => f.oomKills);
+  if (kills.some((k) => k === undefined)) return 'not measured (needs root and a memory cgroup)';
+  return `${kills.reduce((a, b) => a! + b!, 0)} / ${fmt(m(which, 'cgroupPeakMiB'), 0)}`;
+};
 const rows: Array<[string, string, string, string]> = [
   ['every Deployment and status written (s)', fmt(m('ours', 'burstS'), 1), fmt(m('go', 'burstS'), 1), ratio('burstS')],
   ['first Deployment seen (s)', fmt(m('ours', 'firstDeploymentS'), 1), fmt(m('go', 'firstDeploymentS'), 1), ratio('firstDeploymentS')],
   ['operator CPU during the burst (s)', fmt(m('ours', 'burstCpuS'), 2), fmt(m('go', 'burstCpuS'), 2), ratio('burstCpuS')],
   ['peak RSS during the burst (MiB)', fmt(m('ours', 'peakRssMiB'), 0), fmt(m('go', 'peakRssMiB'), 1), ratio('peakRssMiB')],
+  [`burst inside a ${MEMORY_LIMIT_MIB} MiB memory cgroup: OOM kills / cgroup peak incl. page cache (MiB)`, cgroupCell('ours'), cgroupCell('go'), ratio('cgroupPeakMiB')],
   ['idle RSS right after start, 0 objects (MiB)', fmt(m('ours', 'idleRssMiB'), 0), fmt(m('go', 'idleRssMiB'), 1), ratio('idleRssMiB')],
   [`RSS with ~${2 * COUNT + EXTRA} cached objects (MiB)`, fmt(m('ours', 'cachedRssMiB'), 0), fmt(m('go', 'cachedRssMiB'), 1), ratio('cachedRssMiB')],
   [`restarted process with ~${2 * COUNT + EXTRA} cached: RSS (MiB)`, fmt(m('ours', 'restartRssMiB'), 0), fmt(m('go', 'restartRssMiB'), 1), ratio('restartRssMiB')],
@@ -281,7 +397,7 @@ const rows: Array<[string, string, string, string]> = [
   [`restart with ~${2 * COUNT + EXTRA} cached → all ${COUNT} CRs reconciled (s)`, fmt(m('ours', 'restartReconciledS'), 2), fmt(m('go', 'restartReconciledS'), 2), ratio('restartReconciledS')],
   ['API requests per CR (writes per CR), burst', `${fmt(m('ours', 'requestsPerCR'), 2)} (${fmt(m('ours', 'writesPerCR'), 2)})`, `${fmt(m('go', 'requestsPerCR'), 2)} (${fmt(m('go', 'writesPerCR'), 2)})`, ratio('requestsPerCR')],
 ];
-console.log(`\nside-by-side: ${COUNT} Memcacheds, ${EXTRA} extra ConfigMaps, medians of ${RUNS} alternating run(s), fresh control plane each`);
+console.log(`\nside-by-side: ${COUNT} Memcacheds, ${EXTRA} extra ConfigMaps, medians of ${RUNS} alternating run(s), fresh control plane each; ours with NODE_OPTIONS="${NODE_OPTIONS}"${NODE_ARGS.length ? ` ${NODE_ARGS.join(' ')}` : ''}`);
 console.log('| figure | ours | Go | ours / Go |\n|---|---:|---:|---:|');
 for (const row of rows) console.log(`| ${row.join(' | ')} |`);
 const ceiling1 = median(ceilings.map((f) => f.ceiling1S!));

@@ -69,7 +69,8 @@ export {
 
 // -- transport and configuration --
 export { RestClient, WatchStalledError, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_MAX_RETRIES, type RestClientOptions, type RequestObserver, type WatchEvent, type RequestOptions, type Query } from './rest.js';
-export { loadKubeConfig } from './kubeconfig.js';
+export { loadKubeConfig, inClusterConfig, RestConfig, type KubeConfigSource, type KubeConfigCluster, type KubeConfigUser, type KubeConfigContext } from './kubeconfig.js';
+export { toClientNodeKubeConfig } from './credentials.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from './log.js';
 
 // -- manager, controllers, events --

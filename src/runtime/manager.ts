@@ -1,4 +1,3 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +8,7 @@ import type { Controller } from './controller.js';
 import { isNotFound } from './errors.js';
 import { newEventRecorder, type EventRecorder } from './events.js';
 import { HealthProbes, ping, type Checker } from './healthz.js';
-import { loadKubeConfig } from './kubeconfig.js';
+import { loadKubeConfig, type KubeConfigSource } from './kubeconfig.js';
 import { LeaderElector, type LeaseClock } from './leaderelection.js';
 import { LeaderForLife } from './leaderforlife.js';
 import { resourcePath, type Kind } from './kinds.js';
@@ -38,7 +37,7 @@ const IN_CLUSTER_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount
  */
 export interface ManagerOptions {
   /** Cluster access. Default: {@link loadKubeConfig}() (KUBECONFIG, in-cluster, then ~/.kube/config). */
-  kubeConfig?: KubeConfig;
+  kubeConfig?: KubeConfigSource;
   /**
    * Namespaces the cache watches, to need only namespaced RBAC. Default: all
    * (undefined or empty); {@link Manager.namespacesFromEnv} reads WATCH_NAMESPACE.

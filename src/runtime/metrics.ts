@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from './prometheus.js';
 
 /**
  * controller-runtime's reconcile-time buckets (seconds): fine below one second,

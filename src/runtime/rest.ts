@@ -1,6 +1,8 @@
-import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
-import { fetch, type Dispatcher, type Response } from 'undici';
+import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { clusterTls, credentialSource, type ClusterTls, type CredentialSource, type RequestCredentials } from './credentials.js';
 import { ApiConnectionError, RequestTimeoutError, apiErrorFrom } from './errors.js';
+import type { KubeConfigSource } from './kubeconfig.js';
 
 /** One event from a watch stream. */
 export interface WatchEvent<T = Record<string, unknown>> {
@@ -34,7 +36,7 @@ export interface RequestOptions {
  * timeout and leaves it to the API server, whose own `--request-timeout`
  * ends every non-watch request after 60 s; but a server (or a proxy, or a
  * half-open connection) that never answers would otherwise hold a reconcile
- * for undici's 300 s header timeout. So we bound it on the client at the
+ * for as long as the socket stays open. So we bound it on the client at the
  * server's own limit: a healthy server never takes longer.
  */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -74,9 +76,28 @@ export type RequestObserver = (info: {
 }) => void;
 
 /**
- * The one place the runtime talks HTTP to the API server. Authentication and
- * TLS come from client-node's KubeConfig; requests go through undici directly
- * so that watches can be read as a stream and every request can be counted.
+ * node:http taken as the CommonJS module, not through `import`: an ES import
+ * of a built-in reads every export, and node:http's WebSocket, CloseEvent and
+ * MessageEvent getters then load Node's bundled undici (measured: +9 MiB RSS
+ * at start for nothing the runtime uses).
+ */
+const { Agent: PlainAgent, request: httpRequest } = process.getBuiltinModule('node:http');
+
+/** A response whose headers have arrived; the body is still a stream. */
+interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: IncomingMessage;
+}
+
+/**
+ * The one place the runtime talks HTTP to the API server, over Node's own
+ * HTTP client with one keep-alive agent per client. The kubeconfig's TLS
+ * material is decoded once, when the agent is built, and credentials are
+ * cached (a token file re-read when it changes, an exec plugin's answer kept
+ * until it expires), so a request costs no certificate parsing and no
+ * new connection. Responses are read as buffers and watches split into
+ * lines on buffers, with no WHATWG Request/Response or web streams between.
  *
  * Retries follow client-go's rules. A 429 or 5xx response that carries an
  * integer `Retry-After` is retried for any verb, after waiting that many
@@ -92,21 +113,20 @@ export class RestClient {
   private readonly userAgent: string;
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
-  /**
-   * client-node 2.0.1 builds a new undici Agent on every
-   * applySecurityAuthentication call, so each request would open its own TLS
-   * connection: a handshake per call and hundreds of idle sockets in a burst
-   * (measured: manager RSS 130 → 500 MiB over 4,000 requests). We keep the
-   * first one, so requests share keep-alive connections; headers (tokens from
-   * exec or OIDC plugins) are still taken fresh on every request.
-   */
-  private dispatcher?: Dispatcher;
+  /** The server's URL parts, TLS settings and credentials: worked out on the first request, then reused. */
+  private endpoint?: { base: URL; secure: boolean; tls: ClusterTls; credentials: CredentialSource };
+  /** The keep-alive agent, and the client certificate it was built with (an exec plugin may change it). */
+  private agent?: { agent: HttpAgent; cert?: string; key?: string };
   /** Requests sent since creation (the benchmark's "API requests per reconcile"). */
   requestCount = 0;
 
-  /** `options` may also be just the user agent, as in earlier versions. */
+  /**
+   * `kubeConfig` is {@link loadKubeConfig}'s result or a client-node
+   * `KubeConfig` (anything with `getCurrentCluster()` and `getCurrentUser()`).
+   * `options` may also be just the user agent, as in earlier versions.
+   */
   constructor(
-    readonly kubeConfig: KubeConfig,
+    readonly kubeConfig: KubeConfigSource,
     options: RestClientOptions | string = {},
   ) {
     const resolved = typeof options === 'string' ? { userAgent: options } : options;
@@ -138,9 +158,8 @@ export class RestClient {
     try {
       const signal = deadline.signal(options.signal);
       const response = await this.sendWithRetries(method, path, options, signal);
-      const text = await response.text().catch((err: unknown) => {
-        // undici reports a connection dropped mid-body as a bare TypeError.
-        throw signal?.aborted ? err : new ApiConnectionError(method, path, err);
+      const text = await readBody(response.body).catch((err: unknown) => {
+        throw signal?.aborted ? signal.reason : new ApiConnectionError(method, path, err);
       });
       const body = text ? safeJson(text) : undefined;
       if (response.status >= 400) throw apiErrorFrom(response.status, body, `${method} ${path}`);
@@ -154,14 +173,14 @@ export class RestClient {
 
   /**
    * Closes the pooled connections: requests still in flight fail, and a later
-   * request opens new ones. Without it, a keep-alive socket or HTTP/2 session
-   * that the server closes after the caller is done surfaces as an uncaught
-   * error ("other side closed") in a process that believed it had stopped.
+   * request opens new ones. Without it, a keep-alive socket that the server
+   * closes after the caller is done surfaces as an error in a process that
+   * believed it had stopped.
    */
   async close(): Promise<void> {
-    const dispatcher = this.dispatcher;
-    this.dispatcher = undefined;
-    await dispatcher?.destroy().catch(() => undefined);
+    const agent = this.agent;
+    this.agent = undefined;
+    agent?.agent.destroy();
   }
 
   /**
@@ -184,12 +203,12 @@ export class RestClient {
     arm();
     const combined = AbortSignal.any([signal, idle.signal]);
     const headersDeadline = this.deadline('watch', path, undefined);
+    let response: RawResponse | undefined;
     try {
-      let response: Response;
       try {
         response = await this.sendWithRetries('GET', path, { query: { ...query, watch: true } }, headersDeadline.signal(combined));
-        if (response.status >= 400 || !response.body) {
-          const text = await response.text();
+        if (response.status >= 400) {
+          const text = await readBody(response.body);
           throw apiErrorFrom(response.status, text ? safeJson(text) : undefined, `watch ${path}`);
         }
       } catch (err) {
@@ -198,31 +217,40 @@ export class RestClient {
         // Cleared before the first event: the stream itself has no time limit.
         headersDeadline.clear();
       }
-      const decoder = new TextDecoder();
-      let buffered = '';
-      for await (const chunk of response.body) {
+      // Lines are found in the raw bytes: a chunk is decoded only as whole
+      // lines, and a line split across chunks is joined once, not re-scanned.
+      let pending: Buffer[] = [];
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
         arm();
-        buffered += decoder.decode(chunk, { stream: true });
+        let start = 0;
         let newline: number;
-        while ((newline = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, newline).trim();
-          buffered = buffered.slice(newline + 1);
-          if (line) yield JSON.parse(line) as WatchEvent<T>;
+        while ((newline = chunk.indexOf(10, start)) >= 0) {
+          let line: Buffer = chunk.subarray(start, newline);
+          if (pending.length) {
+            line = Buffer.concat([...pending, line]);
+            pending = [];
+          }
+          start = newline + 1;
+          const text = line.toString('utf8').trim();
+          if (text) yield JSON.parse(text) as WatchEvent<T>;
         }
+        if (start < chunk.length) pending.push(chunk.subarray(start));
       }
     } catch (err) {
       if (idle.signal.aborted && !signal.aborted) throw idle.signal.reason;
       throw err;
     } finally {
       clearTimeout(timer);
+      // A consumer that stopped early (or an error) must not leave the socket streaming.
+      if (response && !response.body.complete) response.body.destroy();
     }
   }
 
   /** One call: attempts until a response that is not retryable, or the retries run out. */
-  private async sendWithRetries(method: string, path: string, options: RequestOptions, signal: AbortSignal | undefined): Promise<Response> {
+  private async sendWithRetries(method: string, path: string, options: RequestOptions, signal: AbortSignal | undefined): Promise<RawResponse> {
     for (let attempt = 1; ; attempt++) {
       let waitMs: number | undefined;
-      let response: Response | undefined;
+      let response: RawResponse | undefined;
       try {
         response = await this.send(method, path, options, signal, attempt);
       } catch (err) {
@@ -233,41 +261,55 @@ export class RestClient {
         waitMs = attempt > this.maxRetries ? undefined : retryAfterMs(response);
         if (waitMs === undefined) return response;
         // Read the refused answer (a small Status) so its connection goes back to the pool.
-        await response.text().catch(() => undefined);
+        await readBody(response.body).catch(() => undefined);
       }
       await sleep(waitMs!, signal);
     }
   }
 
-  private async send(method: string, path: string, options: RequestOptions, signal: AbortSignal | undefined, attempt: number): Promise<Response> {
-    const url = new URL(this.server + path);
+  private async send(method: string, path: string, options: RequestOptions, signal: AbortSignal | undefined, attempt: number): Promise<RawResponse> {
+    const endpoint = (this.endpoint ??= this.resolveEndpoint());
+    let target = endpoint.base.pathname.replace(/\/+$/, '') + path;
+    let separator = path.includes('?') ? '&' : '?';
     for (const [key, value] of Object.entries(options.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
+      if (value === undefined) continue;
+      target += `${separator}${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`;
+      separator = '&';
     }
-    const context = new RequestContext(url.toString(), method as HttpMethod);
-    await this.kubeConfig.applySecurityAuthentication(context);
-    const headers: Record<string, string> = { ...context.getHeaders(), accept: 'application/json', 'user-agent': this.userAgent };
+    const credentials = await endpoint.credentials.credentials();
+    const headers: Record<string, string | number> = { ...credentials.headers, accept: 'application/json', 'user-agent': this.userAgent };
     let body: string | undefined;
     if (options.body !== undefined) {
       headers['content-type'] = options.contentType ?? 'application/json';
       body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+      headers['content-length'] = Buffer.byteLength(body);
     }
     const started = performance.now();
     this.requestCount++;
     let statusCode = 0;
     try {
-      const response = await fetch(url, {
-        method,
-        headers,
-        body,
-        dispatcher: (this.dispatcher ??= context.getDispatcher() as Dispatcher | undefined),
-        signal,
+      if (signal?.aborted) throw signal.reason;
+      const response = await new Promise<RawResponse>((resolve, reject) => {
+        const request = (endpoint.secure ? httpsRequest : httpRequest)({
+          protocol: endpoint.base.protocol,
+          hostname: endpoint.base.hostname.replace(/^\[|\]$/g, ''),
+          port: endpoint.base.port || (endpoint.secure ? 443 : 80),
+          method,
+          path: target,
+          headers,
+          agent: this.agentFor(endpoint, credentials),
+          signal,
+        });
+        request.once('response', (res) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res }));
+        // `on`, not `once`: a socket error after the response must not go unhandled.
+        request.on('error', reject);
+        request.end(body);
       });
       statusCode = response.status;
       return response;
     } catch (err) {
       // An abort is the caller's (or the deadline's) doing, not the connection's.
-      if (signal?.aborted) throw err;
+      if (signal?.aborted) throw signal.reason;
       throw new ApiConnectionError(method, path, err);
     } finally {
       const durationSeconds = (performance.now() - started) / 1000;
@@ -275,9 +317,45 @@ export class RestClient {
     }
   }
 
+  private resolveEndpoint(): NonNullable<RestClient['endpoint']> {
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster: set current-context, or pass a KubeConfig that has one');
+    let base: URL;
+    try {
+      base = new URL(cluster.server);
+    } catch {
+      throw new Error(`the kubeconfig cluster "${cluster.name}" has server "${cluster.server}", which is not a URL: use https://HOST:PORT`);
+    }
+    if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new Error(`the kubeconfig cluster "${cluster.name}" has server "${cluster.server}": use an https:// (or http://) URL`);
+    return { base, secure: base.protocol === 'https:', tls: clusterTls(cluster), credentials: credentialSource(this.kubeConfig) };
+  }
+
+  /** The pooled agent, rebuilt only when the client certificate changes (an exec plugin's new one). */
+  private agentFor(endpoint: NonNullable<RestClient['endpoint']>, credentials: RequestCredentials): HttpAgent {
+    const current = this.agent;
+    if (current && current.cert === credentials.cert && current.key === credentials.key) return current.agent;
+    // Requests still on the old agent finish; its idle sockets close with it.
+    if (current) setTimeout(() => current.agent.destroy(), DEFAULT_REQUEST_TIMEOUT_MS).unref();
+    const common = { keepAlive: true, scheduling: 'lifo' as const };
+    const agent = endpoint.secure
+      ? new HttpsAgent({ ...common, ca: endpoint.tls.ca, cert: credentials.cert, key: credentials.key, rejectUnauthorized: endpoint.tls.rejectUnauthorized, servername: endpoint.tls.servername })
+      : new PlainAgent(common);
+    this.agent = { agent, cert: credentials.cert, key: credentials.key };
+    return agent;
+  }
+
   private deadline(method: string, path: string, override: number | undefined): Deadline {
     return new Deadline(`${method} ${path}`, override === undefined ? this.timeoutMs : checkedMs('timeoutMs', override));
   }
+}
+
+/** The whole body of a response, as text. */
+async function readBody(body: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body as AsyncIterable<Buffer>) chunks.push(chunk);
+  // A socket closed mid-body ends the stream without an error on some Node versions: tell it apart.
+  if (!body.complete) throw Object.assign(new Error('the connection closed before the whole response body arrived'), { code: 'ECONNRESET' });
+  return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
 }
 
 /**
@@ -318,14 +396,15 @@ class Deadline {
  * be retried. Like client-go, only whole seconds count; a date or garbage
  * in `Retry-After` means "do not retry".
  */
-function retryAfterMs(response: Response): number | undefined {
+function retryAfterMs(response: RawResponse): number | undefined {
   if (response.status !== 429 && response.status < 500) return undefined;
-  const header = response.headers.get('retry-after')?.trim();
+  const raw = response.headers['retry-after'];
+  const header = (Array.isArray(raw) ? raw[0] : raw)?.trim();
   if (!header || !/^\d+$/.test(header)) return undefined;
   return Number(header) * 1000;
 }
 
-/** undici reports a dropped connection as "fetch failed" with the socket error as its cause. */
+/** A dropped connection: the socket error, possibly wrapped (ApiConnectionError's cause). */
 function isConnectionReset(err: unknown): boolean {
   for (let current = err, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
     const code = (current as { code?: unknown }).code;

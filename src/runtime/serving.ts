@@ -1,6 +1,10 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+
+/** Not an ES import: that would read node:http's WebSocket getters, which load Node's bundled undici (+9 MiB RSS). */
+const { createServer } = process.getBuiltinModule('node:http');
+const { createServer: createHttpsServer } = process.getBuiltinModule('node:https');
 
 /**
  * Parses a Go-style bind address (`:8081`, `127.0.0.1:8080`, `[::1]:0`).

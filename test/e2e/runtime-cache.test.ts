@@ -59,7 +59,7 @@ describe('events and cache', () => {
   before(async () => {
     env = await startControlPlane({ crds: [gadgetCRD] });
     api = new Client({ rest: new RestClient(env.kubeConfig) });
-    for (const name of ['owners', 'retarget', 'versions', 'indexes', 'resync', 'channel']) await api.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    for (const name of ['owners', 'retarget', 'versions', 'indexes', 'resync', 'channel', 'mutation']) await api.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   });
   after(async () => {
     await env?.stop();
@@ -88,6 +88,36 @@ describe('events and cache', () => {
   }
 
   const ownerRef = (owner: KubernetesObject) => ({ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata!.name!, uid: owner.metadata!.uid!, controller: true });
+
+  it('an object read from the cache (get or list) is the reader\'s own: mutating it changes neither the cache nor what handlers see', async () => {
+    const namespace = 'mutation';
+    const mgr = newManager();
+    const seenData: Array<string | undefined> = [];
+    newControllerManagedBy(mgr)
+      .for(ConfigMap, { predicates: [labelSelectorPredicate('test=mutation')] })
+      .named('mutation')
+      .complete({
+        async reconcile(_ctx, req) {
+          const read = await mgr.getClient().get(ConfigMap, req);
+          seenData.push(read.data?.value);
+          // A reconciler that edits what it read, deep inside, and never writes it back.
+          read.data!.value = 'scribbled';
+          read.metadata!.labels!.test = 'scribbled';
+        },
+      });
+    await running(mgr, async () => {
+      await api.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name: 'm', labels: { test: 'mutation' } }, data: { value: 'original' } });
+      await eventually('the reconcile ran', () => seenData.length > 0);
+      const client = mgr.getClient();
+      const got = await client.get(ConfigMap, { namespace, name: 'm' });
+      assert.equal(got.data?.value, 'original', 'the reconciler\'s edit did not reach the cache');
+      assert.equal(got.metadata?.labels?.test, 'mutation');
+      const [listed] = await client.list(ConfigMap, { namespace });
+      listed!.data!.value = 'scribbled by list';
+      assert.equal((await client.get(ConfigMap, { namespace, name: 'm' })).data?.value, 'original', 'an edit of a listed object did not reach the cache');
+      assert.equal((await client.list(ConfigMap, { namespace, labelSelector: { test: 'mutation' } })).length, 1, 'the label index still matches');
+    });
+  });
 
   it('owns(): an ownerRef moved from a to b reconciles both, and an orphaned object reconciles its old owner', async () => {
     const namespace = 'owners';
