@@ -23,6 +23,8 @@ export interface CrdModel {
   plural: string;
   namespaced: boolean;
   versions: CrdVersion[];
+  /** The CRD's spec as read, for a copy envtest can install. */
+  spec: Record<string, unknown>;
 }
 
 /**
@@ -104,7 +106,7 @@ export function crdModel(crd: unknown, source: string): CrdModel {
     return { name: version.name, served: version.served === true, storage: version.storage === true, deprecated: version.deprecated === true, schema: schema as JsonSchema };
   });
   const name = typeof object.metadata?.name === 'string' ? object.metadata.name : `${names.plural}.${spec.group}`;
-  return { name, group: spec.group, kind: names.kind, plural: names.plural, namespaced: spec.scope === 'Namespaced', versions };
+  return { name, group: spec.group, kind: names.kind, plural: names.plural, namespaced: spec.scope === 'Namespaced', versions, spec };
 }
 
 /**
