@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { Client, ConfigMap, Manager, RestClient, ignoreNotFound, newControllerManagedBy, setControllerReference, type Kind, type Reconciler, type Request, type Result } from '../../src/runtime/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
-import { REPO_ROOT, runCliOk, tempProjectDir } from '../scaffold/harness.js';
+import { REPO_ROOT, runCli, runCliOk, tempProjectDir } from '../scaffold/harness.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';
 import { capturingLogger } from './log-capture.js';
@@ -64,6 +64,9 @@ describe('a Route the operator owns but does not define (external types, envtest
     runCliOk(['init', '--domain', 'example.com', '--skip-install'], fromCluster);
     runCliOk(routeApi('--from-cluster', 'routes.route.openshift.io'), fromCluster, { env: { KUBECONFIG: env.kubeConfigPath() } });
     assert.equal(withoutRegenerateLine(readFileSync(join(fromCluster, TYPES_FILE), 'utf8')), withoutRegenerateLine(readFileSync(join(project, TYPES_FILE), 'utf8')));
+    const missing = runCli(routeApi('--from-cluster', 'nothings.example.com'), fromCluster, { env: { KUBECONFIG: env.kubeConfigPath() } });
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /^Error: the cluster https:\/\/127\.0\.0\.1:\d+ has no CRD named nothings\.example\.com\. Pass the name `kubectl get crd` lists/);
   });
 
   it('owns(Route): the operator creates its Route, and a change to the Route reconciles the owner', async () => {
