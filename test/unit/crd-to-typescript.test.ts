@@ -2,9 +2,10 @@
  * TypeScript types from CRDs we do not own: OpenShift's Route and
  * cert-manager's Certificate (trimmed copies of the real CRDs), and a
  * made-up Widget with what those two lack. The output is compared with
- * golden files (laid out as prettier lays them out with the generated
- * project's single quotes; checked with `prettier --single-quote --check`
- * when they were written), then type-checked under the generated project's
+ * golden files (laid out as prettier 3 lays them out with the generated
+ * project's single quotes, at the default printWidth 80 and at 120; checked
+ * with `prettier --single-quote [--print-width 120] --check` when they were
+ * written, as this suite cannot download prettier), then type-checked under the generated project's
  * strict tsconfig plus noUncheckedIndexedAccess, exactOptionalPropertyTypes
  * and noUnusedLocals, next to code that uses the types the way a controller
  * does and `@ts-expect-error` lines for what the schema forbids.
@@ -34,6 +35,13 @@ for (const name of ['route', 'certificate', 'widgets']) {
     assert.equal(generate(name), golden, 'a second run gives the same text');
   });
 }
+
+test("route at the project's printWidth 120 (the generated .prettierrc.json): prettier's layout at that width", () => {
+  const crd = read('route');
+  const wide = crdToTypeScript(crd, chooseVersion(crd), { printWidth: 120 });
+  assert.equal(wide, readFileSync(fixture('route.w120.ts.golden'), 'utf8'));
+  assert.match(wide, /^import \{ defineKind, type IntOrString, type Time, type int32 \} from 'ts-operator-sdk';$/m, 'prettier joins an import that fits');
+});
 
 test('Route: required fields, enums as unions, int32 and IntOrString, nested objects and arrays are typed from the schema', () => {
   const route = generate('route');

@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { formatProject, parseProject } from '../../src/scaffold/project.js';
@@ -21,6 +21,8 @@ const FIXTURES = join(REPO_ROOT, 'test', 'fixtures', 'external');
 test('Route with a controller and Certificate without one: PROJECT, files, RBAC, manifests, and a project that compiles', () => {
   const dir = scaffoldScenario(SCENARIOS[0]!, { extraInitArgs: ['--skip-install'] });
   const kustomizationBefore = readFileSync(join(dir, 'config/crd/kustomization.yaml'), 'utf8');
+  // The generated file follows the project's prettier printWidth.
+  writeFileSync(join(dir, '.prettierrc.json'), '{\n  "singleQuote": true,\n  "printWidth": 120\n}\n');
   const route = runCliOk(['create', 'api', '--group', 'route', '--version', 'v1', '--kind', 'Route', '--external-api-path', 'apis/external/route/v1', '--external-api-domain', 'openshift.io', '--from-crd', join(FIXTURES, 'route.crd.yaml')], dir);
   assert.match(route.stdout, /crdDirectoryPaths: \['config\/crd\/external'\]/);
   // No domain flag: the CRD's group gives it. No --version: the storage version.
@@ -32,7 +34,7 @@ test('Route with a controller and Certificate without one: PROJECT, files, RBAC,
   // The round trip keeps the external entries as they are.
   assert.equal(formatProject(parseProject(project)), project);
 
-  assert.ok(existsSync(join(dir, 'apis/external/route/v1/route_types.ts')));
+  assert.match(readFileSync(join(dir, 'apis/external/route/v1/route_types.ts'), 'utf8'), /^import \{ defineKind, type IntOrString, type Time, type int32 \} from 'ts-operator-sdk';$/m);
   assert.ok(existsSync(join(dir, 'apis/external/certmanager/v1/certificate_types.ts')));
   assert.ok(existsSync(join(dir, 'config/crd/external/route.openshift.io_routes.yaml')));
   assert.ok(!existsSync(join(dir, 'controllers/certificate_controller.ts')), 'no controller for --controller=false');

@@ -112,6 +112,7 @@ export async function createExternalApi(tree: VirtualTree, project: ProjectConfi
     const source = options.fromCrd !== undefined ? `--from-crd ${options.fromCrd}` : `--from-cluster ${options.fromCluster}`;
     tree.write(typesFile, crdToTypeScript(crd, crdVersion, {
       header: data.boilerplate,
+      printWidth: projectPrintWidth(tree),
       regenerate: `npx ts-operator-sdk create api --group ${options.group || '""'} --version ${version} --kind ${kind} --external-api-path ${typesDir} --external-api-domain ${domain} ${source} --controller=false --force`,
     }));
     tree.write(`${EXTERNAL_CRD_DIR}/${crd.group}_${crd.plural}.yaml`, crdCopy(crd, options.fromCrd ?? `the cluster's ${crd.name}`));
@@ -140,6 +141,29 @@ function externalDomain(options: ExternalApiOptions, crd: CrdModel | undefined):
   if (options.group === '') return crd.group;
   if (crd.group.startsWith(`${options.group}.`)) return crd.group.slice(options.group.length + 1);
   throw new UsageError(`the CRD ${crd.name} is in group ${crd.group}, which does not start with --group ${options.group}`, `pass the CRD's group: --group ${crd.group.split('.')[0]}`);
+}
+
+/**
+ * The printWidth of the project's prettier config (`.prettierrc.json`, a
+ * JSON `.prettierrc`, or package.json's `prettier` key), so the generated
+ * file passes `prettier --check` as written; prettier's default otherwise.
+ * Other config formats (YAML, JavaScript) are not read.
+ */
+function projectPrintWidth(tree: VirtualTree): number | undefined {
+  for (const [file, pick] of [['.prettierrc.json', (c: unknown) => c], ['.prettierrc', (c: unknown) => c], ['package.json', (c: unknown) => (c as { prettier?: unknown } | null)?.prettier]] as const) {
+    const text = tree.read(file);
+    if (text === undefined) continue;
+    let config: unknown;
+    try {
+      config = pick(JSON.parse(text));
+    } catch {
+      continue;
+    }
+    const width = (config as { printWidth?: unknown } | null | undefined)?.printWidth;
+    if (typeof width === 'number' && Number.isInteger(width) && width > 0) return width;
+    if (file !== 'package.json' && config !== undefined) return undefined;
+  }
+  return undefined;
 }
 
 /** The types directory, checked: inside the project, and not the types of one of its own APIs. */
