@@ -84,6 +84,10 @@ test('Widget: the storage version by default, cluster scope, preserve-unknown-fi
   assert.match(widget, /^  matrix\?: int64\[\]\[\];$/m);
   assert.match(widget, /^  ports\?: Record<string, WidgetSpecPorts>;$/m);
   assert.doesNotMatch(widget, /early \*\/ if/, 'a description cannot end the comment');
+  // Too long for one line: a map breaks at its type arguments, an array of a named type stays long (as prettier prints them).
+  assert.match(widget, /^  backendsByRegionAndZoneForFailover\?: Record<\n    string,\n    WidgetSpecBackendsByRegionAndZoneForFailover\n  >;$/m);
+  assert.match(widget, /^  listenersOrderedByPriorityDescending\?: WidgetSpecListenersOrderedByPriorityDescending\[\];$/m);
+  assert.doesNotMatch(widget, /^export type WidgetSpecListenersOrderedByPriorityDescending2 /m, 'no alias that only renames an array');
 });
 
 test('version choice: the storage version, else the first served one that is not deprecated; an asked-for version must exist and be served', () => {

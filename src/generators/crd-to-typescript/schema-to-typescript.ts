@@ -120,14 +120,11 @@ class Emitter {
     for (const key of Object.keys(schema.properties ?? {}).sort()) {
       const property = schema.properties![key]!;
       const prefix = `  ${propertyKey(key)}${required.has(key) ? '' : '?'}: `;
-      let type = this.typeOf(property, `${name}${pascalCase(key)}`);
-      if (type.kind !== 'name' && (prefix + print(type) + ';').length > this.width) {
-        // Too long for one line: name the union (an array's item union keeps the array at the use).
-        type = type.kind === 'array' && type.item.kind === 'union'
-          ? { kind: 'array', item: named(this.alias(`${name}${pascalCase(key)}Item`, type.item, property.items?.description)) }
-          : named(this.alias(`${name}${pascalCase(key)}`, type));
-      }
-      body.push(...docComment(property.description, '  ', this.width), `${prefix}${print(type)};`);
+      const context = `${name}${pascalCase(key)}`;
+      let type = this.typeOf(property, context);
+      // Too long for one line: name its unions, which prettier would spread over many lines.
+      if (!fits(prefix + print(type) + ';', this.width)) type = this.nameUnions(type, context, undefined, property.items?.description);
+      body.push(...docComment(property.description, '  ', this.width), ...propertyLines(prefix, type, this.width));
     }
     if (schema['x-kubernetes-preserve-unknown-fields'] === true) {
       body.push('  /** The schema keeps fields it does not list (x-kubernetes-preserve-unknown-fields). */', '  [key: string]: unknown;');
@@ -185,15 +182,33 @@ class Emitter {
   }
 
   /** Declares `export type <name> = <expr>;` and returns the name. */
-  private alias(context: string, expr: TypeExpr, description?: string): string {
+  /**
+   * Replaces each union in `expr` by a type alias named from `context` (an
+   * array's item union gets `<context>Item`, a map's value union
+   * `<context>Value`); everything else stays inline. The descriptions are
+   * those of `expr` and of an array's items, for the aliases' TSDoc.
+   */
+  private nameUnions(expr: TypeExpr, context: string, description?: string, itemDescription?: string): TypeExpr {
+    switch (expr.kind) {
+      case 'name':
+        return expr;
+      case 'union':
+        return named(this.alias(context, expr, description));
+      case 'array':
+        return { kind: 'array', item: this.nameUnions(expr.item, `${context}Item`, itemDescription) };
+      case 'record':
+        return { kind: 'record', value: this.nameUnions(expr.value, `${context}Value`) };
+    }
+  }
+
+  /** Declares `export type <name> = <union>;` (one member a line when too long, as prettier does) and returns the name. */
+  private alias(context: string, union: Extract<TypeExpr, { kind: 'union' }>, description?: string): string {
     const name = this.reserve(context);
-    let target = expr;
-    if (expr.kind === 'array' && expr.item.kind === 'union') target = { kind: 'array', item: named(this.alias(`${context}Item`, expr.item)) };
     const slot: string[] = [...docComment(description, '', this.width)];
     this.declarations.push(slot);
-    const oneLine = `export type ${name} = ${print(target)};`;
-    if (oneLine.length <= this.width || target.kind !== 'union') slot.push(oneLine);
-    else slot.push(`export type ${name} =`, ...target.members.map((member, index) => `  | ${print(member)}${index === target.members.length - 1 ? ';' : ''}`));
+    const oneLine = `export type ${name} = ${print(union)};`;
+    if (fits(oneLine, this.width)) slot.push(oneLine);
+    else slot.push(`export type ${name} =`, ...union.members.map((member, index) => `  | ${print(member)}${index === union.members.length - 1 ? ';' : ''}`));
     return name;
   }
 
@@ -209,6 +224,21 @@ class Emitter {
     this.taken.add(name);
     return name;
   }
+}
+
+function fits(line: string, width: number): boolean {
+  return line.length <= width;
+}
+
+/**
+ * A property declaration as prettier prints it: on one line, or, for a map
+ * too long for one, with its type arguments one a line. (A plain name or
+ * array prettier leaves long.)
+ */
+function propertyLines(prefix: string, type: TypeExpr, width: number): string[] {
+  const oneLine = `${prefix}${print(type)};`;
+  if (fits(oneLine, width) || type.kind !== 'record') return [oneLine];
+  return [`${prefix}Record<`, '    string,', `    ${print(type.value)}`, '  >;'];
 }
 
 /** An import statement, on one line when it fits, else one name a line as prettier breaks it. */
