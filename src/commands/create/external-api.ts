@@ -119,7 +119,7 @@ export async function createExternalApi(tree: VirtualTree, project: ProjectConfi
   }
   if (controller) {
     // The controller only: its test creates an object of the kind, whose required fields only the user knows.
-    const specs: FileSpec[] = [{ path: data.layout.controllerFile, template: 'api/controllers/kind_controller.ts.hbs', ifExists: options.force ? 'overwrite' : 'error' }];
+    const specs: FileSpec[] = [{ path: data.layout.controllerFile, template: 'api/controllers/external/kind_controller.ts.hbs', ifExists: options.force ? 'overwrite' : 'error' }];
     scaffoldFiles(tree, specs, data);
     applyInserters(tree, apiInserters(data, { resource: false, controller: true }, reconcilerLocalName(tree.read('main.ts') ?? '', data)));
   }
