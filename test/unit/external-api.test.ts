@@ -45,6 +45,8 @@ test('Route with a controller and Certificate without one: PROJECT, files, RBAC,
   const controller = readFileSync(join(dir, 'controllers/route_controller.ts'), 'utf8');
   assert.match(controller, /^ \* \+kubebuilder:rbac:groups=route\.openshift\.io,resources=routes,verbs=get;list;watch;create;update;patch;delete$/m);
   assert.match(controller, /^import \{ Route \} from '\.\.\/apis\/external\/route\/v1\/route_types\.js';$/m);
+  assert.match(controller, /^\/\*\n/, "the template's own comment leaves no line behind");
+  assert.doesNotMatch(controller, /\bspec\b/, 'the external controller assumes nothing about the spec');
   assert.match(readFileSync(join(dir, 'main.ts'), 'utf8'), /^new RouteReconciler\(mgr\.getClient\(\)\)\.setupWithManager\(mgr\);$/m);
 
   runCliOk(['generate', 'manifests'], dir);
