@@ -26,6 +26,11 @@ export interface CreateApiOptions {
   dryRun: boolean;
   /** Whether stdin is a terminal (prompts are allowed). */
   interactive: boolean;
+  /** A kind another project owns: the project directory of its TypeScript types (see ./external-api.ts). */
+  externalApiPath?: string;
+  externalApiDomain?: string;
+  fromCrd?: string;
+  fromCluster?: string;
 }
 
 const MULTIGROUP_HINT = 'multiple groups are not allowed by default, to enable multi-group run `ts-operator-sdk edit --multigroup`';
@@ -102,6 +107,13 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   const tree = new VirtualTree(resolve(options.directory));
   const project = readProject(tree);
   assertOurLayout(project);
+  if (options.externalApiPath !== undefined) {
+    const { createExternalApi } = await import('./external-api.js');
+    return createExternalApi(tree, project, { ...options, externalApiPath: options.externalApiPath }, io);
+  }
+  for (const [flag, value] of [['--external-api-domain', options.externalApiDomain], ['--from-crd', options.fromCrd], ['--from-cluster', options.fromCluster]] as const) {
+    if (value !== undefined) throw new UsageError(`${flag} is for kinds another project owns, and needs --external-api-path`, 'pass --external-api-path <directory for the types>, e.g. apis/external/route/v1');
+  }
   if (!options.version) throw new UsageError('missing --version', 'pass the API version, e.g. --version v1');
   if (!options.kind) throw new UsageError('missing --kind', 'pass the kind, e.g. --kind Memcached');
   const domain = project.domain ?? '';
@@ -122,7 +134,8 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
     );
   }
   if (!project.multigroup) {
-    const otherGroup = resources.find((resource) => qualifiedGroup(resource) !== qualifiedGroup(requested));
+    // External and core kinds are used, not served, so their groups do not make a project multigroup.
+    const otherGroup = resources.find((resource) => !resource.external && !resource.core && qualifiedGroup(resource) !== qualifiedGroup(requested));
     if (otherGroup) {
       throw new UsageError(
         `this project already has group ${qualifiedGroup(otherGroup)}: ${MULTIGROUP_HINT}`,

@@ -26,6 +26,10 @@ export function registerCreateApi(program: Command, ctx: CliContext): void {
     .option('--namespaced [bool]', 'resource is namespaced (false: cluster-scoped)', parseBooleanFlag, true)
     .option('--force', "overwrite this API's scaffold files if they exist", false)
     .option('--dry-run', 'print the files that would be created or updated, write nothing', false)
+    .option('--external-api-path <dir>', 'a kind another project owns: the project directory of its TypeScript types (no CRD is scaffolded)')
+    .option('--external-api-domain <domain>', "the external kind's domain: its API group is <group>.<domain>")
+    .option('--from-crd <file>', "with --external-api-path: generate the kind's types from this CRD file")
+    .option('--from-cluster <crd-name>', "with --external-api-path: generate the kind's types from this CRD in the kubeconfig's cluster")
     .addHelpText('after', `
 Examples:
   # Create a Memcached API with group cache and version v1
@@ -38,8 +42,11 @@ Examples:
   $ ts-operator-sdk create api --version v1alpha1 --kind Podroute
 
   # Only the controller, for types that already exist
-  $ ts-operator-sdk create api --group cache --version v1 --kind Memcached --resource=false --controller`)
-    .action(async (opts: { group: string; version?: string; kind?: string; plural?: string; resource?: boolean; controller?: boolean; namespaced: boolean; force: boolean; dryRun: boolean }) => {
+  $ ts-operator-sdk create api --group cache --version v1 --kind Memcached --resource=false --controller
+
+  # A kind you don't own (OpenShift's Route): types generated from its CRD, and a controller
+  $ ts-operator-sdk create api --group route --version v1 --kind Route --external-api-path apis/external/route/v1 --external-api-domain openshift.io --from-crd route-crd.yaml`)
+    .action(async (opts: { group: string; version?: string; kind?: string; plural?: string; resource?: boolean; controller?: boolean; namespaced: boolean; force: boolean; dryRun: boolean; externalApiPath?: string; externalApiDomain?: string; fromCrd?: string; fromCluster?: string }) => {
       // Loaded on use: only the command that runs pays for its templates and modules.
       const { createApi } = await import('./api.js');
       await createApi({ directory: ctx.cwd, interactive: ctx.interactive, ...opts }, ctx.io);

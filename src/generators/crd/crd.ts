@@ -8,6 +8,7 @@ import { API_VERSION_DESCRIPTION, KIND_DESCRIPTION } from './known-types.js';
 import { pluralize } from '../../scaffold/names.js';
 import { SourceMap, type JSONSchemaProps } from './schema-types.js';
 import { checkStructural } from './structural.js';
+import { checkDefineKind, type NameSource } from './define-kind-check.js';
 import { TypeSchemaBuilder, type ClientNodeModels } from './type-schema.js';
 
 /** One API (group, version, kind) of the project, as PROJECT lists it. */
@@ -133,7 +134,9 @@ export function buildCrds(resources: readonly ApiResource[], context: CrdBuildCo
   const crds: GeneratedCrd[] = [];
   for (const [key, versions] of [...byCrd.entries()].sort(([a], [b]) => a.localeCompare(b))) {
     const crd = assembleCrd(key.split('/')[0]!, versions, context, problems);
-    if (crd) crds.push(crd);
+    if (!crd) continue;
+    crds.push(crd);
+    for (const v of versions) checkDefineKind(filesIn(v.resource.path), { kind: v.resource.kind, version: v.resource.version, ...crdNameSources(crd) }, displayPath, problems);
   }
   return crds;
 }
@@ -141,6 +144,16 @@ export function buildCrds(resources: readonly ApiResource[], context: CrdBuildCo
 function isTypeStatement(statement: ts.Statement): boolean {
   return ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement) || ts.isEnumDeclaration(statement) || ts.isClassDeclaration(statement);
 }
+
+/** The plural and scope of a CRD and where each came from, for {@link checkDefineKind}. */
+function crdNameSources(crd: GeneratedCrd): { plural: string; pluralFrom: NameSource; namespaced: boolean; namespacedFrom: NameSource } {
+  const spec = crd.crd['spec'] as { names: { plural: string }; scope: string };
+  const sources = nameSources.get(crd) ?? { plural: { project: true }, scope: { project: true } };
+  return { plural: spec.names.plural, pluralFrom: sources.plural, namespaced: spec.scope === 'Namespaced', namespacedFrom: sources.scope };
+}
+
+/** Where each assembled CRD's plural and scope came from (a marker, or PROJECT). */
+const nameSources = new WeakMap<GeneratedCrd, { plural: NameSource; scope: NameSource }>();
 
 function assembleCrd(group: string, versions: BuiltVersion[], context: CrdBuildContext, problems: ProblemList): GeneratedCrd | undefined {
   const first = versions[0]!;
@@ -158,19 +171,26 @@ function assembleCrd(group: string, versions: BuiltVersion[], context: CrdBuildC
 
   const names: Record<string, unknown> = { kind, listKind: `${kind}List`, plural: first.resource.plural ?? pluralize(kind), singular: kind.toLowerCase() };
   let scope = first.resource.namespaced ? 'Namespaced' : 'Cluster';
+  const sources: { plural: NameSource; scope: NameSource } = { plural: { project: true }, scope: { project: true } };
   const annotations: Record<string, string> = {};
   const labels: Record<string, string> = {};
   for (const v of storage ? [storage, ...versions.filter((x) => x !== storage)] : versions) {
     const resourceMarker = markerNamed(v.markers, 'kubebuilder:resource');
     if (resourceMarker && v === (storage ?? first)) {
       const a = resourceMarker.args;
-      if (typeof a['path'] === 'string') names['plural'] = a['path'];
+      if (typeof a['path'] === 'string') {
+        names['plural'] = a['path'];
+        sources.plural = { marker: `+kubebuilder:resource:path=${a['path']}`, file: resourceMarker.file, line: resourceMarker.line };
+      }
       if (typeof a['singular'] === 'string') names['singular'] = a['singular'];
       if (Array.isArray(a['shortName'])) names['shortNames'] = a['shortName'].map((r) => r.text);
       if (Array.isArray(a['categories'])) names['categories'] = a['categories'].map((r) => r.text);
       if (typeof a['scope'] === 'string') {
         if (a['scope'] !== 'Namespaced' && a['scope'] !== 'Cluster') fail(v, resourceMarker, `${resourceMarker.source}: scope must be Namespaced or Cluster, found "${a['scope']}"`);
-        else scope = a['scope'];
+        else {
+          scope = a['scope'];
+          sources.scope = { marker: `+kubebuilder:resource:scope=${scope}`, file: resourceMarker.file, line: resourceMarker.line };
+        }
       }
     }
     const metadataMarker = markerNamed(v.markers, 'kubebuilder:metadata');
@@ -196,7 +216,7 @@ function assembleCrd(group: string, versions: BuiltVersion[], context: CrdBuildC
     name: `${plural}.${group}`,
   };
   if (Object.keys(labels).length > 0) metadata['labels'] = labels;
-  return {
+  const generated: GeneratedCrd = {
     fileName: `config/crd/bases/${group}_${plural}.yaml`,
     crd: {
       apiVersion: 'apiextensions.k8s.io/v1',
@@ -205,6 +225,8 @@ function assembleCrd(group: string, versions: BuiltVersion[], context: CrdBuildC
       spec: { group, names, scope, versions: versionEntries },
     },
   };
+  nameSources.set(generated, sources);
+  return generated;
 }
 
 function versionEntry(v: BuiltVersion, storage: boolean, fail: (v: BuiltVersion, m: Marker | undefined, message: string) => void): Record<string, unknown> {

@@ -1,0 +1,192 @@
+import { posix, resolve } from 'node:path';
+import { stringify } from 'yaml';
+import { UsageError } from '../../errors.js';
+import { chooseVersion, readCrdFile, readCrdFromCluster, type CrdModel } from '../../generators/crd-to-typescript/crd-source.js';
+import { crdToTypeScript } from '../../generators/crd-to-typescript/schema-to-typescript.js';
+import { boilerplateHeader } from '../../scaffold/boilerplate.js';
+import { scaffoldFiles, type FileSpec } from '../../scaffold/files.js';
+import { applyInserters } from '../../scaffold/inserter.js';
+import { apiData, relativeImport } from '../../scaffold/layout.js';
+import { pluralize, validateGroup, validateKind, validatePlural, validateVersion } from '../../scaffold/names.js';
+import { qualifiedGroup, sameGvk, writeProject, type ProjectConfig, type ProjectResource } from '../../scaffold/project.js';
+import type { VirtualTree } from '../../scaffold/tree.js';
+import { finishTree, type CommandIO } from '../../cli/io.js';
+import { apiInserters, reconcilerLocalName } from './api.js';
+
+/**
+ * Where envtest finds the CRDs of kinds the project does not own: copies of
+ * them, kept out of config/crd/kustomization.yaml so `make deploy` never
+ * installs another operator's CRD.
+ */
+export const EXTERNAL_CRD_DIR = 'config/crd/external';
+
+/** The options of `create api` that apply to a kind another project owns. */
+export interface ExternalApiOptions {
+  group: string;
+  version?: string;
+  kind?: string;
+  plural?: string;
+  /** Undefined when the flag was not given: external kinds never get a CRD, so only `true` is refused. */
+  resource?: boolean;
+  controller?: boolean;
+  namespaced: boolean;
+  force: boolean;
+  dryRun: boolean;
+  interactive: boolean;
+  /** Project directory of the kind's TypeScript types (kubebuilder: the Go import path); PROJECT `path`. */
+  externalApiPath: string;
+  /** The kind's domain: its API group is `<group>.<domain>`. */
+  externalApiDomain?: string;
+  /** A CRD file to generate the types from. */
+  fromCrd?: string;
+  /** The name of a CRD in the kubeconfig's cluster to generate the types from. */
+  fromCluster?: string;
+}
+
+/**
+ * `create api --external-api-path`: a kind another project owns (OpenShift's
+ * Route, cert-manager's Certificate). Recorded in PROJECT as `external: true`
+ * with its path and domain, as kubebuilder records it; no CRD, samples or
+ * roles are scaffolded. With `--from-crd` or `--from-cluster` its TypeScript
+ * types and `defineKind` are generated from the CRD's schema; the controller
+ * (optional) gets RBAC markers for the kind's group.
+ */
+export async function createExternalApi(tree: VirtualTree, project: ProjectConfig, options: ExternalApiOptions, io: CommandIO): Promise<void> {
+  if (options.resource === true) {
+    throw new UsageError('--resource cannot be used with --external-api-path: an external kind\'s CRD belongs to the project that owns it', 'leave out --resource (or pass --resource=false)');
+  }
+  if (options.fromCrd !== undefined && options.fromCluster !== undefined) throw new UsageError('--from-crd and --from-cluster both name the CRD to read', 'pass only one of them');
+  const typesDir = checkedTypesDir(options.externalApiPath, project);
+
+  const crd = options.fromCrd !== undefined
+    ? readCrdFile(resolve(tree.root, options.fromCrd), options.fromCrd, options.kind)
+    : options.fromCluster !== undefined ? await readCrdFromCluster(options.fromCluster) : undefined;
+  const kind = options.kind ?? crd?.kind;
+  if (!kind) throw new UsageError('missing --kind', 'pass the kind, e.g. --kind Route');
+  validateKind(kind);
+  if (crd && crd.kind !== kind) throw new UsageError(`the CRD ${crd.name} is for kind ${crd.kind}, not ${kind}`, `pass --kind ${crd.kind}, or the CRD of ${kind}`);
+  const crdVersion = crd ? chooseVersion(crd, options.version) : undefined;
+  const version = crdVersion?.name ?? options.version;
+  if (!version) throw new UsageError('missing --version', 'pass the API version, e.g. --version v1');
+  validateVersion(version);
+  const domain = externalDomain(options, crd);
+  validateGroup(options.group, domain);
+  const requested: ProjectResource = { group: options.group || undefined, domain, version, kind };
+  if (crd && crd.group !== qualifiedGroup(requested)) {
+    throw new UsageError(`the CRD ${crd.name} is in group ${crd.group}, not ${qualifiedGroup(requested)}`, 'pass --group and --external-api-domain that join to the CRD\'s group, or leave --external-api-domain out');
+  }
+  if (options.plural !== undefined) validatePlural(options.plural);
+  if (crd && options.plural !== undefined && options.plural !== crd.plural) throw new UsageError(`the CRD ${crd.name} names its plural "${crd.plural}", not "${options.plural}"`, 'leave out --plural: the CRD decides it');
+  const plural = crd?.plural ?? options.plural ?? pluralize(kind);
+
+  const resources = project.resources ?? [];
+  const existing = resources.find((resource) => sameGvk(resource, requested));
+  if (existing && !options.force) {
+    throw new UsageError(`API ${qualifiedGroup(requested)}/${version}, Kind=${kind} already exists`, 'pass --force to regenerate its types, or choose another --kind or --version');
+  }
+  if (existing && !existing.external) {
+    throw new UsageError(`${qualifiedGroup(requested)}/${version}, Kind=${kind} is an API of this project, not an external one`, 'leave out --external-api-path to work on it');
+  }
+
+  const typesFile = `${typesDir}/${kind.toLowerCase()}_types.ts`;
+  const controller = options.controller ?? (options.interactive ? await io.confirm('Create Controller [y/n]') : true);
+  if (!crd && !controller) throw new UsageError('nothing to create: no CRD to generate types from and --controller is false', 'pass --from-crd <file> or --from-cluster <crd-name>, or --controller');
+  if (!crd && !tree.exists(typesFile)) {
+    throw new UsageError(`the controller of ${kind} needs its types in ${typesFile}, which does not exist`, 'generate them with --from-crd <file> or --from-cluster <crd-name>, or write that file (an interface and a defineKind named ' + kind + ')');
+  }
+
+  const entry: ProjectResource = {
+    ...existing,
+    ...requested,
+    controller: controller || existing?.controller,
+    external: true,
+    path: typesDir,
+    // Recorded only when it is not the derived one, as for --plural; later commands need it for RBAC.
+    plural: plural === pluralize(kind) ? undefined : plural,
+  };
+  const data = apiData({ ...entry, plural, api: { crdVersion: 'v1', namespaced: crd?.namespaced ?? options.namespaced } }, { multigroup: project.multigroup === true, projectName: project.projectName ?? '', boilerplate: boilerplateHeader(tree) });
+  data.typesImportFromController = relativeImport(data.layout.controllerFile, typesFile);
+
+  if (crd && crdVersion) {
+    if (tree.exists(typesFile) && !options.force) throw new UsageError(`${typesFile} already exists`, 'pass --force to regenerate it from the CRD');
+    const source = options.fromCrd !== undefined ? `--from-crd ${options.fromCrd}` : `--from-cluster ${options.fromCluster}`;
+    tree.write(typesFile, crdToTypeScript(crd, crdVersion, {
+      header: data.boilerplate,
+      printWidth: projectPrintWidth(tree),
+      regenerate: `npx ts-operator-sdk create api --group ${options.group || '""'} --version ${version} --kind ${kind} --external-api-path ${typesDir} --external-api-domain ${domain} ${source} --controller=false --force`,
+    }));
+    tree.write(`${EXTERNAL_CRD_DIR}/${crd.group}_${crd.plural}.yaml`, crdCopy(crd, options.fromCrd ?? `the cluster's ${crd.name}`));
+  }
+  if (controller) {
+    // The controller only: its test creates an object of the kind, whose required fields only the user knows.
+    const specs: FileSpec[] = [{ path: data.layout.controllerFile, template: 'api/controllers/external/kind_controller.ts.hbs', ifExists: options.force ? 'overwrite' : 'error' }];
+    scaffoldFiles(tree, specs, data);
+    applyInserters(tree, apiInserters(data, { resource: false, controller: true }, reconcilerLocalName(tree.read('main.ts') ?? '', data)));
+  }
+  project.resources = existing ? resources.map((item) => (item === existing ? entry : item)) : [...resources, entry];
+  writeProject(tree, project);
+
+  if (!(await finishTree(tree, io, options.dryRun))) return;
+  if (crd) io.out(`Next: install the CRD in envtest with crdDirectoryPaths: ['${EXTERNAL_CRD_DIR}'] (it is not deployed with your operator), and import ${kind} from ${typesFile}`);
+}
+
+/**
+ * The kind's domain: the flag, else what the CRD's group has after
+ * `<group>.`; without either the group stands alone (kubebuilder's
+ * behaviour when the domain is left out).
+ */
+function externalDomain(options: ExternalApiOptions, crd: CrdModel | undefined): string {
+  if (options.externalApiDomain !== undefined) return options.externalApiDomain;
+  if (!crd) throw new UsageError('missing --external-api-domain', 'pass the domain of the external kind, e.g. --external-api-domain openshift.io for route.openshift.io');
+  if (options.group === '') return crd.group;
+  if (crd.group.startsWith(`${options.group}.`)) return crd.group.slice(options.group.length + 1);
+  throw new UsageError(`the CRD ${crd.name} is in group ${crd.group}, which does not start with --group ${options.group}`, `pass the CRD's group: --group ${crd.group.split('.')[0]}`);
+}
+
+/**
+ * The printWidth of the project's prettier config (`.prettierrc.json`, a
+ * JSON `.prettierrc`, or package.json's `prettier` key), so the generated
+ * file passes `prettier --check` as written; prettier's default otherwise.
+ * Other config formats (YAML, JavaScript) are not read.
+ */
+function projectPrintWidth(tree: VirtualTree): number | undefined {
+  for (const [file, pick] of [['.prettierrc.json', (c: unknown) => c], ['.prettierrc', (c: unknown) => c], ['package.json', (c: unknown) => (c as { prettier?: unknown } | null)?.prettier]] as const) {
+    const text = tree.read(file);
+    if (text === undefined) continue;
+    let config: unknown;
+    try {
+      config = pick(JSON.parse(text));
+    } catch {
+      continue;
+    }
+    const width = (config as { printWidth?: unknown } | null | undefined)?.printWidth;
+    if (typeof width === 'number' && Number.isInteger(width) && width > 0) return width;
+    if (file !== 'package.json' && config !== undefined) return undefined;
+  }
+  return undefined;
+}
+
+/** The types directory, checked: inside the project, and not the types of one of its own APIs. */
+function checkedTypesDir(path: string, project: ProjectConfig): string {
+  const normal = posix.normalize(path.replace(/\\/g, '/')).replace(/\/+$/, '');
+  if (normal === '' || normal === '.' || posix.isAbsolute(normal) || normal.startsWith('../') || normal === '..') {
+    throw new UsageError(`--external-api-path "${path}" is not a directory inside the project`, 'pass a project directory for the types, e.g. apis/external/route/v1');
+  }
+  if (!/^[A-Za-z0-9_.\-/]+$/.test(normal)) throw new UsageError(`--external-api-path "${path}" has characters an import path cannot carry`, 'use letters, digits, "-", "_", "." and "/"');
+  const owned = (project.resources ?? []).find((resource) => !resource.external && !resource.core && resource.path === normal);
+  if (owned) {
+    throw new UsageError(`--external-api-path ${normal} holds the types of this project's ${owned.kind}, and \`generate manifests\` would read the external types as its own`, 'pass another directory, e.g. apis/external/<group>/<version>');
+  }
+  return normal;
+}
+
+/** The CRD as envtest installs it: what the owner wrote, without the cluster's bookkeeping. */
+function crdCopy(crd: CrdModel, from: string): string {
+  const document = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: crd.name },
+    spec: crd.spec,
+  };
+  return `# A copy of ${crd.name} from ${from}, for envtest (crdDirectoryPaths). Not deployed: its owner installs it.\n${stringify(document, { indentSeq: false, lineWidth: 0 })}`;
+}
