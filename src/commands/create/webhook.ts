@@ -207,7 +207,9 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
   const requested: ProjectResource = { group: options.group || undefined, domain, version: options.version, kind: options.kind };
   const gvk = `${qualifiedGroup(requested)}/${options.version}, Kind=${options.kind}`;
   const resources = project.resources ?? [];
-  const existing = resources.find((resource) => sameGvk(resource, requested));
+  // An external or core API is recorded with its own full group, which --group names whole.
+  const existing = resources.find((resource) => sameGvk(resource, requested))
+    ?? resources.find((resource) => (resource.external || resource.core) && qualifiedGroup(resource) === options.group && resource.version === options.version && resource.kind === options.kind);
   if (!existing) {
     const versions = resources.filter((item) => qualifiedGroup(item) === qualifiedGroup(requested) && item.kind === options.kind).map((item) => item.version);
     throw new UsageError(
