@@ -115,6 +115,24 @@ export { LeaderForLife, type LeaderForLifeOptions, type LeaderForLifeOutcome, DE
 export { ManagerMetrics } from './metrics.js';
 export { ping, type Checker } from './healthz.js';
 
+// -- webhooks: the HTTPS server, admission (defaulting, validation), conversion --
+export type { HttpHandler } from './serving.js';
+export { WebhookServer, type WebhookServerOptions, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_CERT_DIR } from './webhook/server.js';
+export { newWebhookManagedBy, WebhookBuilder, mutatingWebhookPath, validatingWebhookPath } from './webhook/builder.js';
+export {
+  AdmissionDeniedError,
+  type AdmissionDeniedOptions,
+  type AdmissionContext,
+  type AdmissionRequest,
+  type AdmissionResponse,
+  type AdmissionWarnings,
+  type CustomDefaulter,
+  type CustomValidator,
+  type ValidationResult,
+  type GroupVersionKind,
+} from './webhook/admission.js';
+export { CONVERSION_PATH, type SpokeConversion, type ConversionOptions } from './webhook/conversion.js';
+
 // -- client, controllerutil, conditions, events --
 export {
   Client,

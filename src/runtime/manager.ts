@@ -14,9 +14,13 @@ import { LeaderForLife } from './leaderforlife.js';
 import { resourcePath, type Kind } from './kinds.js';
 import { createLogger, type Logger } from './log.js';
 import { ManagerMetrics } from './metrics.js';
+import { MetricsAuthFilter } from './metrics-auth.js';
 import type { Reader } from './reader.js';
 import { RestClient } from './rest.js';
-import { parseBindAddress, serveHttp, type RunningServer } from './serving.js';
+import { selfSignedCertificate } from './self-signed.js';
+import { parseBindAddress, serveHttp, serveHttps, type HttpHandler, type RunningServer } from './serving.js';
+import { CertWatcher } from './webhook/certwatcher.js';
+import { DEFAULT_CERT_NAME, DEFAULT_KEY_NAME, WebhookServer, type WebhookServerOptions } from './webhook/server.js';
 
 /** How long a stop waits for reconciles and runnables: controller-runtime's 30 s. */
 export const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 30_000;
@@ -41,6 +45,31 @@ export interface ManagerOptions {
   namespaces?: string[];
   /** Where /metrics is served, as `host:port` or `:port`; `"0"` or `""` turns it off. Default: `:8080`. */
   metricsBindAddress?: string;
+  /**
+   * Serve /metrics over HTTPS, only to callers whose bearer token the API
+   * server authenticates (TokenReview) and authorizes for `get` on the
+   * non-resource URL `/metrics` (SubjectAccessReview), with
+   * controller-runtime's caching. kubebuilder's `--metrics-secure` (true in
+   * the generated main.ts), served on `:8443` by `config/default`. The
+   * manager's identity needs `create` on tokenreviews and
+   * subjectaccessreviews (`metrics_auth_role`). Default: false, plain HTTP,
+   * as controller-runtime's SecureServing.
+   */
+  metricsSecure?: boolean;
+  /**
+   * With `metricsSecure`, the directory holding the serving `tls.crt` and
+   * `tls.key` (kubebuilder's `--metrics-cert-path`, mounted from a
+   * cert-manager Secret); rotated files are picked up without a restart.
+   * Default: none, so a self-signed certificate is made at start.
+   */
+  metricsCertDir?: string;
+  /**
+   * Where the webhook server ({@link Manager.getWebhookServer}) listens and
+   * finds its certificate. Default: port 9443 on every interface, with
+   * `tls.crt`/`tls.key` from `<os tmpdir>/k8s-webhook-server/serving-certs`.
+   * envtest's `env.webhookServerOptions()` gives the values for tests.
+   */
+  webhookServer?: WebhookServerOptions;
   /** Where /healthz and /readyz are served; `"0"` or `""` turns them off. Default: `:8081`. */
   healthProbeBindAddress?: string;
   /** Run controllers only while leading, so replicas don't reconcile the same objects at once. Default: false. */
@@ -174,6 +203,7 @@ export class Manager {
   private electedResolve!: () => void;
   private readonly electedPromise = new Promise<void>((resolve) => (this.electedResolve = resolve));
   private servers: RunningServer[] = [];
+  private webhookServer?: WebhookServer;
   private started = false;
   private cacheStarted = false;
   private metricsAddress?: string;
@@ -238,6 +268,21 @@ export class Manager {
   /** An event recorder whose Events name `name` as their source component. */
   getEventRecorderFor(name: string): EventRecorder {
     return newEventRecorder(this.client, name, this.log);
+  }
+
+  /**
+   * The HTTPS server for admission and conversion webhooks. The first call
+   * creates it from `ManagerOptions.webhookServer` and adds it as a
+   * runnable, so a manager without webhooks opens no port. It runs on every
+   * replica, leader or not. `newWebhookManagedBy` registers on it.
+   */
+  getWebhookServer(): WebhookServer {
+    if (!this.webhookServer) {
+      const server = new WebhookServer(this.options.webhookServer, this.log.child({ component: 'webhook' }));
+      this.add(server);
+      this.webhookServer = server;
+    }
+    return this.webhookServer;
   }
 
   /** The bound metrics address once started (for `:0`), or undefined when off. */
@@ -499,7 +544,7 @@ export class Manager {
   private async startServers(): Promise<void> {
     const metricsAt = parseBindAddress(this.options.metricsBindAddress ?? DEFAULT_METRICS_BIND_ADDRESS);
     if (metricsAt) {
-      const server = await serveHttp(metricsAt, async (req, res) => {
+      const serveMetrics: HttpHandler = async (req, res) => {
         if (new URL(req.url ?? '/', 'http://metrics').pathname !== '/metrics') {
           res.statusCode = 404;
           res.end('not found\n');
@@ -508,10 +553,11 @@ export class Manager {
         for (const controller of this.controllers) controller.queue.updateProgressMetrics();
         res.setHeader('content-type', this.metrics.registry.contentType);
         res.end(await this.metrics.registry.metrics());
-      });
+      };
+      const server = this.options.metricsSecure ? await this.serveSecureMetrics(metricsAt, serveMetrics) : await serveHttp(metricsAt, serveMetrics);
       this.servers.push(server);
       this.metricsAddress = server.address;
-      this.log.info({ bindAddress: server.address }, 'Serving metrics server');
+      this.log.info({ bindAddress: server.address, secure: this.options.metricsSecure ?? false }, 'Serving metrics server');
     }
     const probesAt = parseBindAddress(this.options.healthProbeBindAddress ?? DEFAULT_HEALTH_PROBE_BIND_ADDRESS);
     if (probesAt) {
@@ -520,6 +566,38 @@ export class Manager {
       this.probeAddress = server.address;
       this.log.info({ bindAddress: server.address }, 'Starting health probe server');
     }
+  }
+
+  /** /metrics over HTTPS behind TokenReview + SubjectAccessReview (see ManagerOptions.metricsSecure). */
+  private async serveSecureMetrics(address: { host?: string; port: number }, serveMetrics: HttpHandler): Promise<RunningServer> {
+    const filter = new MetricsAuthFilter(this.rest, this.log.child({ component: 'metrics' }));
+    const guarded: HttpHandler = async (req, res) => {
+      const verdict = await filter.check(req);
+      if (verdict.status !== 200) {
+        res.statusCode = verdict.status;
+        res.setHeader('content-type', 'text/plain; charset=utf-8');
+        res.end(`${verdict.message}\n`);
+        return;
+      }
+      await serveMetrics(req, res);
+    };
+    const certDir = this.options.metricsCertDir;
+    if (!certDir) {
+      this.log.info('metrics: no metricsCertDir given, serving a self-signed certificate');
+      return serveHttps(address, await selfSignedCertificate(), guarded);
+    }
+    let server: RunningServer & { setCertificate(pair: { cert: Buffer; key: Buffer }): void } | undefined;
+    const watcher = new CertWatcher(`${certDir}/${DEFAULT_CERT_NAME}`, `${certDir}/${DEFAULT_KEY_NAME}`, (pair) => server?.setCertificate(pair), this.log.child({ component: 'metrics' }));
+    const pair = await watcher.load().catch((err: Error) => {
+      throw new Error(`metrics server: ${err.message}`);
+    });
+    server = await serveHttps(address, pair, guarded);
+    watcher.start(this.stopController.signal);
+    const running = server;
+    return { address: running.address, close: async () => {
+      watcher.stop();
+      await running.close();
+    } };
   }
 
   /**

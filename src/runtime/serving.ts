@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -20,26 +21,83 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** A request handler of the servers below; a throw or rejection becomes a 500, never a crash. */
+export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
 /** Starts a small HTTP server; resolves once it listens. */
-export async function serveHttp(address: { host?: string; port: number }, handler: (req: IncomingMessage, res: ServerResponse) => void | Promise<void>): Promise<RunningServer> {
-  const server: Server = createServer((req, res) => {
-    Promise.resolve(handler(req, res)).catch((err: unknown) => {
-      res.statusCode = 500;
-      res.end(String(err));
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(address.port, address.host, () => resolve());
-  });
-  const bound = server.address() as AddressInfo;
-  const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+export async function serveHttp(address: { host?: string; port: number }, handler: HttpHandler): Promise<RunningServer> {
+  const server: Server = createServer(guarded(handler));
+  await listen(server, address);
   return {
-    address: `${host}:${bound.port}`,
+    address: boundAddress(server),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       }),
   };
+}
+
+/** A started HTTPS endpoint whose certificate can be replaced while it runs. */
+export interface RunningHttpsServer extends RunningServer {
+  /** New TLS handshakes present this pair; established connections keep theirs. */
+  setCertificate(pair: { cert: Buffer | string; key: Buffer | string }): void;
+}
+
+/** How often a draining server closes connections that went idle after their last response. */
+const DRAIN_POLL_MS = 50;
+
+/**
+ * Starts an HTTPS server (TLS 1.2 or later, HTTP/1.1 only, like
+ * controller-runtime's servers with HTTP/2 off); resolves once it listens.
+ * A plain-HTTP client gets no answer: its bytes fail the TLS handshake and
+ * the socket is closed. `close()` stops accepting, lets requests in flight
+ * finish, and closes each keep-alive connection as it goes idle.
+ */
+export async function serveHttps(address: { host?: string; port: number }, pair: { cert: Buffer | string; key: Buffer | string }, handler: HttpHandler): Promise<RunningHttpsServer> {
+  const server: HttpsServer = createHttpsServer({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' }, guarded(handler));
+  // A client that is not speaking TLS is its own problem, not the server's: nothing to log.
+  server.on('tlsClientError', () => undefined);
+  await listen(server, address);
+  return {
+    address: boundAddress(server),
+    setCertificate: (next) => server.setSecureContext({ cert: next.cert, key: next.key, minVersion: 'TLSv1.2' }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        const drain = setInterval(() => server.closeIdleConnections(), DRAIN_POLL_MS);
+        server.close(() => {
+          clearInterval(drain);
+          resolve();
+        });
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+function guarded(handler: HttpHandler): HttpHandler {
+  return (req, res) => {
+    Promise.resolve()
+      .then(() => handler(req, res))
+      .catch((err: unknown) => {
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        res.statusCode = 500;
+        res.end(String(err));
+      });
+  };
+}
+
+async function listen(server: Server | HttpsServer, address: { host?: string; port: number }): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(address.port, address.host, () => resolve());
+  });
+}
+
+function boundAddress(server: Server | HttpsServer): string {
+  const bound = server.address() as AddressInfo;
+  const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+  return `${host}:${bound.port}`;
 }

@@ -5,6 +5,8 @@ import { RestClient } from '../rest.js';
 import { locateBinary } from './assets.js';
 import { ControlPlane, type EnvtestUser } from './controlplane.js';
 import { installCRDs, readCRDs } from './crds.js';
+import type { WebhookServerOptions } from '../webhook/server.js';
+import { WebhookInstall, type WebhookInstallOptions } from './webhook-install.js';
 
 /** controller-runtime's default for both starting and stopping the control plane. */
 export const DEFAULT_CONTROL_PLANE_TIMEOUT_MS = 20_000;
@@ -32,6 +34,13 @@ export interface EnvironmentOptions {
   attachControlPlaneOutput?: boolean;
   /** Extra or overriding kube-apiserver flags, keyed by flag name (leading dashes are dropped). Default: none. */
   apiServerExtraArgs?: Record<string, string>;
+  /**
+   * Run admission and conversion webhooks against the test API server: make
+   * certificates, pick a loopback port, install `config/webhook`'s
+   * configurations pointed at it, and patch the listed CRDs for conversion.
+   * Pass `env.webhookServerOptions()` to the Manager. Default: none.
+   */
+  webhookInstallOptions?: WebhookInstallOptions;
 }
 
 /**
@@ -51,6 +60,7 @@ export class Environment {
   private admin: KubeConfig | undefined;
   private adminKubeConfigPath: string | undefined;
   private starting: Promise<KubeConfig> | undefined;
+  private webhooks: WebhookInstall | undefined;
 
   constructor(private readonly options: EnvironmentOptions = {}) {}
 
@@ -97,12 +107,25 @@ export class Environment {
       await plane.startEtcd();
       await plane.startAPIServer();
       this.admin = plane.adminKubeConfig();
+      if (this.options.webhookInstallOptions) this.webhooks = await WebhookInstall.prepare(this.options.webhookInstallOptions, plane.rootDir);
       await this.installCRDs({ paths: this.options.crdDirectoryPaths, crds: this.options.crds });
+      await this.webhooks?.install(new RestClient(this.admin, 'ts-operator-sdk-envtest'));
       return this.admin;
     } catch (err) {
       await this.stop();
       throw err;
     }
+  }
+
+  /**
+   * Where the manager's webhook server must listen and find its certificate
+   * for the installed webhooks to reach it: `new Manager({ kubeConfig,
+   * webhookServer: env.webhookServerOptions() })`. Needs `webhookInstallOptions`.
+   */
+  webhookServerOptions(): WebhookServerOptions {
+    this.startedPlane();
+    if (!this.webhooks) throw new Error('envtest: no webhooks were installed: pass webhookInstallOptions (e.g. { paths: [\'config/webhook\'] }) to new Environment()');
+    return { ...this.webhooks.serverOptions };
   }
 
   /** Path of a kubeconfig file for the admin user, for kubectl and child processes. Removed by `stop()`. */
@@ -127,7 +150,8 @@ export class Environment {
    */
   async installCRDs(input: { paths?: string[]; crds?: object[] }): Promise<object[]> {
     const fromFiles = await readCRDs(input.paths ?? [], this.options.errorIfCRDPathMissing ?? false);
-    const all = [...fromFiles, ...(input.crds ?? [])];
+    const read = [...fromFiles, ...(input.crds ?? [])];
+    const all = this.webhooks ? this.webhooks.withConversionWebhooks(read) : read;
     if (all.length === 0) return [];
     return installCRDs(new RestClient(this.kubeConfig, 'ts-operator-sdk-envtest'), all);
   }
@@ -138,6 +162,7 @@ export class Environment {
     this.plane = undefined;
     this.admin = undefined;
     this.adminKubeConfigPath = undefined;
+    this.webhooks = undefined;
     if (plane) await plane.destroy();
   }
 
