@@ -92,7 +92,7 @@ describe('create webhook', () => {
     const crd = read(dir, 'config/crd/kustomization.yaml');
     assert.match(crd, /^- path: patches\/webhook_in_memcacheds\.yaml\n# \+kubebuilder:scaffold:crdkustomizewebhookpatch$/m);
     assert.match(crd, /^configurations:\n- kustomizeconfig\.yaml$/m);
-    assert.match(read(dir, 'apis/v1alpha1/memcached_conversion.ts'), /export function convertTo\(src: Memcached\): Hub[\s\S]*export function convertFrom\(hub: Hub\): Memcached/);
+    assert.match(read(dir, 'apis/v1alpha1/memcached_conversion.ts'), /export function convertTo\(src: Memcached\): MemcachedHub[\s\S]*export function convertFrom\(hub: MemcachedHub\): Memcached/);
     assert.match(read(dir, 'webhooks/v1/memcached_webhook.ts'), /\{ kind: MemcachedV1alpha1, convertTo: v1alpha1Conversion\.convertTo, convertFrom: v1alpha1Conversion\.convertFrom \}/);
     assert.match(read(dir, 'config/default/kustomization.yaml'), /#  - select:\n# {6}kind: CustomResourceDefinition\n# {6}name: memcacheds\.cache\.example\.com/);
   });

@@ -117,6 +117,7 @@ export const WebhookMarkers = {
   types: '// +kubebuilder:scaffold:webhook-types',
   testImports: '// +kubebuilder:scaffold:webhook-test-imports',
   tests: '// +kubebuilder:scaffold:webhook-tests',
+  conversionCrds: '// +kubebuilder:scaffold:webhook-conversion-crds',
 } as const;
 
 /** The code each webhook type adds to the kind's webhook file, its test, and the project files. */
@@ -135,6 +136,7 @@ function typeInserters(types: readonly WebhookType[], data: WebhookData): Insert
   if (types.includes('conversion')) {
     inserters.push(
       { path: data.webhook.webhookTestFile, marker: WebhookMarkers.testImports, fragments: fragment('conversion-test-imports').split('\n') },
+      { path: data.webhook.webhookTestFile, marker: WebhookMarkers.conversionCrds, fragments: [`'${data.plural}.${data.qualifiedGroup}',`] },
       { path: 'config/crd/kustomization.yaml', marker: Markers.crdWebhookPatch, fragments: [`- path: ${data.webhook.crdPatchFile.slice('config/crd/'.length)}`] },
       { path: 'config/default/kustomization.yaml', marker: Markers.caInjectionNamespace, fragments: [fragment('cainjection-crd-namespace')] },
       { path: 'config/default/kustomization.yaml', marker: Markers.caInjectionName, fragments: [fragment('cainjection-crd-name')] },
