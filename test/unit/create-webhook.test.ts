@@ -97,6 +97,17 @@ describe('create webhook', () => {
     assert.match(read(dir, 'config/default/kustomization.yaml'), /#  - select:\n# {6}kind: CustomResourceDefinition\n# {6}name: memcacheds\.cache\.example\.com/);
   });
 
+  it('a project from before webhooks (no webhook patch, no CA-injection markers) gets the files and a note for each missing piece', () => {
+    const dir = copyProject(twoVersions);
+    const path = join(dir, 'config/default/kustomization.yaml');
+    const text = read(dir, 'config/default/kustomization.yaml');
+    writeFileSync(path, text.slice(0, text.indexOf('\n# [WEBHOOK] To enable the webhooks')) + '\n');
+    const result = runCliOk(webhook('--conversion', '--spoke', 'v1alpha1'), dir);
+    assert.match(result.stdout, /Note: config\/default\/kustomization\.yaml does not apply manager_webhook_patch\.yaml: add it under `patches:`/);
+    assert.match(result.stdout, /Note: config\/default\/kustomization\.yaml has no "# \+kubebuilder:scaffold:crdkustomizecainjectionns" marker/);
+    assert.ok(existsSync(join(dir, 'apis/v1alpha1/memcached_conversion.ts')));
+  });
+
   it('--dry-run writes nothing', () => {
     const dir = copyProject(twoVersions);
     const before = hashTree(dir);

@@ -313,15 +313,24 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
     const spec: FileSpec = { path: spoke.conversionFile, template: 'webhook/apis/version/kind_conversion.ts.hbs', ifExists: options.force ? 'overwrite' : 'error' };
     scaffoldFiles(tree, [spec], { ...data, spokeVersion: spoke.version, hubImportFromConversion: spoke.hubImportFromConversion });
   }
-  applyInserters(tree, [
-    ...typeInserters(typesToInsert, data),
-    ...mainInserters(tree.read('main.ts') ?? '', data),
-  ]);
+  // config/default of a project scaffolded before webhooks existed has no CA-injection markers: the
+  // replacements there are commented-out help, so their absence is reported, not an error.
+  const notes: string[] = [];
+  const defaultKustomization = tree.read('config/default/kustomization.yaml') ?? '';
+  const inserters = typeInserters(typesToInsert, data).filter((inserter) => {
+    if (inserter.path !== 'config/default/kustomization.yaml' || defaultKustomization.split('\n').some((line) => line.trim() === inserter.marker)) return true;
+    notes.push(`config/default/kustomization.yaml has no "${inserter.marker}" marker: to have cert-manager inject the CA into the ${data.plural}.${data.qualifiedGroup} CRD, add its replacement targets by hand`);
+    return false;
+  });
+  applyInserters(tree, [...inserters, ...mainInserters(tree.read('main.ts') ?? '', data)]);
   if (options.conversion) markStorageVersion(tree, data);
   addNetworkPolicy(tree);
   includeWebhookSources(tree);
   uncommentLine(tree, 'config/default/kustomization.yaml', '- ../webhook');
   uncommentBlock(tree, 'config/default/kustomization.yaml', ['- path: manager_webhook_patch.yaml', '  target:', '    kind: Deployment']);
+  if (!/^- path: manager_webhook_patch\.yaml$/m.test(tree.read('config/default/kustomization.yaml') ?? '')) {
+    notes.push('config/default/kustomization.yaml does not apply manager_webhook_patch.yaml: add it under `patches:` (with `target: {kind: Deployment}`) so the manager serves the webhooks with the mounted certificate');
+  }
   uncommentBlock(tree, 'config/manifests/kustomization.yaml', OLM_CERT_PATCH_START);
   if (options.conversion) uncommentBlock(tree, 'config/crd/kustomization.yaml', ['configurations:', '- kustomizeconfig.yaml']);
 
@@ -330,6 +339,7 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
 
   if (!(await finishTree(tree, io, options.dryRun))) return;
   io.out(`Next: implement the webhook in ${data.webhook.webhookFile}, then generate config/webhook/manifests.yaml with:\n$ make manifests`);
+  for (const note of notes) io.out(`Note: ${note}.`);
   if (options.conversion) io.out(`Conversion: fill in the conversion functions of ${data.spokes.map((spoke) => spoke.conversionFile).join(', ')}; ${options.version} is the hub (the storage version).`);
 }
 
