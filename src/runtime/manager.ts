@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Cache, DEFAULT_CACHE_SYNC_TIMEOUT_MS } from './cache.js';
 import { Client } from './client.js';
@@ -63,6 +64,10 @@ export interface ManagerOptions {
    * Default: none, so a self-signed certificate is made at start.
    */
   metricsCertDir?: string;
+  /** Certificate file name in `metricsCertDir` (kubebuilder's `--metrics-cert-name`). Default: `tls.crt`. */
+  metricsCertName?: string;
+  /** Private key file name in `metricsCertDir` (kubebuilder's `--metrics-cert-key`). Default: `tls.key`. */
+  metricsKeyName?: string;
   /**
    * Where the webhook server ({@link Manager.getWebhookServer}) listens and
    * finds its certificate. Default: port 9443 on every interface, with
@@ -587,7 +592,7 @@ export class Manager {
       return serveHttps(address, await selfSignedCertificate(), guarded);
     }
     let server: RunningServer & { setCertificate(pair: { cert: Buffer; key: Buffer }): void } | undefined;
-    const watcher = new CertWatcher(`${certDir}/${DEFAULT_CERT_NAME}`, `${certDir}/${DEFAULT_KEY_NAME}`, (pair) => server?.setCertificate(pair), this.log.child({ component: 'metrics' }));
+    const watcher = new CertWatcher(join(certDir, this.options.metricsCertName ?? DEFAULT_CERT_NAME), join(certDir, this.options.metricsKeyName ?? DEFAULT_KEY_NAME), (pair) => server?.setCertificate(pair), this.log.child({ component: 'metrics' }));
     const pair = await watcher.load().catch((err: Error) => {
       throw new Error(`metrics server: ${err.message}`);
     });

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { Agent as UndiciAgent, fetch } from 'undici';
 import { Client, ForbiddenError, InvalidError, Manager, NotFoundError, RestClient, newWebhookManagedBy, type ApiError } from '../../src/runtime/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
@@ -126,6 +127,38 @@ describe('admission webhooks on a real API server', () => {
     const refused = await raw.request('POST', `${COLLECTION}?dryRun=All`, memcached('dry-big', { size: 11 }));
     assert.equal(refused.status, 403, 'the validator ran in the dry run too');
     assert.ok(validator.calls.some((call) => call.name === 'quiet' && !call.dryRun), 'real writes are not dry runs');
+  });
+
+  it('a replica that does not lead still serves webhooks (the server is not leader-only)', async () => {
+    const now = new Date().toISOString().replace(/\.\d+Z$/, '.000000Z');
+    await new RestClient(env.kubeConfig).request('POST', '/apis/coordination.k8s.io/v1/namespaces/default/leases', {
+      body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'webhook-follower' }, spec: { holderIdentity: 'another-replica', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now } },
+    });
+    const follower = new Manager({
+      kubeConfig: env.kubeConfig,
+      webhookServer: { ...env.webhookServerOptions(), port: 0 },
+      leaderElection: true,
+      leaderElectionID: 'webhook-follower',
+      leaderElectionNamespace: 'default',
+      metricsBindAddress: '0',
+      healthProbeBindAddress: '0',
+      handleSignals: false,
+      logger,
+    });
+    newWebhookManagedBy(follower, Memcached).withDefaulter(new MemcachedDefaulter()).complete();
+    const followerRunning = follower.start();
+    try {
+      const address = await eventually('the follower\'s webhook server', () => follower.getWebhookServer().address(), 60_000);
+      await follower.getWebhookServer().startedChecker()();
+      const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'follower', kind: { group: 'cache.example.com', version: 'v1', kind: 'Memcached' }, resource: { group: 'cache.example.com', version: 'v1', resource: 'memcacheds' }, operation: 'CREATE', userInfo: {}, object: memcached('x') } };
+      const response = await fetch(`https://${address}/mutate-cache-example-com-v1-memcached`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(review), dispatcher: new UndiciAgent({ connect: { rejectUnauthorized: false } }) });
+      const answer = (await response.json()) as { response: { uid: string; allowed: boolean; patch?: string } };
+      assert.deepEqual([answer.response.uid, answer.response.allowed, typeof answer.response.patch], ['follower', true, 'string']);
+      assert.equal(follower.isLeader(), false, 'the Lease is held by another replica');
+    } finally {
+      follower.stop();
+      await followerRunning;
+    }
   });
 
   it('stops with the manager: a call in flight is answered, then the port closes', async () => {

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApiError, Manager, RestClient, newWebhookManagedBy } from '../../src/runtime/index.js';
-import type { Environment } from '../../src/runtime/envtest/index.js';
+import { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';
 import { capturingLogger } from './log-capture.js';
@@ -99,5 +99,11 @@ describe('conversion webhook on a real API server', () => {
     // Reading in the storage version needs no conversion; any other version needs the (stopped) webhook.
     assert.deepEqual((await get<MemcachedV1>(V1, 'alpha')).spec, { size: 3 });
     await assert.rejects(get(V1ALPHA1, 'alpha'), (err: unknown) => err instanceof ApiError && /conversion webhook/.test(err.message));
+  });
+
+  it('a conversionCRDs entry that names no installed CRD fails start() with the fix, and leaves nothing running', async () => {
+    const misspelt = new Environment({ crds: [twoVersionCRD], webhookInstallOptions: { conversionCRDs: ['memcached.cache.example.com'] } });
+    await assert.rejects(misspelt.start(), /conversionCRDs names memcached\.cache\.example\.com, but no such CRD was installed: use the CRD's metadata\.name \(<plural>\.<group>\)/);
+    assert.deepEqual(misspelt.pids, { etcd: undefined, apiServer: undefined });
   });
 });

@@ -46,6 +46,9 @@ export interface WebhookInstallOptions {
 
 /** The configurations as read, the certificates made and the port picked: everything install needs. */
 export class WebhookInstall {
+  /** CRDs given a conversion webhook so far, to catch a misspelt `conversionCRDs` entry. */
+  private readonly converted = new Set<string>();
+
   private constructor(
     private readonly options: WebhookInstallOptions,
     private readonly caPem: string,
@@ -81,6 +84,7 @@ export class WebhookInstall {
       const shape = crd as { metadata?: { name?: string }; spec?: { conversion?: { strategy?: string } } };
       const name = shape.metadata?.name ?? '';
       if (!wanted.has(name) && shape.spec?.conversion?.strategy !== 'Webhook') return crd;
+      this.converted.add(name);
       const copy = structuredClone(shape) as { spec: Record<string, unknown> };
       copy.spec.conversion = {
         strategy: 'Webhook',
@@ -90,8 +94,15 @@ export class WebhookInstall {
     });
   }
 
-  /** Reads the configurations, rewrites every webhook to this server, and creates (or replaces) them. */
+  /**
+   * Called once the CRDs are installed: checks every `conversionCRDs` entry was found, then reads the
+   * configurations, rewrites every webhook to this server, and creates (or replaces) them.
+   */
   async install(client: RestClient): Promise<void> {
+    const missing = (this.options.conversionCRDs ?? []).filter((name) => !this.converted.has(name));
+    if (missing.length > 0) {
+      throw new Error(`envtest: conversionCRDs names ${missing.join(', ')}, but no such CRD was installed: use the CRD's metadata.name (<plural>.<group>) and check crdDirectoryPaths`);
+    }
     const configurations = [...(await this.readConfigurations()), ...(this.options.configurations ?? [])];
     for (const configuration of configurations) {
       const rewritten = this.rewrite(configuration);

@@ -12,9 +12,9 @@ import { ConversionRegistry, CONVERSION_PATH } from './conversion.js';
 export const DEFAULT_WEBHOOK_PORT = 9443;
 /** controller-runtime's default cert dir, where `config/default/manager_webhook_patch.yaml` mounts the Secret. */
 export const DEFAULT_WEBHOOK_CERT_DIR = join(tmpdir(), 'k8s-webhook-server', 'serving-certs');
-/** The file names cert-manager writes into a TLS Secret. */
+/** The certificate file name cert-manager writes into a TLS Secret. */
 export const DEFAULT_CERT_NAME = 'tls.crt';
-/** The file names cert-manager writes into a TLS Secret. */
+/** The private key file name cert-manager writes into a TLS Secret. */
 export const DEFAULT_KEY_NAME = 'tls.key';
 /** How long the readiness check waits for its own TLS handshake. */
 const STARTED_CHECK_TIMEOUT_MS = 10_000;
