@@ -8,7 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { REPO_ROOT, runCliOk, tempProjectDir } from '../scaffold/harness.js';
@@ -46,7 +47,20 @@ test('webhooks for awkward kinds, all three types on one kind, and one kind in t
   assert.match(main, /^ {2}setupShipMemcachedV1Webhook\(mgr\);$/m);
 
   linkDependencies(dir);
-  const result = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir, '--noEmit', '--pretty', 'false'], { encoding: 'utf8', timeout: 300_000 });
+  const result = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir, '--pretty', 'false'], { encoding: 'utf8', timeout: 300_000 });
   assert.equal(`${result.stdout}${result.stderr}`, '', 'tsc reported errors');
   assert.equal(result.status, 0);
+
+  // main.ts reads --metrics-secure as Go's flag package does (`=false` works) and refuses a value that is neither.
+  const home = mkdtempSync(join(tmpdir(), 'empty-home-'));
+  const start = (...args: string[]) => spawnSync(process.execPath, ['dist/main.js', ...args], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: home }, timeout: 60_000 });
+  const refused = start('--metrics-secure=maybe');
+  assert.equal(refused.status, 2);
+  assert.match(refused.stderr, /invalid value "maybe" for --metrics-secure\. Pass true or false\./);
+  for (const value of ['false', 'true']) {
+    // Past flag parsing, the operator stops only because there is no cluster config here.
+    const started = start(`--metrics-secure=${value}`, '--webhook-cert-path=/tmp/certs', '--metrics-cert-path=/tmp/metrics', '--metrics-cert-name=a.crt', '--metrics-cert-key=a.key');
+    assert.notEqual(started.status, 0);
+    assert.match(started.stderr, /no Kubernetes config found/, started.stderr);
+  }
 });
