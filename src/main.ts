@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { formatProblem, shortenQuoted, UsageError } from './errors.js';
 import { recoverInterruptedWrite } from './scaffold/journal.js';
 import { registerCompletion } from './commands/completion/cli.js';
-import { registerCreateApi } from './commands/create/cli.js';
+import { registerCreateApi, registerCreateWebhook } from './commands/create/cli.js';
 import { registerEdit } from './commands/edit/cli.js';
 import { registerGenerateBundle, registerGenerateKustomizeManifests, registerGenerateManifests } from './commands/generate/cli.js';
 import { registerInit } from './commands/init/cli.js';
@@ -15,7 +15,7 @@ import { processContext, type CliContext } from './cli/context.js';
 export type CommandRegistration = (program: Command, ctx: CliContext) => void;
 
 /** The commands this module wires; others append to the list they pass to {@link buildProgram}. */
-export const CORE_COMMANDS: readonly CommandRegistration[] = [registerInit, registerCreateApi, registerEdit, registerGenerateManifests, registerGenerateKustomizeManifests, registerGenerateBundle, registerSetupEnvtest, registerBundleValidate, registerVersion, registerCompletion];
+export const CORE_COMMANDS: readonly CommandRegistration[] = [registerInit, registerCreateApi, registerCreateWebhook, registerEdit, registerGenerateManifests, registerGenerateKustomizeManifests, registerGenerateBundle, registerSetupEnvtest, registerBundleValidate, registerVersion, registerCompletion];
 
 /** Builds the commander program with the given command registrations. */
 export function buildProgram(ctx: CliContext, registrations: readonly CommandRegistration[] = CORE_COMMANDS): Command {

@@ -8,6 +8,9 @@ export const Markers = {
   crdResources: '# +kubebuilder:scaffold:crdkustomizeresource',
   samples: '# +kubebuilder:scaffold:manifestskustomizesamples',
   rbacRoles: '# +kubebuilder:scaffold:rbackustomizeroles',
+  crdWebhookPatch: '# +kubebuilder:scaffold:crdkustomizewebhookpatch',
+  caInjectionNamespace: '# +kubebuilder:scaffold:crdkustomizecainjectionns',
+  caInjectionName: '# +kubebuilder:scaffold:crdkustomizecainjectionname',
 } as const;
 
 /** Code to add to an existing file: fragments placed just above a marker line. */
@@ -70,5 +73,26 @@ export function uncommentLine(tree: VirtualTree, path: string, line: string): vo
   const index = lines.findIndex((existing) => existing.trim() === `#${line}`);
   if (index === -1) return;
   lines[index] = lines[index]!.replace(`#${line}`, line);
+  tree.write(path, lines.join('\n'));
+}
+
+/**
+ * Uncomments a commented-out block of a kustomization, once: `start` are its
+ * first lines without their `#`; the block runs on while lines stay commented
+ * YAML (`#- item`, `#key:`, or indented `#  more`), so the whole entry comes
+ * back even when only its head is named. Explanatory comments (`# text`) and
+ * scaffold markers (`# +kubebuilder:...`) end the block. Nothing happens when the block is already
+ * live or absent (the user changed the file).
+ */
+export function uncommentBlock(tree: VirtualTree, path: string, start: readonly string[]): void {
+  const content = tree.read(path);
+  if (content === undefined) return;
+  const lines = content.split('\n');
+  const first = lines.findIndex((line, index) => start.every((wanted, offset) => lines[index + offset] === `#${wanted}`));
+  if (first === -1) return;
+  let end = first + start.length;
+  // Commented YAML continues the block: a list item or key at the margin, or an indented line ("#  patch: |-").
+  while (end < lines.length && /^#(- |  |[A-Za-z_][\w.-]*:)/.test(lines[end]!)) end++;
+  for (let index = first; index < end; index++) lines[index] = lines[index]!.slice(1);
   tree.write(path, lines.join('\n'));
 }

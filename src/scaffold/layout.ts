@@ -95,6 +95,8 @@ export type TypesFileImport = keyof typeof TYPES_FILE_IMPORTS;
 const CONSUMER_TEMPLATE_NAMES: ReadonlySet<string> = new Set([
   // ts-operator-sdk and ts-operator-sdk/envtest imports
   'Client', 'Manager', 'Reconciler', 'ReconcileContext', 'Request', 'Result', 'RestClient', 'Environment',
+  // and the webhook templates' (templates/webhook)
+  'AdmissionContext', 'AdmissionDeniedError', 'AdmissionWarnings', 'CustomDefaulter', 'CustomValidator',
   // globals the templates use (async functions need the real Promise)
   'Promise', 'Error', 'AbortController',
 ]);

@@ -3,12 +3,13 @@ import { commandGroup } from '../../cli/command-group.js';
 import type { CliContext } from '../../cli/context.js';
 import { parseBooleanFlag } from '../../cli/flags.js';
 
-/** The `create` command group; `create api` (and later `create webhook`) register on it. */
+/** The `create` command group; `create api` and `create webhook` register on it. */
 export function createCommand(program: Command): Command {
   return commandGroup(program, 'create', 'Scaffold a Kubernetes API or webhook', (create) =>
     create.addHelpText('after', `
 Examples:
-  $ ts-operator-sdk create api --group cache --version v1 --kind Memcached`),
+  $ ts-operator-sdk create api --group cache --version v1 --kind Memcached
+  $ ts-operator-sdk create webhook --group cache --version v1 --kind Memcached --defaulting --programmatic-validation`),
   );
 }
 
@@ -50,5 +51,39 @@ Examples:
       // Loaded on use: only the command that runs pays for its templates and modules.
       const { createApi } = await import('./api.js');
       await createApi({ directory: ctx.cwd, interactive: ctx.interactive, ...opts }, ctx.io);
+    });
+}
+
+/** Parses `--spoke v1alpha1,v1beta1` (repeatable) into a list. */
+function collectVersions(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), ...value.split(',').map((item) => item.trim())];
+}
+
+/** Registers `create webhook` on the `create` group. */
+export function registerCreateWebhook(program: Command, ctx: CliContext): void {
+  createCommand(program)
+    .command('webhook')
+    .description('Scaffold a webhook for an API: defaulting, validation and/or conversion')
+    .option('--group <group>', 'resource group (empty: the API group is the domain itself)', '')
+    .option('--version <version>', 'resource version, e.g. v1; for --conversion, the hub (storage) version')
+    .option('--kind <kind>', 'resource kind, PascalCase, e.g. Memcached')
+    .option('--defaulting', 'scaffold a defaulting (mutating) webhook', false)
+    .option('--programmatic-validation', 'scaffold a validating webhook', false)
+    .option('--conversion', 'scaffold a conversion webhook, with --version as the hub', false)
+    .option('--spoke <versions>', 'for --conversion: the versions that convert to and from the hub (comma-separated or repeated)', collectVersions)
+    .option('--force', "scaffold this kind's webhook files again, overwriting them", false)
+    .option('--dry-run', 'print the files that would be created or updated, write nothing', false)
+    .addHelpText('after', `
+Examples:
+  # Defaulting and validating webhooks for Memcached v1
+  $ ts-operator-sdk create webhook --group cache --version v1 --kind Memcached --defaulting --programmatic-validation
+
+  # A conversion webhook: v1 is the hub (storage version), v1alpha1 a spoke
+  $ ts-operator-sdk create webhook --group cache --version v1 --kind Memcached --conversion --spoke v1alpha1
+
+Then run \`make manifests\` to write config/webhook/manifests.yaml from the webhook markers.`)
+    .action(async (opts: { group: string; version?: string; kind?: string; defaulting: boolean; programmaticValidation: boolean; conversion: boolean; spoke?: string[]; force: boolean; dryRun: boolean }) => {
+      const { createWebhook } = await import('./webhook.js');
+      await createWebhook({ directory: ctx.cwd, ...opts }, ctx.io);
     });
 }

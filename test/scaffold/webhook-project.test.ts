@@ -1,0 +1,138 @@
+/**
+ * A generated project with all three webhook types, end to end: init,
+ * Memcached v1 (hub) and v1alpha1 (spoke), `create webhook --defaulting
+ * --programmatic-validation --conversion --spoke v1alpha1`, installed against
+ * this repository packed with `npm pack`. The rules the templates leave as
+ * TODOs are filled in with small edits (size defaults to 1; size at most 10),
+ * as a user would. Then: zero TypeScript errors, `make manifests` writes the
+ * webhook configurations, the project's own generated tests pass and really
+ * run the webhooks through envtest (none skipped), and `make bundle` gives a
+ * bundle that `bundle validate` accepts, whose CSV webhookdefinitions name
+ * the Deployment, its port and the paths the runtime serves.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import YAML from 'yaml';
+import { mutatingWebhookPath, validatingWebhookPath, CONVERSION_PATH } from '../../src/runtime/index.js';
+import { REPO_ROOT, runCliOk, tempProjectDir } from './harness.js';
+
+/** Runs a command with stdin closed; NODE_TEST_CONTEXT would make the project's own `node --test` report to this runner. */
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
+  const { NODE_TEST_CONTEXT: _runner, ...inherited } = process.env;
+  return spawnSync(command, args, { cwd, env: { ...inherited, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 900_000 });
+}
+
+function ok(result: SpawnSyncReturns<string>, what: string): string {
+  assert.equal(result.status, 0, `${what} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
+  return result.stdout;
+}
+
+/** Replaces `from` (which must be there) in a project file. */
+function edit(dir: string, path: string, from: string, to: string): void {
+  const text = readFileSync(join(dir, path), 'utf8');
+  assert.ok(text.includes(from), `${path} no longer contains ${JSON.stringify(from)}: update this test's edit`);
+  writeFileSync(join(dir, path), text.replace(from, to));
+}
+
+const MEMCACHED = { group: 'cache.example.com', version: 'v1', kind: 'Memcached' };
+
+describe('a generated project with defaulting, validating and conversion webhooks', { timeout: 1_800_000 }, () => {
+  let dir: string;
+
+  before(() => {
+    if (!process.env.KUBEBUILDER_ASSETS) throw new Error('KUBEBUILDER_ASSETS is not set: run `bash ci/build-test-assets.sh` and export KUBEBUILDER_ASSETS=<the directory it prints> (npm test does this for you)');
+    const packDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-pack-'));
+    // --ignore-scripts: dist/ is already compiled (this test runs from it).
+    execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packDir], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    const tarball = join(packDir, readdirSync(packDir).find((file) => file.endsWith('.tgz'))!);
+    dir = tempProjectDir();
+    const env = { env: { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` } };
+    runCliOk(['init', '--domain', 'example.com', '--skip-install'], dir, env);
+    runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'], dir, env);
+    runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1alpha1', '--kind', 'Memcached', '--controller=false'], dir, env);
+    runCliOk(['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--defaulting', '--programmatic-validation', '--conversion', '--spoke', 'v1alpha1'], dir, env);
+
+    // The user's rules, where the templates leave TODOs.
+    const webhook = 'webhooks/v1/memcached_webhook.ts';
+    edit(dir, webhook, "import type { AdmissionContext } from 'ts-operator-sdk';", "import { AdmissionDeniedError, type AdmissionContext } from 'ts-operator-sdk';");
+    edit(dir, webhook, '    // TODO(user): fill in your defaulting logic.\n', '    memcached.spec = { ...memcached.spec, size: memcached.spec?.size ?? 1 };\n');
+    edit(dir, webhook, '    // TODO(user): fill in your validation logic upon object creation.\n', "    if ((memcached.spec?.size ?? 0) > 10) throw new AdmissionDeniedError('spec.size must be at most 10');\n");
+    const test = 'webhooks/v1/memcached_webhook.test.ts';
+    edit(dir, test, '    // TODO(user): assert the defaults your defaulter sets, e.g. assert.equal(created.spec?.size, 1);\n', '    assert.equal(created.spec?.size, 1);\n');
+    edit(dir, test, "    // TODO(user): assert that invalid objects are refused, e.g.\n    // await assert.rejects(client.create(newMemcached('too-big', { size: 11 })), /size/);\n", "    await assert.rejects(client.create(newMemcached('too-big', { size: 11 })), /spec\\.size must be at most 10/);\n");
+
+    // v1alpha1 names the field `replicas`: the conversion functions map it, so the round trip proves /convert ran them.
+    edit(dir, 'apis/v1alpha1/memcached_types.ts', '  size?: int32;\n', '  replicas?: int32;\n');
+    const conversion = 'apis/v1alpha1/memcached_conversion.ts';
+    edit(dir, conversion, 'spec: src.spec,', 'spec: src.spec && { size: src.spec.replicas },');
+    edit(dir, conversion, 'spec: hub.spec,', 'spec: hub.spec && { replicas: hub.spec.size },');
+    edit(dir, test, "metadata: { name, namespace }, spec: { size: 3 } };", "metadata: { name, namespace }, spec: { replicas: 3 } };");
+    // Defaulting runs on the hub after conversion: a lost field would come back as size 1.
+    edit(dir, test, '  // TODO(user): assert the hub\'s fields, e.g. assert.equal(asHub.spec?.size, 3);\n', '  assert.equal(asHub.spec?.size, 3);\n');
+
+    ok(run('npm', ['install', '--no-fund', '--no-audit'], dir), 'npm install');
+    ok(run('git', ['init', '-q'], dir), 'git init');
+  });
+
+  it('type-checks with zero errors', () => {
+    ok(run('npx', ['--no-install', 'tsc', '-p', '.', '--noEmit'], dir), 'tsc');
+  });
+
+  it('make manifests writes the webhook configurations and the two-version CRD, v1 stored', () => {
+    ok(run('make', ['manifests'], dir), 'make manifests');
+    const configurations = YAML.parseAllDocuments(readFileSync(join(dir, 'config/webhook/manifests.yaml'), 'utf8')).map((doc) => doc.toJS() as { kind: string; webhooks: { clientConfig: { service: { path: string } } }[] });
+    assert.deepEqual(configurations.map((config) => [config.kind, config.webhooks.map((webhook) => webhook.clientConfig.service.path)]), [
+      ['MutatingWebhookConfiguration', [mutatingWebhookPath(MEMCACHED)]],
+      ['ValidatingWebhookConfiguration', [validatingWebhookPath(MEMCACHED)]],
+    ]);
+    const crd = YAML.parse(readFileSync(join(dir, 'config/crd/bases/cache.example.com_memcacheds.yaml'), 'utf8')) as { spec: { versions: { name: string; storage: boolean }[] } };
+    assert.deepEqual(crd.spec.versions.map((version) => [version.name, version.storage]), [['v1', true], ['v1alpha1', false]]);
+  });
+
+  it("the project's own tests pass, running the webhooks through envtest", () => {
+    const output = ok(run('npm', ['test'], dir), 'npm test');
+    const count = (label: string): number => Number(new RegExp(`^[ℹ#] ${label} (\\d+)$`, 'm').exec(output)?.[1] ?? NaN);
+    // The controller test, the smoke test, and one test per webhook type.
+    assert.equal(count('tests'), 5, output);
+    assert.equal(count('pass'), 5, output);
+    assert.equal(count('skipped'), 0, output);
+    for (const name of ['admits a Memcached through the webhook server', 'runs the defaulting webhook on create', 'runs the validating webhook on create and update', 'converts between v1alpha1 and the hub v1']) {
+      assert.match(output, new RegExp(`✔ ${name}`), name);
+    }
+  });
+
+  it('make bundle: bundle validate passes and webhookdefinitions match the webhook server', () => {
+    ok(run('npx', ['--no-install', 'ts-operator-sdk', 'generate', 'kustomize', 'manifests', '-q'], dir), 'generate kustomize manifests');
+    const bundle = run('make', ['bundle', 'IMG=example.com/memcached-operator:v0.0.1', 'VERSION=0.0.1'], dir);
+    ok(bundle, 'make bundle');
+    assert.match(bundle.stderr, /All validation tests have completed successfully/);
+    type Definition = { type: string; deploymentName: string; containerPort: number; targetPort: number; webhookPath: string; generateName: string; rules?: { apiGroups: string[]; apiVersions: string[]; operations: string[]; resources: string[] }[]; conversionCRDs?: string[] };
+    const csv = YAML.parse(readFileSync(join(dir, 'bundle/manifests/memcached-operator.clusterserviceversion.yaml'), 'utf8')) as {
+      spec: { webhookdefinitions: Definition[]; install: { spec: { deployments: { name: string; spec: { template: { spec: { containers: { ports?: { containerPort: number }[]; volumeMounts?: unknown[] }[]; volumes?: unknown[] } } } }[] } } };
+    };
+    const [deployment] = csv.spec.install.spec.deployments;
+    assert.ok(deployment);
+    const podPorts = deployment.spec.template.spec.containers[0]!.ports?.map((port) => port.containerPort) ?? [];
+    assert.deepEqual(deployment.spec.template.spec.volumes ?? [], [], 'the cert-manager volume is removed for OLM, which mounts its own certificate');
+    const rules = [{ apiGroups: ['cache.example.com'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['memcacheds'] }];
+    assert.deepEqual(
+      csv.spec.webhookdefinitions.map(({ type, webhookPath, generateName, rules: defined, conversionCRDs }) => ({ type, webhookPath, generateName, rules: defined, conversionCRDs })),
+      [
+        { type: 'ConversionWebhook', webhookPath: CONVERSION_PATH, generateName: 'cmemcacheds.kb.io', rules: undefined, conversionCRDs: ['memcacheds.cache.example.com'] },
+        { type: 'MutatingAdmissionWebhook', webhookPath: mutatingWebhookPath(MEMCACHED), generateName: 'mmemcached-v1.kb.io', rules, conversionCRDs: undefined },
+        { type: 'ValidatingAdmissionWebhook', webhookPath: validatingWebhookPath(MEMCACHED), generateName: 'vmemcached-v1.kb.io', rules, conversionCRDs: undefined },
+      ],
+    );
+    for (const definition of csv.spec.webhookdefinitions) {
+      assert.equal(definition.deploymentName, deployment.name);
+      // As operator-sdk writes it: the Service's port (443) and the pod port behind it, which the manager serves on.
+      assert.equal(definition.containerPort, 443);
+      assert.equal(definition.targetPort, 9443);
+      assert.ok(podPorts.includes(definition.targetPort), `the Deployment exposes ${definition.targetPort}`);
+    }
+  });
+});
