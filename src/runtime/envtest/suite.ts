@@ -64,6 +64,7 @@ export function envtestSuite(options: EnvironmentOptions, io: EnvtestSuiteIO = {
       }
       env = started;
       process.env[SHARED_KUBECONFIG_VARIABLE] = started.kubeConfigPath();
+      log(`envtest: API server ${started.kubeConfig.getCurrentCluster()?.server ?? ''} started for this test run`);
     },
     async globalTeardown() {
       delete process.env[SHARED_KUBECONFIG_VARIABLE];
@@ -79,9 +80,10 @@ export function envtestSkipped(): boolean {
 }
 
 /**
- * The reason to skip envtest tests in this run, or `false`: pass it as a
- * test's or suite's `skip` option, so a skip is reported as one, with its
- * reason, and never counts as a pass.
+ * The reason to skip envtest tests in this run, or `false`: pass it as each
+ * test's `skip` option, so a skip is reported as one, with its reason, and
+ * never counts as a pass. (On a `describe`, node's runner counts neither the
+ * suite nor its tests as skipped.)
  */
 export function skipEnvtest(): string | false {
   return envtestSkipped() ? `${SKIP_ENVTEST_VARIABLE}=true: no API server in this run` : false;
