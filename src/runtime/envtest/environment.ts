@@ -32,6 +32,8 @@ export interface EnvironmentOptions {
   attachControlPlaneOutput?: boolean;
   /** Extra or overriding kube-apiserver flags, keyed by flag name (leading dashes are dropped). Default: none. */
   apiServerExtraArgs?: Record<string, string>;
+  /** kube-apiserver's port on 127.0.0.1. Default: a free port. */
+  apiServerPort?: number;
 }
 
 /**
@@ -91,6 +93,7 @@ export class Environment {
       stopTimeoutMs: this.options.stopTimeoutMs ?? durationFromEnv('KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT') ?? DEFAULT_CONTROL_PLANE_TIMEOUT_MS,
       attachOutput: this.options.attachControlPlaneOutput ?? process.env.KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT === 'true',
       apiServerExtraArgs: this.options.apiServerExtraArgs ?? {},
+      apiServerPort: this.options.apiServerPort,
     }, ADMIN_USER);
     this.plane = plane;
     try {
