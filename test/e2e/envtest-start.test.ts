@@ -100,7 +100,8 @@ function rootDirOf(pids: number[]): string {
 
 /** Starts `envtest start` in `project` and waits for its export line; returns the kubeconfig path and the plane's pids. */
 async function startPlane(t: TestContext, project: string, extraArgs: string[] = []): Promise<{ started: Started; kubeconfig: string; pids: number[]; rootDir: string }> {
-  const started = startCli(['envtest', 'start', '--bin-dir', assets(), ...extraArgs], project);
+  // A generous start bound: the machine is shared.
+  const started = startCli(['envtest', 'start', '--bin-dir', assets(), ...extraArgs], project, { ...process.env, KUBEBUILDER_CONTROLPLANE_START_TIMEOUT: '180s' });
   // A failed assertion must not leave the CLI (and this test file) running.
   t.after(() => {
     if (started.child.exitCode === null && started.child.signalCode === null) started.child.kill('SIGKILL');

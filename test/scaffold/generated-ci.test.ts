@@ -42,7 +42,8 @@ interface StepResult {
  */
 function runnerEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const { NODE_TEST_CONTEXT: _runner, KUBEBUILDER_ASSETS: _assets, SKIP_ENVTEST: _skip, TS_OPERATOR_SDK_ENVTEST_KUBECONFIG: _shared, ...inherited } = process.env;
-  return { ...inherited, CI: 'true', ...extra };
+  // A generous start bound for this shared machine; the generated suite's own default is 60 s.
+  return { ...inherited, CI: 'true', KUBEBUILDER_CONTROLPLANE_START_TIMEOUT: '180s', ...extra };
 }
 
 /** Runs a shell script asynchronously, so this process keeps serving the release index while it runs. */

@@ -12,6 +12,12 @@ import { Environment, type EnvironmentOptions } from './environment.js';
 export const SHARED_KUBECONFIG_VARIABLE = 'TS_OPERATOR_SDK_ENVTEST_KUBECONFIG';
 /** `SKIP_ENVTEST=true` runs a suite without a control plane; the envtest tests then report themselves skipped. */
 export const SKIP_ENVTEST_VARIABLE = 'SKIP_ENVTEST';
+/**
+ * The suite's per-component start timeout unless KUBEBUILDER_CONTROLPLANE_START_TIMEOUT
+ * or the options set one: three times envtest's 20 s, because the plane starts
+ * once per run (waiting costs nothing when it is fast) and CI machines are often busy.
+ */
+export const SUITE_START_TIMEOUT_MS = 60_000;
 
 /** What `node --test --test-global-setup=<module>` calls before and after the whole run. */
 export interface EnvtestSuiteHooks {
@@ -55,11 +61,13 @@ export function envtestSuite(options: EnvironmentOptions, io: EnvtestSuiteIO = {
         log(`envtest: ${SKIP_ENVTEST_VARIABLE}=true, so no API server is started and the envtest tests are skipped`);
         return;
       }
-      const started = new Environment(options);
+      const startTimeoutMs = options.startTimeoutMs ?? (process.env.KUBEBUILDER_CONTROLPLANE_START_TIMEOUT ? undefined : SUITE_START_TIMEOUT_MS);
+      const started = new Environment({ ...options, startTimeoutMs });
       try {
         await started.start();
       } catch (err) {
-        const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.replace(/^envtest: /, '');
+        // The first line only: the binary's output tail follows on the next ones.
+        const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.replace(/^envtest: /, '').replace(/;? output:$/, '');
         fail(`envtest: cannot start the test API server: ${message} (or set ${SKIP_ENVTEST_VARIABLE}=true to skip the envtest tests)`);
       }
       env = started;
