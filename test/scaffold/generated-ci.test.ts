@@ -81,6 +81,18 @@ interface WorkflowStep {
   'working-directory'?: string;
 }
 
+/** Processes running a binary from under `dir` (the project's setup-envtest download), zombies excluded. */
+function planePids(dir: string): number[] {
+  return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).flatMap((entry) => {
+    try {
+      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0] ?? '';
+      return command.startsWith(dir) && !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${entry}/stat`, 'utf8')) ? [Number(entry)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** A port nothing listens on: bound, read, released. */
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -155,6 +167,36 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
     assert.deepEqual(counts, { tests: 4, pass: 4, fail: 0, skipped: 0, cancelled: 0, todo: 0 }, testRun.output);
     // One control plane served both test files.
     assert.equal(testRun.output.match(/^envtest: API server https:\/\/127\.0\.0\.1:\d+ started for this test run$/gm)?.length, 1, testRun.output);
+  });
+
+  test('make envtest-start serves a kubeconfig with the CRDs installed, and Ctrl-C (SIGINT to the group) leaves nothing behind', async (t) => {
+    // Detached: its own process group, which gets the SIGINT as a terminal's Ctrl-C would.
+    const child = spawn('make', ['envtest-start'], { cwd: project, env: runnerEnv({ TS_OPERATOR_SDK_ENVTEST_INDEX_URL: index.indexUrl }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    t.after(() => {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const deadline = Date.now() + 300_000;
+    let kubeconfig: string | undefined;
+    while (!(kubeconfig = /^export KUBECONFIG=(.+)$/m.exec(output)?.[1])) {
+      assert.ok(child.exitCode === null && Date.now() < deadline, `no export line from make envtest-start:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    assert.equal(kubeconfig, join(project, 'bin', 'envtest.kubeconfig'));
+    const crds = await shell(`kubectl --kubeconfig "${kubeconfig}" get crd -o name`, project, runnerEnv({}));
+    assert.equal(crds.status, 0, crds.output);
+    assert.deepEqual(crds.output.trim().split('\n').sort(), ['customresourcedefinition.apiextensions.k8s.io/cacti.botany.example.com', 'customresourcedefinition.apiextensions.k8s.io/ferns.botany.example.com']);
+    const plane = planePids(join(project, 'bin', 'k8s'));
+    assert.equal(plane.length, 2, `etcd and kube-apiserver from bin/k8s: ${plane.join(', ')}`);
+
+    process.kill(-child.pid!, 'SIGINT');
+    await exited;
+    assert.match(output, /SIGINT received, stopping/);
+    assert.deepEqual(planePids(join(project, 'bin', 'k8s')), [], 'etcd or kube-apiserver still running');
+    assert.equal(existsSync(kubeconfig), false, 'the kubeconfig is removed on stop');
   });
 
   test('make test without envtest binaries fails with one line naming the fix', async () => {
