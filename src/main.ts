@@ -7,6 +7,7 @@ import { registerEdit } from './commands/edit/cli.js';
 import { registerGenerateBundle, registerGenerateKustomizeManifests, registerGenerateManifests } from './commands/generate/cli.js';
 import { registerInit } from './commands/init/cli.js';
 import { registerSetupEnvtest } from './commands/setup-envtest/cli.js';
+import { registerEnvtest } from './commands/envtest/cli.js';
 import { registerBundleValidate } from './commands/bundle/cli.js';
 import { registerVersion } from './commands/version/cli.js';
 import { processContext, type CliContext } from './cli/context.js';
@@ -15,7 +16,7 @@ import { processContext, type CliContext } from './cli/context.js';
 export type CommandRegistration = (program: Command, ctx: CliContext) => void;
 
 /** The commands this module wires; others append to the list they pass to {@link buildProgram}. */
-export const CORE_COMMANDS: readonly CommandRegistration[] = [registerInit, registerCreateApi, registerCreateWebhook, registerEdit, registerGenerateManifests, registerGenerateKustomizeManifests, registerGenerateBundle, registerSetupEnvtest, registerBundleValidate, registerVersion, registerCompletion];
+export const CORE_COMMANDS: readonly CommandRegistration[] = [registerInit, registerCreateApi, registerCreateWebhook, registerEdit, registerGenerateManifests, registerGenerateKustomizeManifests, registerGenerateBundle, registerSetupEnvtest, registerEnvtest, registerBundleValidate, registerVersion, registerCompletion];
 
 /** Builds the commander program with the given command registrations. */
 export function buildProgram(ctx: CliContext, registrations: readonly CommandRegistration[] = CORE_COMMANDS): Command {

@@ -225,7 +225,7 @@ test('the generated Makefile parses, lists its targets, and set-image works with
   writeStandInCrd(dir, SCENARIOS[0]!.crds[0]!);
   const env = { ...process.env, PATH: process.env.PATH!.split(':').filter((entry) => !existsSync(join(entry, 'kustomize'))).join(':') };
   const help = execFileSync('make', ['help'], { cwd: dir, encoding: 'utf8', env }).replace(/\x1b\[[0-9;]*m/g, '');
-  for (const target of ['manifests', 'test', 'build', 'run', 'docker-build', 'deploy', 'bundle', 'catalog-build', 'setup-envtest']) {
+  for (const target of ['manifests', 'test', 'build', 'run', 'docker-build', 'deploy', 'bundle', 'catalog-build', 'setup-envtest', 'envtest-start']) {
     assert.match(help, new RegExp(`\\b${target}\\b`), target);
   }
   const bundle = execFileSync('make', ['-n', 'bundle'], { cwd: dir, encoding: 'utf8', env });

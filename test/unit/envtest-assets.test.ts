@@ -191,6 +191,23 @@ describe('setupEnvtestAssets against a local release index', () => {
     assert.match(errorLines[0]!, /^Error: no release matches version "1\.99\.x" for linux\/amd64/);
   });
 
+  test('setup-envtest reads the index from TS_OPERATOR_SDK_ENVTEST_INDEX_URL, and -p env prints an export line', async () => {
+    const cli = fileURLToPath(new URL('../../../bin/ts-operator-sdk.js', import.meta.url));
+    const env = { ...process.env, TS_OPERATOR_SDK_ENVTEST_INDEX_URL: `${server.url}/envtest-releases.yaml` };
+    // Kubebuilder's Makefile spelling: `use <version> --bin-dir <dir> -p path`.
+    const path = await run(process.execPath, [cli, 'setup-envtest', 'use', '1.36.3', '--bin-dir', cacheDir, '--os', 'linux', '--arch', 'amd64', '-p', 'path'], { env });
+    assert.equal(path.stdout, `${join(cacheDir, 'k8s', '1.36.3-linux-amd64')}\n`);
+    assert.deepEqual(server.requests, ['/envtest-releases.yaml', '/download/envtest-v1.36.3-linux-amd64.tar.gz']);
+    const exported = await run(process.execPath, [cli, 'setup-envtest', 'use', '1.36.3', '--bin-dir', cacheDir, '--os', 'linux', '--arch', 'amd64', '--print', 'env'], { env });
+    assert.equal(exported.stdout, `export KUBEBUILDER_ASSETS=${join(cacheDir, 'k8s', '1.36.3-linux-amd64')}\n`);
+    const bad = await run(process.execPath, [cli, 'setup-envtest', 'use', '1.36.3', '--bin-dir', cacheDir, '-p', 'overview'], { env }).then(
+      () => assert.fail('an unknown print mode must fail'),
+      (err: { code: number; stderr: string }) => err,
+    );
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /^Error: -p overview is not a print mode\. Use path or env\.?\n$/);
+  });
+
   test('latest downloads, verifies and unpacks the newest release for the platform', async () => {
     const lines: string[] = [];
     const dir = await setupEnvtestAssets({ ...options(), log: (line) => lines.push(line) });

@@ -42,6 +42,7 @@ export function initFiles(license: License): FileSpec[] {
     { path: 'Makefile', template: 'init/Makefile.hbs', ifExists: 'error' },
     { path: 'Dockerfile', template: 'init/Dockerfile.hbs', ifExists: 'error' },
     { path: 'main.ts', template: 'init/main.ts.hbs', ifExists: 'error' },
+    { path: 'test/envtest-setup.ts', template: 'init/test/envtest-setup.ts.hbs', ifExists: 'error' },
   ];
   if (license === 'apache2') specs.push({ path: BOILERPLATE_FILE, template: 'init/hack/boilerplate.ts.txt.hbs', ifExists: 'error' });
   const config = [

@@ -33,6 +33,8 @@ export interface ControlPlaneSettings {
   stopTimeoutMs: number;
   attachOutput: boolean;
   apiServerExtraArgs: Record<string, string>;
+  /** A fixed loopback port for kube-apiserver instead of a free one, e.g. for a long-running local plane. */
+  apiServerPort?: number;
 }
 
 /**
@@ -110,7 +112,9 @@ export class ControlPlane {
       const certDir = join(rootDir, 'pki');
       await mkdir(certDir, { recursive: true, mode: 0o700 });
       await mkdir(join(rootDir, 'etcd'), { recursive: true, mode: 0o700 });
-      const [apiServer, etcdClient, etcdPeer] = await freeLoopbackPorts(3) as [number, number, number];
+      const [etcdClient, etcdPeer, freePort] = await freeLoopbackPorts(settings.apiServerPort === undefined ? 3 : 2) as [number, number, number | undefined];
+      const apiServer = settings.apiServerPort ?? (freePort as number);
+      if (settings.apiServerPort !== undefined) await assertPortFree(settings.apiServerPort);
       const clientCA = await TinyCA.create('envtest-environment');
       const servingCA = await TinyCA.create('envtest-environment');
       const serving = await servingCA.issue({ usage: 'server', commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: [LOOPBACK] });
@@ -202,6 +206,17 @@ export class ControlPlane {
     }
     return true;
   }
+}
+
+/** Fails, naming the port, when something already listens on it: kube-apiserver would only say so deep in its log. */
+async function assertPortFree(port: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(new Error(err.code === 'EADDRINUSE' ? `envtest: port ${port} on ${LOOPBACK} is already in use` : `envtest: cannot listen on ${LOOPBACK}:${port}: ${err.message}`));
+    });
+    server.listen(port, LOOPBACK, () => server.close(() => resolve()));
+  });
 }
 
 /** Holds every listener open until all are bound, so the ports are distinct. */

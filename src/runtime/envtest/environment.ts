@@ -41,6 +41,8 @@ export interface EnvironmentOptions {
    * Pass `env.webhookServerOptions()` to the Manager. Default: none.
    */
   webhookInstallOptions?: WebhookInstallOptions;
+  /** kube-apiserver's port on 127.0.0.1. Default: a free port. */
+  apiServerPort?: number;
 }
 
 /**
@@ -101,6 +103,7 @@ export class Environment {
       stopTimeoutMs: this.options.stopTimeoutMs ?? durationFromEnv('KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT') ?? DEFAULT_CONTROL_PLANE_TIMEOUT_MS,
       attachOutput: this.options.attachControlPlaneOutput ?? process.env.KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT === 'true',
       apiServerExtraArgs: this.options.apiServerExtraArgs ?? {},
+      apiServerPort: this.options.apiServerPort,
     }, ADMIN_USER);
     this.plane = plane;
     try {

@@ -78,6 +78,17 @@ export function defaultEnvtestCacheDir(): string {
   return join(dataHome, 'ts-operator-sdk', 'envtest');
 }
 
+/**
+ * The newest complete envtest version already in `cacheDir` for this
+ * machine, found without network access; undefined when there is none.
+ */
+export async function cachedEnvtestAssets(cacheDir: string = defaultEnvtestCacheDir()): Promise<string | undefined> {
+  const { os, arch } = goPlatform();
+  const storeDir = join(resolve(cacheDir), 'k8s');
+  const newest = semver.rsort(await cachedVersions(storeDir, os, arch))[0];
+  return newest === undefined ? undefined : join(storeDir, `${newest}-${os}-${arch}`);
+}
+
 /** Maps Node's `process.platform` / `process.arch` to the Go names archives use. */
 export function goPlatform(nodePlatform: string = process.platform, nodeArch: string = process.arch): { os: string; arch: string } {
   const os = nodePlatform === 'win32' ? 'windows' : nodePlatform;
