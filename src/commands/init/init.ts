@@ -36,6 +36,7 @@ export function initFiles(license: License): FileSpec[] {
     { path: 'tsconfig.json', template: 'init/tsconfig.json.hbs', ifExists: 'error' },
     { path: '.gitignore', template: 'init/gitignore.hbs', ifExists: 'skip' },
     { path: '.dockerignore', template: 'init/dockerignore.hbs', ifExists: 'skip' },
+    { path: '.npmrc', template: 'init/npmrc.hbs', ifExists: 'skip' },
     { path: '.github/workflows/test.yml', template: 'init/github/workflows/test.yml.hbs', ifExists: 'skip' },
     { path: '.github/workflows/lint.yml', template: 'init/github/workflows/lint.yml.hbs', ifExists: 'skip' },
     { path: 'README.md', template: 'init/README.md.hbs', ifExists: 'skip' },
