@@ -135,6 +135,13 @@ export async function init(options: InitOptions, io: CommandIO): Promise<void> {
       );
     }
   }
-  io.out('Next: define a resource with:');
-  io.out('$ ts-operator-sdk create api --group <group> --version <version> --kind <Kind>');
+  // The Makefile and the hint below run the CLI from the project's node_modules.
+  if (options.skipInstall) {
+    io.out('Next: install the dependencies (ts-operator-sdk among them) with:');
+    io.out('$ npm install');
+    io.out('then define a resource with:');
+  } else {
+    io.out('Next: define a resource with:');
+  }
+  io.out('$ npx ts-operator-sdk create api --group <group> --version <version> --kind <Kind>');
 }
