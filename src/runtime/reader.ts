@@ -4,7 +4,9 @@ import type { Kind, ObjectKey } from './kinds.js';
 /**
  * The metadata fields the API server sets on every object it stores, so every
  * object read back has them. (namespace is not among them: it is set only for
- * namespaced kinds, which a Kind's type does not tell apart.)
+ * namespaced kinds, which a Kind's type does not tell apart.) Note that
+ * creationTimestamp keeps @kubernetes/client-node's `Date` type, but holds the
+ * RFC 3339 string the server sent: pass it to `new Date(...)` before using it as a date.
  */
 export type StoredMetadata = V1ObjectMeta & Required<Pick<V1ObjectMeta, 'name' | 'uid' | 'resourceVersion' | 'creationTimestamp'>>;
 
