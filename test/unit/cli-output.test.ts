@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCliOk, tempProjectDir } from '../scaffold/harness.js';
 
@@ -16,6 +18,14 @@ test('init --skip-install says to run npm install, and the hints use npx', () =>
     stdout,
     'Next: install the dependencies (ts-operator-sdk among them) with:\n$ npm install\nthen define a resource with:\n$ npx ts-operator-sdk create api --group <group> --version <version> --kind <Kind>\n',
   );
+});
+
+test('the generated project depends on ts-operator-sdk at run time (dependencies, not devDependencies)', () => {
+  const dir = tempProjectDir();
+  runCliOk(['init', '--domain', 'example.com', '--skip-install'], dir, { env: { TS_OPERATOR_SDK_PACKAGE_SPEC: 'file:/abs/ts-operator-sdk-0.1.0.tgz' } });
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+  assert.equal(pkg.dependencies['ts-operator-sdk'], 'file:/abs/ts-operator-sdk-0.1.0.tgz');
+  assert.equal(pkg.devDependencies['ts-operator-sdk'], undefined);
 });
 
 test('before npm install, a Makefile target that needs the CLI stops with one line naming npm install', () => {
