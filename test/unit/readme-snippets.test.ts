@@ -90,3 +90,12 @@ test('every TypeScript snippet in the README compiles under the generated strict
   assert.equal(output, '', 'a README snippet does not compile');
   assert.equal(tsc.status, 0);
 });
+
+test("the README's install path names this version's tarball and the variable init reads", async () => {
+  const { PACKAGE_SPEC_VARIABLE, packageInfo } = await import('../../src/scaffold/package-info.js');
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const tarball = `${packageInfo.name}-${packageInfo.version}.tgz`;
+  // What `npm pack` writes, handed to init the way test/scaffold/*.test.ts hand it (they run this path end to end).
+  assert.ok(readme.includes(`npm ci && npm pack`), 'the README packs the checkout');
+  assert.ok(readme.includes(`${PACKAGE_SPEC_VARIABLE}="file:$SDK/${tarball}" node "$SDK/bin/ts-operator-sdk.js" init`), `the README's init line uses ${tarball}`);
+});
