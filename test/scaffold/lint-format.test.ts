@@ -14,10 +14,10 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { before, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { parse } from 'yaml';
 import { REPO_ROOT, hashTree, runCliOk, tempProjectDir } from './harness.js';
 
@@ -74,6 +74,11 @@ function withPlanted(file: string, change: (source: string) => string, check: ()
     writeFileSync(file, original);
   }
 }
+
+// The installed project holds a few hundred MB of node_modules.
+after(() => {
+  if (project) rmSync(join(project, '..'), { recursive: true, force: true });
+});
 
 describe('the generated project formats and lints with Prettier and ESLint', { timeout: 1_800_000 }, () => {
   test('make lint passes with no warning, and make fmt changes nothing', () => {
