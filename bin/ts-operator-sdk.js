@@ -1,7 +1,56 @@
 #!/usr/bin/env node
 // Thin launcher: the CLI lives in dist/ so that `npx ts-operator-sdk` starts
 // without compiling anything.
-import { run } from '../dist/src/main.js';
+//
+// Everything up to the dynamic import below must run on any Node that can
+// load an ES module: the checks exist to turn an old Node or a missing
+// dependency into one line saying what to do, instead of a stack trace or a
+// screen of "Cannot find module" errors.
+import { readFileSync } from 'node:fs';
+
+const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+
+/** `Error: <problem>. <Fix>.`, the CLI's one-line form, then exit 1. */
+function refuse(problem, fix) {
+  process.stderr.write(`Error: ${problem}. ${fix}.\n`);
+  process.exit(1);
+}
+
+// engines.node is `>=MAJOR.MINOR.PATCH`; a range of another shape is not
+// checked here (npm's engine-strict still checks it at install).
+const required = /^>=\s*(\d+)\.(\d+)\.(\d+)$/.exec(String(packageJson.engines?.node ?? '').trim());
+if (required) {
+  const wanted = required.slice(1).map(Number);
+  const actual = process.versions.node.split('.').map(Number);
+  const older = actual[0] - wanted[0] || actual[1] - wanted[1] || actual[2] - wanted[2];
+  if (older < 0) {
+    refuse(
+      `ts-operator-sdk needs Node.js ${packageJson.engines.node}, but this is Node.js v${process.versions.node} (${process.execPath})`,
+      `Install Node.js ${wanted[0]}.${wanted[1]} or newer (24 recommended, e.g. \`nvm install 24\`), put it first on PATH and run the command again`,
+    );
+  }
+}
+
+let run;
+try {
+  ({ run } = await import('../dist/src/main.js'));
+} catch (err) {
+  if (err?.code !== 'ERR_MODULE_NOT_FOUND') throw err;
+  const missing = /Cannot find (?:package|module) '([^']+)'/.exec(String(err.message))?.[1] ?? '';
+  // The CLI's own dependencies are optionalDependencies so an operator image
+  // can drop them (`npm ci --omit=optional`); the runtime needs none of them.
+  const cliDependency = Object.keys(packageJson.optionalDependencies ?? {}).find((name) => missing === name || missing.includes(`/node_modules/${name}/`));
+  if (cliDependency) {
+    refuse(
+      `the ts-operator-sdk CLI needs its optional dependencies, and ${cliDependency} is not installed (an install with --omit=optional, or on an unsupported Node, leaves them out)`,
+      'Run `npm install --include=optional` in the project (the operator image may omit them: the runtime does not use them)',
+    );
+  }
+  if (missing.endsWith('/dist/src/main.js')) {
+    refuse('ts-operator-sdk is not built (dist/ is missing)', 'Run `npm run build` in the ts-operator-sdk checkout, or use the package made by `npm pack`');
+  }
+  throw err;
+}
 
 // `ts-operator-sdk --help | head` closes the pipe early; that is not an error.
 for (const stream of [process.stdout, process.stderr]) {

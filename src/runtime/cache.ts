@@ -3,7 +3,7 @@ import { NotFoundError } from './errors.js';
 import { keyOf, type Kind, type ObjectKey } from './kinds.js';
 import { matchesLabels, parseSelector } from './labels.js';
 import type { Logger } from './log.js';
-import { selectorString, type ListOptions, type Reader } from './reader.js';
+import { selectorString, type ListOptions, type Reader, type Stored } from './reader.js';
 import type { RestClient } from './rest.js';
 import { Informer, type IndexFunc, type InformerOptions } from './informer.js';
 
@@ -114,12 +114,13 @@ export class Cache implements Reader {
     return total;
   }
 
-  async get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<T> {
+  async get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<Stored<T>> {
     this.checkNamespace(kind, key.namespace, `get ${kind.kind} ${keyOf(key)}`);
     const informer = await this.synced(kind);
     const object = informer.get(keyOf(kind.namespaced ? key : { name: key.name }));
     if (!object) throw new NotFoundError(404, 'NotFound', `${kind.plural}.${kind.group || 'core'} "${key.name}" not found`);
-    return cloneJson(object);
+    // The informer holds what the API server sent, so the stored fields are there.
+    return cloneJson(object) as Stored<T>;
   }
 
   /**
@@ -127,7 +128,7 @@ export class Cache implements Reader {
    * `fieldSelector` on an indexed field, are answered from the field indexes
    * (see indexField); a namespace is answered from the namespace index.
    */
-  async list<T extends KubernetesObject>(kind: Kind<T>, options: ListOptions = {}): Promise<T[]> {
+  async list<T extends KubernetesObject>(kind: Kind<T>, options: ListOptions = {}): Promise<Stored<T>[]> {
     this.checkNamespace(kind, options.namespace, `list ${kind.kind}`);
     const informer = await this.synced(kind);
     const namespace = kind.namespaced ? options.namespace : undefined;
@@ -150,7 +151,7 @@ export class Cache implements Reader {
         rest.every((term) => informer.indexedUnder(term.field, object, term.value)) &&
         direct.every((term) => matchesMetadataField(term, object)) &&
         matchesLabels(labelRequirements, object.metadata?.labels))
-      .map((object) => cloneJson(object));
+      .map((object) => cloneJson(object) as Stored<T>);
   }
 
   private async synced<T extends KubernetesObject>(kind: Kind<T>): Promise<Informer<T>> {

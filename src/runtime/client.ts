@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { resourcePath, type Kind, type ObjectKey } from './kinds.js';
-import { fieldSelectorOf, selectorString, type ListOptions, type Reader } from './reader.js';
+import { fieldSelectorOf, selectorString, type ListOptions, type Reader, type Stored } from './reader.js';
 import type { Query, RestClient } from './rest.js';
 import { RestMapper } from './restmapper.js';
 
@@ -121,21 +121,21 @@ export class ApiReader implements Reader {
     if (!Number.isInteger(pageSize) || pageSize < 1) throw new Error(`list page size ${pageSize} is not valid: use a positive integer`);
   }
 
-  async get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<T> {
+  async get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<Stored<T>> {
     // Without a name the path would be the collection, and a list would come back as the object.
     if (!key.name) throw new Error(`get ${kind.kind}: the key has no name; pass { namespace, name }`);
     if (kind.namespaced && !key.namespace) throw new Error(`get ${kind.kind} "${key.name}": the key has no namespace; ${kind.kind} is namespaced, so pass { namespace, name }`);
-    const obj = await this.rest.request<T>('GET', resourcePath(kind, key.namespace, key.name));
+    const obj = await this.rest.request<Stored<T>>('GET', resourcePath(kind, key.namespace, key.name));
     return withTypeMeta(obj, kind);
   }
 
   /** Lists every page (following `continue`) and sets apiVersion and kind on each item, which lists leave out. */
-  async list<T extends KubernetesObject>(kind: Kind<T>, options: ListOptions = {}): Promise<T[]> {
+  async list<T extends KubernetesObject>(kind: Kind<T>, options: ListOptions = {}): Promise<Stored<T>[]> {
     const path = resourcePath(kind, options.namespace);
-    const items: T[] = [];
+    const items: Stored<T>[] = [];
     let continueToken: string | undefined;
     do {
-      const page = await this.rest.request<{ items?: T[]; metadata?: { continue?: string } }>('GET', path, {
+      const page = await this.rest.request<{ items?: Stored<T>[]; metadata?: { continue?: string } }>('GET', path, {
         query: {
           labelSelector: selectorString(options.labelSelector),
           fieldSelector: fieldSelectorOf(options),
@@ -200,12 +200,12 @@ export class Client implements Reader {
   }
 
   /** Returns the object or throws NotFoundError. */
-  get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<T> {
+  get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<Stored<T>> {
     return this.reader.get(kind, key);
   }
 
   /** Lists objects of a kind, optionally in one namespace and filtered by label and field selectors. */
-  list<T extends KubernetesObject>(kind: Kind<T>, options?: ListOptions): Promise<T[]> {
+  list<T extends KubernetesObject>(kind: Kind<T>, options?: ListOptions): Promise<Stored<T>[]> {
     return this.reader.list(kind, options);
   }
 

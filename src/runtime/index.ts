@@ -151,7 +151,7 @@ export {
   type DeleteAllOfOptions,
   type StatusWriter,
 } from './client.js';
-export { type Reader, type ListOptions, type Selector } from './reader.js';
+export { type Reader, type ListOptions, type Selector, type Stored, type StoredMetadata } from './reader.js';
 export { RestMapper, NoKindMatchError } from './restmapper.js';
 export {
   setControllerReference,

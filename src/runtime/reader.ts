@@ -1,5 +1,22 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import type { Kind, ObjectKey } from './kinds.js';
+
+/**
+ * The metadata fields the API server sets on every object it stores, so every
+ * object read back has them. (namespace is not among them: it is set only for
+ * namespaced kinds, which a Kind's type does not tell apart.) Note that
+ * creationTimestamp keeps @kubernetes/client-node's `Date` type, but holds the
+ * RFC 3339 string the server sent: pass it to `new Date(...)` before using it as a date.
+ */
+export type StoredMetadata = V1ObjectMeta & Required<Pick<V1ObjectMeta, 'name' | 'uid' | 'resourceVersion' | 'creationTimestamp'>>;
+
+/**
+ * An object as read from the API server or the cache: `T` with apiVersion,
+ * kind and the {@link StoredMetadata} fields present, so code that reads an
+ * object needs no `obj.metadata!.name!`. A `Stored<T>` is still a `T`, so it
+ * can be passed to any write.
+ */
+export type Stored<T extends KubernetesObject> = T & { apiVersion: string; kind: string; metadata: StoredMetadata };
 
 /** Label or field selector, as the API's string form or as equality pairs. */
 export type Selector = string | Record<string, string>;
@@ -29,9 +46,9 @@ export interface ListOptions {
  */
 export interface Reader {
   /** Returns the object or throws NotFoundError. */
-  get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<T>;
+  get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<Stored<T>>;
   /** Returns every object of `kind` that `options` selects (an empty array when none). */
-  list<T extends KubernetesObject>(kind: Kind<T>, options?: ListOptions): Promise<T[]>;
+  list<T extends KubernetesObject>(kind: Kind<T>, options?: ListOptions): Promise<Stored<T>[]>;
 }
 
 /** The field selector to send to the API server: `fieldSelector` and `matchingFields` together. */

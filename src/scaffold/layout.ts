@@ -40,6 +40,8 @@ export interface ApiData {
   /** The group as a word in prose: the group, or the domain when the group is empty. */
   groupLabel: string;
   layout: ApiLayout;
+  /** metadata.name of the sample: `<kind>-sample`, or `<kind>-<version>-sample` for a version added after the first. */
+  sampleName: string;
   /** File-name prefix of the admin/editor/viewer roles. */
   rbacRolePrefix: string;
   /** Object-name prefix of the same roles (no underscores in Kubernetes names). */
@@ -82,7 +84,7 @@ export function relativeImport(fromFile: string, toTsFile: string): string {
 }
 
 /** What the types template imports; a kind may be named like any of them. */
-const TYPES_FILE_IMPORTS = { KubernetesObject: 'K8s', V1ListMeta: 'K8s', V1ObjectMeta: 'K8s', Condition: 'Sdk', GroupVersion: 'Api' } as const;
+const TYPES_FILE_IMPORTS = { KubernetesObject: 'K8s', Condition: 'Sdk', GroupVersion: 'Api' } as const;
 /** A name the types template imports. */
 export type TypesFileImport = keyof typeof TYPES_FILE_IMPORTS;
 
@@ -112,8 +114,8 @@ const UNUSABLE_VARIABLE_NAMES: ReadonlySet<string> = new Set([
   'false', 'finally', 'for', 'function', 'if', 'implements', 'import', 'in', 'instanceof', 'interface', 'let', 'new', 'null', 'package',
   'private', 'protected', 'public', 'return', 'static', 'super', 'switch', 'this', 'throw', 'true', 'try', 'typeof', 'var', 'void', 'while',
   'with', 'yield', 'arguments', 'eval', 'undefined', 'async',
-  // the reconcile method's parameters and the controller's imports
-  'ctx', 'req', 'ignoreNotFound', 'newControllerManagedBy',
+  // the reconcile method's parameters and locals, and the controller's imports
+  'ctx', 'req', 'metadata', 'spec', 'ignoreNotFound', 'newControllerManagedBy',
 ]);
 
 /** The local variable name for one object of a kind: lower camel case, or `<name>Object` where that is unusable. */
@@ -123,14 +125,14 @@ export function kindVariableName(kind: string): string {
 }
 
 /** Builds the template data of one API. */
-export function apiData(resource: ProjectResource, options: { multigroup: boolean; projectName: string; boilerplate: string }): ApiData {
+export function apiData(resource: ProjectResource, options: { multigroup: boolean; projectName: string; boilerplate: string; versionedSample?: boolean }): ApiData {
   const layout = apiLayout(resource, options.multigroup);
   const kindLower = resource.kind.toLowerCase();
   const kindAliased = CONSUMER_TEMPLATE_NAMES.has(resource.kind);
   const kindLocal = kindAliased ? `${resource.kind}Kind` : resource.kind;
-  // The types file declares <Kind>, <Kind>Spec, <Kind>Status and <Kind>List;
+  // The types file declares <Kind>, <Kind>Spec and <Kind>Status;
   // an import with one of those names gets a prefix (which none of them has).
-  const declared = new Set(['', 'Spec', 'Status', 'List'].map((suffix) => resource.kind + suffix));
+  const declared = new Set(['', 'Spec', 'Status'].map((suffix) => resource.kind + suffix));
   const typesNames = Object.entries(TYPES_FILE_IMPORTS).map(([name, prefix]) => [name, declared.has(name) ? `${prefix}${name}` : name] as const);
   return {
     group: resource.group ?? '',
@@ -149,6 +151,7 @@ export function apiData(resource: ProjectResource, options: { multigroup: boolea
     projectName: options.projectName,
     groupLabel: resource.group || (resource.domain ?? ''),
     layout,
+    sampleName: options.versionedSample ? `${kindLower}-${resource.version}-sample` : `${kindLower}-sample`,
     rbacRolePrefix: layout.rbacRolePrefix,
     rbacRoleName: layout.rbacRolePrefix.replace(/_/g, '-'),
     typesImportFromController: relativeImport(layout.controllerFile, layout.typesFile),

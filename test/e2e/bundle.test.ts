@@ -73,7 +73,7 @@ describe('make bundle in a generated project', () => {
     // What a user adds for the OLM console: descriptors and the resources the kind creates.
     const typesPath = join(project, 'apis', 'v1', 'memcached_types.ts');
     const types = readFileSync(typesPath, 'utf8')
-      .replace('   * Size is the number of memcached pods.\n', '   * Size is the number of memcached pods.\n   * +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors={"urn:alm:descriptor:com.tectonic.ui:podCount"}\n')
+      .replace('   * foo is an example field of Memcached. Edit memcached_types.ts to remove/update.\n', '   * foo is an example field of Memcached. Edit memcached_types.ts to remove/update.\n   * +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors={"urn:alm:descriptor:com.tectonic.ui:podCount"}\n')
       .replace('   * conditions represent the current state of the Memcached resource.\n', '   * conditions represent the current state of the Memcached resource.\n   * +operator-sdk:csv:customresourcedefinitions:type=status\n')
       .replace(' * Memcached is the Schema for the memcacheds API.\n', ' * Memcached is the Schema for the memcacheds API.\n * +operator-sdk:csv:customresourcedefinitions:resources={{Deployment,v1,memcached-deployment}}\n');
     assert.equal((types.match(/\+operator-sdk:csv/g) ?? []).length, 3, 'the scaffolded types changed: update the marker insertion above');

@@ -28,6 +28,7 @@ import {
   strategicMergePatch,
   type Kind,
   type ListOptions,
+  type Stored,
   type ObjectKey,
   type Reader,
 } from '../../src/runtime/index.js';
@@ -370,11 +371,11 @@ describe('Client on a real API server', () => {
     /** Stands in for the informer cache, which another module provides: records what the client asks it. */
     class RecordingReader implements Reader {
       readonly calls: string[] = [];
-      async get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<T> {
+      async get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<Stored<T>> {
         this.calls.push(`get ${kind.kind} ${key.name}`);
         throw new NotFoundError(404, 'NotFound', `${kind.kind} "${key.name}" not found in cache`);
       }
-      async list<T extends KubernetesObject>(kind: Kind<T>, _options?: ListOptions): Promise<T[]> {
+      async list<T extends KubernetesObject>(kind: Kind<T>, _options?: ListOptions): Promise<Stored<T>[]> {
         this.calls.push(`list ${kind.kind}`);
         return [];
       }

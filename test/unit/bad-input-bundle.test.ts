@@ -234,7 +234,7 @@ function deepTypes(dir: string, inline: boolean): void {
     ? `  deep?: ${'{ next?: '.repeat(600)}string${' }'.repeat(600)};\n`
     : '  deep?: Level0;\n';
   const levels = inline ? '' : `${Array.from({ length: 600 }, (_, i) => `export interface Level${i} { next?: Level${i + 1}; }`).join('\n')}\nexport interface Level600 { leaf?: string; }\n`;
-  writeFileSync(file, source.replace('  size?: int32;\n}\n', `  size?: int32;\n${chain}}\n${levels}`));
+  writeFileSync(file, source.replace('  foo?: string;\n}\n', `  foo?: string;\n${chain}}\n${levels}`));
 }
 
 const OTHER_CASES: BadInput[] = [

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { asNobody, badInputSuite, type BadInput } from './bad-input.js';
@@ -133,7 +133,7 @@ test('init --license none writes no boilerplate and no header', () => {
 test('generated types match the shape the CRD generator parses', () => {
   const types = readFileSync(join(baseProject, 'apis/v1/memcached_types.ts'), 'utf8');
   assert.match(types, /\n \* \+kubebuilder:object:root=true\n \* \+kubebuilder:subresource:status\n \*\/\nexport interface Memcached extends KubernetesObject \{/);
-  assert.match(types, /export const Memcached = defineKind<Memcached>\(\{ \.\.\.GroupVersion, kind: 'Memcached', plural: 'memcacheds', namespaced: true \}\);/);
+  assert.match(types, /export const Memcached = defineKind<Memcached>\(\{\n {2}\.\.\.GroupVersion,\n {2}kind: 'Memcached',\n {2}plural: 'memcacheds',\n {2}namespaced: true,\n\}\);/);
   assert.match(readFileSync(join(baseProject, 'apis/v1/groupversion_info.ts'), 'utf8'), /\+groupName=cache\.example\.com\n \*\/\nexport const GroupVersion = \{ group: 'cache\.example\.com', version: 'v1' \} as const;/);
   const controller = readFileSync(join(baseProject, 'controllers/memcached_controller.ts'), 'utf8');
   for (const marker of ['resources=memcacheds,verbs=get;list;watch;create;update;patch;delete', 'resources=memcacheds/status,verbs=get;update;patch', 'resources=memcacheds/finalizers,verbs=update']) {
@@ -169,7 +169,7 @@ test('cluster-scoped types carry the scope marker and namespaced: false', () => 
   const dir = scaffoldScenario(SCENARIOS[1]!, { extraInitArgs: ['--skip-install'] });
   const types = readFileSync(join(dir, 'apis/v1alpha1/cactus_types.ts'), 'utf8');
   assert.match(types, / \* \+kubebuilder:subresource:status\n \* \+kubebuilder:resource:scope=Cluster\n \*\//);
-  assert.match(types, /plural: 'cacti', namespaced: false/);
+  assert.match(types, /plural: 'cacti',\n {2}namespaced: false,/);
 });
 
 test('edit --multigroup moves files and fixes imports; the no-group sample has no leading underscore', () => {
@@ -228,6 +228,9 @@ test('the generated Makefile parses, lists its targets, and set-image works with
   for (const target of ['manifests', 'test', 'build', 'run', 'docker-build', 'deploy', 'bundle', 'catalog-build', 'setup-envtest', 'envtest-start']) {
     assert.match(help, new RegExp(`\\b${target}\\b`), target);
   }
+  // The Makefile stops targets that need the CLI until `npm install` put it in node_modules/.bin.
+  mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
+  writeFileSync(join(dir, 'node_modules', '.bin', 'ts-operator-sdk'), '');
   const bundle = execFileSync('make', ['-n', 'bundle'], { cwd: dir, encoding: 'utf8', env });
   assert.match(bundle, /ts-operator-sdk generate kustomize manifests -q/);
   // The build runs to completion before anything is piped, so a failed build never reaches generate bundle.

@@ -27,8 +27,8 @@ export const AWKWARD_KINDS = [
   // reserved words once the first letter is lower-cased
   'Function', 'Default', 'Import', 'Package', 'Interface', 'Class', 'New', 'Delete', 'Enum', 'Await', 'Yield', 'Let', 'Static', 'This', 'Void', 'Null',
   'Arguments', 'Eval', 'Undefined', 'Async',
-  // the reconcile method's parameters and the controller's imports, lower-cased
-  'Ctx', 'Req', 'IgnoreNotFound', 'NewControllerManagedBy',
+  // the reconcile method's parameters and locals, and the controller's imports, lower-cased
+  'Ctx', 'Req', 'Metadata', 'Spec', 'IgnoreNotFound', 'NewControllerManagedBy',
   // names the templates import
   'Condition', 'GroupVersion', 'KubernetesObject', 'V1ObjectMeta', 'V1ListMeta', 'Client', 'Manager', 'Request', 'Result', 'Reconciler', 'ReconcileContext',
   'Environment', 'RestClient',

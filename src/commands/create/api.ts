@@ -169,7 +169,15 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
     controller: controller || existing?.controller,
     api: resource ? { crdVersion: 'v1', namespaced: options.namespaced } : existing?.api,
   };
-  const data = apiData(entry, { multigroup: project.multigroup === true, projectName: project.projectName ?? '', boilerplate: boilerplateHeader(tree) });
+  // The version created first keeps kubebuilder's `<kind>-sample`; the others get their own name, so
+  // `kubectl apply -k config/samples` creates one object per version instead of writing one twice.
+  const firstSampled = otherVersions.length > 0 ? resources.find((item) => item.api && qualifiedGroup(item) === qualifiedGroup(requested) && item.kind === requested.kind) : undefined;
+  const data = apiData(entry, {
+    multigroup: project.multigroup === true,
+    projectName: project.projectName ?? '',
+    boilerplate: boilerplateHeader(tree),
+    versionedSample: firstSampled !== undefined && firstSampled.version !== requested.version,
+  });
   entry.path = data.layout.typesDir;
 
   if (!resource && !tree.exists(data.layout.typesFile)) {

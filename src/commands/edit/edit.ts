@@ -30,6 +30,8 @@ export async function edit(options: EditOptions, io: CommandIO): Promise<void> {
       'keep multigroup on, or remove the APIs of all groups but one first',
     );
   }
+  const layout = wanted ? 'multigroup' : 'single-group';
+  let summary = `the project already has the ${layout} layout: nothing changed`;
   if ((project.multigroup === true) !== wanted) {
     const moves = planLayoutMoves(tree, project, wanted);
     assertMoveTargetsFree(tree, moves);
@@ -39,6 +41,8 @@ export async function edit(options: EditOptions, io: CommandIO): Promise<void> {
       if (resource.path !== undefined && !resource.core && !resource.external) resource.path = apiLayout(resource, wanted).typesDir;
     }
     writeProject(tree, project);
+    summary = `switched to the ${layout} layout: moved ${moves.size} file${moves.size === 1 ? '' : 's'}, updated PROJECT`;
   }
   if (!(await finishTree(tree, io, options.dryRun))) return;
+  io.out(summary);
 }

@@ -59,8 +59,27 @@ export async function generateManifestsCommand(options: GenerateManifestsOptions
     const count = err.problems.length;
     throw new UsageError(`generate manifests found ${count} problem${count === 1 ? '' : 's'} in the API types and controllers (listed above); nothing was written`, 'fix them and run it again', { problems: err.problems });
   }
+  const written: string[] = [];
   for (const file of files) {
-    if (tree.read(file.path) !== file.content) tree.write(file.path, file.content);
+    if (tree.read(file.path) === file.content) continue;
+    tree.write(file.path, file.content);
+    written.push(file.path);
   }
   if (!(await finishTree(tree, io, options.dryRun))) return;
+  io.out(manifestsSummary(written, files.map((file) => file.path)));
+}
+
+/**
+ * The one line `generate manifests` prints on success: what it wrote, CRDs
+ * counted and other files named (`wrote 1 CRD, config/rbac/role.yaml`), or
+ * that everything was already up to date.
+ */
+export function manifestsSummary(written: readonly string[], generated: readonly string[]): string {
+  const describe = (paths: readonly string[]): string => {
+    const crds = paths.filter((path) => path.startsWith('config/crd/bases/')).length;
+    const others = paths.filter((path) => !path.startsWith('config/crd/bases/'));
+    return [...(crds > 0 ? [`${crds} CRD${crds === 1 ? '' : 's'}`] : []), ...others].join(', ');
+  };
+  if (written.length === 0) return generated.length === 0 ? 'no APIs or RBAC markers yet: nothing to write' : `manifests up to date (${describe(generated)})`;
+  return `wrote ${describe(written)}`;
 }

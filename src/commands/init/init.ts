@@ -36,6 +36,10 @@ export function initFiles(license: License): FileSpec[] {
     { path: 'tsconfig.json', template: 'init/tsconfig.json.hbs', ifExists: 'error' },
     { path: '.gitignore', template: 'init/gitignore.hbs', ifExists: 'skip' },
     { path: '.dockerignore', template: 'init/dockerignore.hbs', ifExists: 'skip' },
+    { path: '.npmrc', template: 'init/npmrc.hbs', ifExists: 'skip' },
+    { path: '.prettierrc.json', template: 'init/prettierrc.json.hbs', ifExists: 'skip' },
+    { path: '.prettierignore', template: 'init/prettierignore.hbs', ifExists: 'skip' },
+    { path: 'eslint.config.js', template: 'init/eslint.config.js.hbs', ifExists: 'error' },
     { path: '.github/workflows/test.yml', template: 'init/github/workflows/test.yml.hbs', ifExists: 'skip' },
     { path: '.github/workflows/lint.yml', template: 'init/github/workflows/lint.yml.hbs', ifExists: 'skip' },
     { path: 'README.md', template: 'init/README.md.hbs', ifExists: 'skip' },
@@ -135,6 +139,13 @@ export async function init(options: InitOptions, io: CommandIO): Promise<void> {
       );
     }
   }
-  io.out('Next: define a resource with:');
-  io.out('$ ts-operator-sdk create api --group <group> --version <version> --kind <Kind>');
+  // The Makefile and the hint below run the CLI from the project's node_modules.
+  if (options.skipInstall) {
+    io.out('Next: install the dependencies (ts-operator-sdk among them) with:');
+    io.out('$ npm install');
+    io.out('then define a resource with:');
+  } else {
+    io.out('Next: define a resource with:');
+  }
+  io.out('$ npx ts-operator-sdk create api --group <group> --version <version> --kind <Kind>');
 }

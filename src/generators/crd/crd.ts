@@ -116,6 +116,13 @@ export function buildCrds(resources: readonly ApiResource[], context: CrdBuildCo
     if (markerNamed(annotations.markers, 'kubebuilder:skipversion') || markerNamed(packageMarkers(sf.fileName), 'kubebuilder:skipversion')) continue;
     const schema = builder.objectSchema(declaration);
     const props = schema.properties ?? {};
+    // `extends KubernetesObject` gives the kind apiVersion, kind and metadata (Go's embedded TypeMeta and
+    // ObjectMeta), but @kubernetes/client-node is usually not resolved here (see createApiProgram), so they
+    // are added by name, as the scaffolded types leave them to the base interface.
+    if (extendsKubernetesObject(declaration)) {
+      for (const inherited of ['apiVersion', 'kind', 'metadata']) props[inherited] ??= { type: inherited === 'metadata' ? 'object' : 'string' };
+      schema.properties = props;
+    }
     if (!props['spec']) problems.add(where.file, where.line, `${resource.kind} has no spec field: add \`spec?: ${resource.kind}Spec\` with the desired state`);
     if (!props['metadata']) problems.add(where.file, where.line, `${resource.kind} has no metadata field: add \`metadata?: V1ObjectMeta\` (from @kubernetes/client-node)`);
     else props['metadata'] = sources.set({ type: 'object' }, where.file, where.line);
@@ -263,4 +270,16 @@ function versionEntry(v: BuiltVersion, storage: boolean, fail: (v: BuiltVersion,
     if (typeof deprecated.args['warning'] === 'string') entry['deprecationWarning'] = deprecated.args['warning'];
   }
   return entry;
+}
+
+/** Whether the interface extends `KubernetesObject` imported from @kubernetes/client-node (under any local name). */
+function extendsKubernetesObject(declaration: ts.InterfaceDeclaration): boolean {
+  const locals = new Set<string>();
+  for (const statement of declaration.getSourceFile().statements) {
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier) || statement.moduleSpecifier.text !== '@kubernetes/client-node') continue;
+    const bindings = statement.importClause?.namedBindings;
+    if (!bindings || !ts.isNamedImports(bindings)) continue;
+    for (const element of bindings.elements) if ((element.propertyName ?? element.name).text === 'KubernetesObject') locals.add(element.name.text);
+  }
+  return (declaration.heritageClauses ?? []).some((clause) => clause.types.some((type) => ts.isIdentifier(type.expression) && locals.has(type.expression.text)));
 }

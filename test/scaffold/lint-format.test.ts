@@ -1,0 +1,139 @@
+/**
+ * The generated project's formatter and linter, for real: a project with
+ * every shape `create api` makes (multigroup, a cluster-scoped kind, a kind
+ * with two versions, a kind without a group) installs Prettier, ESLint and
+ * typescript-eslint from the npm registry and this package from `npm pack`;
+ * then
+ * - `make lint` passes with no warning, and `make fmt` changes nothing (the
+ *   generated files are already formatted);
+ * - a planted lint error and a planted formatting error each fail `make
+ *   lint`; `make fmt` and `make lint-fix` repair what they can;
+ * - the generated lint workflow's `run:` steps, run in order, pass.
+ *
+ * Run: node --test dist/test/scaffold/lint-format.test.js (after `npm run build`).
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { parse } from 'yaml';
+import { REPO_ROOT, hashTree, runCliOk, tempProjectDir } from './harness.js';
+
+/** What a command in the project printed, and how it ended. */
+interface Run {
+  status: number | null;
+  output: string;
+}
+
+function inProject(dir: string, command: string, args: string[]): Run {
+  // NODE_TEST_CONTEXT would make a `node --test` inside report to this runner.
+  const { NODE_TEST_CONTEXT: _parentRunner, ...env } = process.env;
+  const result = spawnSync(command, args, { cwd: dir, encoding: 'utf8', env, timeout: 600_000 });
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+function ok(run: Run, what: string): string {
+  assert.equal(run.status, 0, `${what} failed:\n${run.output}`);
+  return run.output;
+}
+
+/** The steps that give one project every generated shape. */
+const ALL_SHAPES: string[][] = [
+  ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'],
+  ['create', 'api', '--group', 'cache', '--version', 'v2', '--kind', 'Memcached', '--controller=false'],
+  ['edit', '--multigroup'],
+  ['create', 'api', '--group', 'botany', '--version', 'v1alpha1', '--kind', 'Cactus', '--plural', 'cacti', '--namespaced=false'],
+  ['create', 'api', '--version', 'v1alpha1', '--kind', 'Podroute'],
+];
+
+let project: string;
+
+before(() => {
+  const packDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-pack-'));
+  // --ignore-scripts: dist/ is already compiled (this test runs from it).
+  execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packDir], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const tarball = join(packDir, readdirSync(packDir).find((file) => file.endsWith('.tgz'))!);
+  project = tempProjectDir('all-shapes-operator');
+  const env = { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` };
+  runCliOk(['init', '--domain', 'example.com', '--skip-install'], project, { env });
+  for (const step of ALL_SHAPES) runCliOk(step, project, { env });
+  ok(inProject(project, 'npm', ['install', '--no-audit', '--no-fund']), 'npm install');
+});
+
+/** Runs `check` with `file` changed by `change`, then restores the file (the tests share one installed project). */
+function withPlanted(file: string, change: (source: string) => string, check: () => void): void {
+  const original = readFileSync(file, 'utf8');
+  const planted = change(original);
+  assert.notEqual(planted, original, `nothing was planted in ${file}: the template changed, update this test`);
+  writeFileSync(file, planted);
+  try {
+    check();
+  } finally {
+    writeFileSync(file, original);
+  }
+}
+
+// The installed project holds a few hundred MB of node_modules.
+after(() => {
+  if (project) rmSync(join(project, '..'), { recursive: true, force: true });
+});
+
+describe('the generated project formats and lints with Prettier and ESLint', { timeout: 1_800_000 }, () => {
+  test('make lint passes with no warning, and make fmt changes nothing', () => {
+    const output = ok(inProject(project, 'make', ['lint']), 'make lint');
+    assert.match(output, /tsc -p \. --noEmit && eslint --max-warnings=0 \. && prettier --check \./);
+    assert.match(output, /All matched files use Prettier code style!/);
+    // ESLint's and Prettier's warning forms; npm's own notices about the machine's configuration are not the project's.
+    assert.doesNotMatch(output.split('\n').filter((line) => !line.startsWith('npm warn')).join('\n'), /\bwarning\b|\[warn\]/i);
+    const before = hashTree(project);
+    ok(inProject(project, 'make', ['fmt']), 'make fmt');
+    assert.equal(hashTree(project), before, 'make fmt changed generated files: a template is not Prettier-formatted');
+  });
+
+  test('a project without a license header is formatted too', () => {
+    const dir = tempProjectDir('garden-operator');
+    runCliOk(['init', '--domain', 'example.com', '--license', 'none', '--skip-install'], dir);
+    runCliOk(['create', 'api', '--group', 'botany', '--version', 'v1alpha1', '--kind', 'Cactus', '--plural', 'cacti', '--namespaced=false'], dir);
+    // This project's own .prettierrc.json and .prettierignore apply; the tool comes from the installed project.
+    ok(inProject(dir, join(project, 'node_modules', '.bin', 'prettier'), ['--check', '.']), 'prettier --check');
+  });
+
+  test('a planted lint error fails make lint; make lint-fix fixes a fixable one', () => {
+    const controller = join(project, 'controllers/cache/memcached_controller.ts');
+    const reconcileLog = "    ctx.log.info({ generation: metadata.generation, foo: spec?.foo }, 'reconciling');\n";
+    // A write nobody awaits: its failure would go unseen.
+    withPlanted(controller, (source) => source.replace(reconcileLog, `${reconcileLog}    this.client.update(memcached);\n`), () => {
+      const failed = inProject(project, 'make', ['lint']);
+      assert.notEqual(failed.status, 0, failed.output);
+      assert.match(failed.output, /controllers\/cache\/memcached_controller\.ts\n\s+\d+:\d+\s+error\s+Promises must be awaited.*@typescript-eslint\/no-floating-promises/);
+    });
+    // A `let` never reassigned: prefer-const, which --fix rewrites.
+    withPlanted(controller, (source) => `${source}\nexport function plantedLet(): number {\n  let planted = 1;\n  return planted;\n}\n`, () => {
+      ok(inProject(project, 'make', ['lint-fix']), 'make lint-fix');
+      assert.match(readFileSync(controller, 'utf8'), /const planted = 1;/);
+      ok(inProject(project, 'make', ['lint']), 'make lint after lint-fix');
+    });
+  });
+
+  test('a planted formatting error fails make lint, and make fmt fixes it', () => {
+    const types = join(project, 'apis/cache/v1/memcached_types.ts');
+    const original = readFileSync(types, 'utf8');
+    withPlanted(types, (source) => source.replace('  foo?: string;', '  foo?:    string'), () => {
+      const failed = inProject(project, 'make', ['lint']);
+      assert.notEqual(failed.status, 0, failed.output);
+      assert.match(failed.output, /\[warn\] apis\/cache\/v1\/memcached_types\.ts\n/);
+      ok(inProject(project, 'make', ['fmt']), 'make fmt');
+      assert.equal(readFileSync(types, 'utf8'), original);
+    });
+  });
+
+  // Last: its `npm ci` reinstalls node_modules.
+  test("the lint workflow's run: steps, in order, pass", () => {
+    const workflow = parse(readFileSync(join(project, '.github/workflows/lint.yml'), 'utf8')) as { jobs: Record<string, { steps: { run?: string }[] }> };
+    const runs = Object.values(workflow.jobs).flatMap((job) => job.steps.flatMap((step) => (step.run ? [step.run] : [])));
+    assert.deepEqual(runs, ['npm ci', 'make lint'], 'the workflow runs what `make lint` runs, after a clean install');
+    for (const run of runs) ok(inProject(project, 'bash', ['-eo', 'pipefail', '-c', run]), run);
+  });
+});
