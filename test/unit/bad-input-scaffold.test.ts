@@ -131,7 +131,7 @@ const CASES: BadInput[] = [
   { name: 'a 100 kB unknown command', args: [huge('x')], error: cut },
 
   // 15. Command groups without a subcommand.
-  { name: 'create with no subcommand', args: ['create'], error: /^Error: `ts-operator-sdk create` needs a subcommand \(api\)\. Run `ts-operator-sdk create --help` for usage\.$/ },
+  { name: 'create with no subcommand', args: ['create'], error: /^Error: `ts-operator-sdk create` needs a subcommand \(api, webhook\)\. Run `ts-operator-sdk create --help` for usage\.$/ },
   { name: 'generate with no subcommand', args: ['generate'], error: /`ts-operator-sdk generate` needs a subcommand \(.*manifests.*\)\. Run `ts-operator-sdk generate --help`/ },
   { name: 'generate kustomize with no subcommand', args: ['generate', 'kustomize'], error: /`ts-operator-sdk generate kustomize` needs a subcommand \(manifests\)/ },
   { name: 'bundle with no subcommand', args: ['bundle'], error: /`ts-operator-sdk bundle` needs a subcommand \(validate\)/ },

@@ -100,6 +100,7 @@ test('npm refuses an old Node in this repository and in a generated project (eng
   });
   assert.notEqual(result.status, 0);
   assert.match(result.stderr, /EBADENGINE/);
-  assert.match(result.stderr, new RegExp(`Required: \\{"node":"${packageJson.engines.node}"\\}`));
+  const engines = generated.engines as { node: string };
+  assert.match(result.stderr, new RegExp(`Required: \\{"node":"${engines.node}"\\}`));
   assert.ok(!existsSync(join(dir, 'node_modules')), 'nothing was installed');
 });
