@@ -1,7 +1,9 @@
 /**
  * The generated project's formatter and linter, for real: a project with
  * every shape `create api` makes (multigroup, a cluster-scoped kind, a kind
- * with two versions, a kind without a group) installs Prettier, ESLint and
+ * with two versions, a kind without a group, a 20-character kind, an
+ * external kind from a CRD) and `create webhook` makes (all three types, a
+ * conversion spoke, a cluster-scoped kind) installs Prettier, ESLint and
  * typescript-eslint from the npm registry and this package from `npm pack`;
  * then
  * - `make lint` passes with no warning, and `make fmt` changes nothing (the
@@ -14,7 +16,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -46,6 +48,27 @@ const ALL_SHAPES: string[][] = [
   ['edit', '--multigroup'],
   ['create', 'api', '--group', 'botany', '--version', 'v1alpha1', '--kind', 'Cactus', '--plural', 'cacti', '--namespaced=false'],
   ['create', 'api', '--version', 'v1alpha1', '--kind', 'Podroute'],
+  // A long kind: generated lines must not depend on the name's length to stay within Prettier's width.
+  ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'ReplicatedCacheShard'],
+  ['create', 'api', '--group', 'cache', '--version', 'v1beta1', '--kind', 'ReplicatedCacheShard', '--controller=false'],
+  ['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--defaulting', '--programmatic-validation', '--conversion', '--spoke', 'v2'],
+  ['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'ReplicatedCacheShard', '--defaulting', '--programmatic-validation', '--conversion', '--spoke', 'v1beta1'],
+  ['create', 'webhook', '--group', 'botany', '--version', 'v1alpha1', '--kind', 'Cactus', '--defaulting', '--programmatic-validation'],
+  ['create', 'api', '--group', 'route', '--version', 'v1', '--kind', 'Route', '--external-api-path', 'apis/external/route/v1', '--external-api-domain', 'openshift.io', '--from-crd', join(REPO_ROOT, 'test', 'fixtures', 'external', 'route.crd.yaml')],
+];
+
+/** Files the steps above must have written, so `make lint` really covers them. */
+const COVERED_FILES = [
+  'test/envtest-setup.ts',
+  'webhooks/cache/v1/memcached_webhook.ts',
+  'webhooks/cache/v1/memcached_webhook.test.ts',
+  'webhooks/cache/v1/replicatedcacheshard_webhook.ts',
+  'webhooks/cache/v1/replicatedcacheshard_webhook.test.ts',
+  'webhooks/botany/v1alpha1/cactus_webhook.test.ts',
+  'apis/cache/v2/memcached_conversion.ts',
+  'apis/cache/v1beta1/replicatedcacheshard_conversion.ts',
+  'apis/external/route/v1/route_types.ts',
+  'controllers/route/route_controller.ts',
 ];
 
 let project: string;
@@ -82,6 +105,7 @@ after(() => {
 
 describe('the generated project formats and lints with Prettier and ESLint', { timeout: 1_800_000 }, () => {
   test('make lint passes with no warning, and make fmt changes nothing', () => {
+    for (const file of COVERED_FILES) assert.ok(existsSync(join(project, file)), `${file} was not generated: update COVERED_FILES`);
     const output = ok(inProject(project, 'make', ['lint']), 'make lint');
     assert.match(output, /tsc -p \. --noEmit && eslint --max-warnings=0 \. && prettier --check \./);
     assert.match(output, /All matched files use Prettier code style!/);

@@ -4,7 +4,8 @@
  * --programmatic-validation --conversion --spoke v1alpha1`, installed against
  * this repository packed with `npm pack`. The rules the templates leave as
  * TODOs are filled in with small edits (size defaults to 1; size at most 10),
- * as a user would. Then: zero TypeScript errors, `make manifests` writes the
+ * as a user would (with a `size` field added to the types: the scaffolded
+ * example field is `foo`). Then: zero TypeScript errors, `make manifests` writes the
  * webhook configurations, the project's own generated tests pass and really
  * run the webhooks through envtest (none skipped), and `make bundle` gives a
  * bundle that `bundle validate` accepts, whose CSV webhookdefinitions name
@@ -38,6 +39,11 @@ function edit(dir: string, path: string, from: string, to: string): void {
   writeFileSync(join(dir, path), text.replace(from, to));
 }
 
+/** A count from the summary `node --test` prints (`ℹ tests 6`, or `# tests 6` with the TAP reporter). */
+function summaryCount(output: string, label: string): number {
+  return Number(new RegExp(`^[ℹ#] ${label} (\\d+)$`, 'm').exec(output)?.[1] ?? NaN);
+}
+
 const MEMCACHED = { group: 'cache.example.com', version: 'v1', kind: 'Memcached' };
 
 describe('a generated project with defaulting, validating and conversion webhooks', { timeout: 1_800_000 }, () => {
@@ -56,23 +62,29 @@ describe('a generated project with defaulting, validating and conversion webhook
     runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1alpha1', '--kind', 'Memcached', '--controller=false'], dir, env);
     runCliOk(['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--defaulting', '--programmatic-validation', '--conversion', '--spoke', 'v1alpha1'], dir, env);
 
+    // The user's field: an int32 `size` next to the scaffolded `foo`, which v1alpha1 calls `replicas`.
+    const types = (version: string): string => `apis/${version}/memcached_types.ts`;
+    for (const [version, field] of [['v1', 'size'], ['v1alpha1', 'replicas']] as const) {
+      edit(dir, types(version), "import { defineKind, type Condition } from 'ts-operator-sdk';", "import { defineKind, type Condition, type int32 } from 'ts-operator-sdk';");
+      edit(dir, types(version), '  foo?: string;\n', `  foo?: string;\n  ${field}?: int32;\n`);
+    }
+
     // The user's rules, where the templates leave TODOs.
     const webhook = 'webhooks/v1/memcached_webhook.ts';
     edit(dir, webhook, "import type { AdmissionContext } from 'ts-operator-sdk';", "import { AdmissionDeniedError, type AdmissionContext } from 'ts-operator-sdk';");
     edit(dir, webhook, '    // TODO(user): fill in your defaulting logic.\n', '    memcached.spec = { ...memcached.spec, size: memcached.spec?.size ?? 1 };\n');
     edit(dir, webhook, '    // TODO(user): fill in your validation logic upon object creation.\n', "    if ((memcached.spec?.size ?? 0) > 10) throw new AdmissionDeniedError('spec.size must be at most 10');\n");
     const test = 'webhooks/v1/memcached_webhook.test.ts';
-    edit(dir, test, '    // TODO(user): assert the defaults your defaulter sets, e.g. assert.equal(created.spec?.size, 1);\n', '    assert.equal(created.spec?.size, 1);\n');
-    edit(dir, test, "    // TODO(user): assert that invalid objects are refused, e.g.\n    // await assert.rejects(client.create(newMemcached('too-big', { size: 11 })), /size/);\n", "    await assert.rejects(client.create(newMemcached('too-big', { size: 11 })), /spec\\.size must be at most 10/);\n");
+    edit(dir, test, "    // TODO(user): assert the defaults your defaulter sets, e.g. assert.equal(created.spec?.foo, 'default');\n", '    assert.equal(created.spec?.size, 1);\n');
+    edit(dir, test, "    // TODO(user): assert that invalid objects are refused, e.g.\n    // await assert.rejects(client.create(newObject('invalid', { foo: '' })), /foo/);\n", "    await assert.rejects(client.create(newObject('too-big', { size: 11 })), /spec\\.size must be at most 10/);\n");
 
     // v1alpha1 names the field `replicas`: the conversion functions map it, so the round trip proves /convert ran them.
-    edit(dir, 'apis/v1alpha1/memcached_types.ts', '  size?: int32;\n', '  replicas?: int32;\n');
     const conversion = 'apis/v1alpha1/memcached_conversion.ts';
-    edit(dir, conversion, 'spec: src.spec,', 'spec: src.spec && { size: src.spec.replicas },');
-    edit(dir, conversion, 'spec: hub.spec,', 'spec: hub.spec && { replicas: hub.spec.size },');
-    edit(dir, test, "metadata: { name, namespace }, spec: { size: 3 } };", "metadata: { name, namespace }, spec: { replicas: 3 } };");
+    edit(dir, conversion, 'spec: src.spec,', 'spec: src.spec && { foo: src.spec.foo, size: src.spec.replicas },');
+    edit(dir, conversion, 'spec: hub.spec,', 'spec: hub.spec && { foo: hub.spec.foo, replicas: hub.spec.size },');
+    edit(dir, test, "spec: { foo: 'converted' },", "spec: { foo: 'converted', replicas: 3 },");
     // Defaulting runs on the hub after conversion: a lost field would come back as size 1.
-    edit(dir, test, '  // TODO(user): assert the hub\'s fields, e.g. assert.equal(asHub.spec?.size, 3);\n', '  assert.equal(asHub.spec?.size, 3);\n');
+    edit(dir, test, "  // TODO(user): assert the hub's fields, e.g. assert.equal(asHub.spec?.foo, 'converted');\n", '  assert.equal(asHub.spec?.size, 3);\n');
 
     ok(run('npm', ['install', '--no-fund', '--no-audit'], dir), 'npm install');
     ok(run('git', ['init', '-q'], dir), 'git init');
@@ -95,14 +107,21 @@ describe('a generated project with defaulting, validating and conversion webhook
 
   it("the project's own tests pass, running the webhooks through envtest", () => {
     const output = ok(run('npm', ['test'], dir), 'npm test');
-    const count = (label: string): number => Number(new RegExp(`^[ℹ#] ${label} (\\d+)$`, 'm').exec(output)?.[1] ?? NaN);
-    // The controller test, the smoke test, and one test per webhook type.
-    assert.equal(count('tests'), 5, output);
-    assert.equal(count('pass'), 5, output);
+    const count = (label: string): number => summaryCount(output, label);
+    // The controller's two tests, the smoke test, and one test per webhook type.
+    assert.equal(count('tests'), 6, output);
+    assert.equal(count('pass'), 6, output);
     assert.equal(count('skipped'), 0, output);
     for (const name of ['admits a Memcached through the webhook server', 'runs the defaulting webhook on create', 'runs the validating webhook on create and update', 'converts between v1alpha1 and the hub v1']) {
       assert.match(output, new RegExp(`✔ ${name}`), name);
     }
+  });
+
+  it('with SKIP_ENVTEST=true every envtest test, the webhook tests included, reports itself skipped', () => {
+    const output = ok(run('npm', ['test'], dir, { SKIP_ENVTEST: 'true' }), 'SKIP_ENVTEST=true npm test');
+    assert.equal(summaryCount(output, 'tests'), 6, output);
+    assert.equal(summaryCount(output, 'skipped'), 6, output);
+    assert.equal(summaryCount(output, 'pass'), 0, output);
   });
 
   it('make bundle: bundle validate passes and webhookdefinitions match the webhook server', () => {

@@ -39,7 +39,7 @@ describe('create webhook', () => {
     const dir = copyProject(twoVersions);
     runCliOk(webhook('--defaulting'), dir);
     const file = 'webhooks/v1/memcached_webhook.ts';
-    const userCode = '    memcached.spec = { size: 1, ...memcached.spec };\n';
+    const userCode = "    memcached.spec = { foo: 'default', ...memcached.spec };\n";
     writeFileSync(join(dir, file), read(dir, file).replace('    // TODO(user): fill in your defaulting logic.\n', userCode));
     runCliOk(webhook('--programmatic-validation'), dir);
     const text = read(dir, file);
@@ -93,7 +93,7 @@ describe('create webhook', () => {
     assert.match(crd, /^- path: patches\/webhook_in_memcacheds\.yaml\n# \+kubebuilder:scaffold:crdkustomizewebhookpatch$/m);
     assert.match(crd, /^configurations:\n- kustomizeconfig\.yaml$/m);
     assert.match(read(dir, 'apis/v1alpha1/memcached_conversion.ts'), /export function convertTo\(src: Memcached\): MemcachedHub[\s\S]*export function convertFrom\(hub: MemcachedHub\): Memcached/);
-    assert.match(read(dir, 'webhooks/v1/memcached_webhook.ts'), /\{ kind: MemcachedV1alpha1, convertTo: v1alpha1Conversion\.convertTo, convertFrom: v1alpha1Conversion\.convertFrom \}/);
+    assert.match(read(dir, 'webhooks/v1/memcached_webhook.ts'), / {8}\{\n {10}kind: MemcachedV1alpha1,\n {10}convertTo: v1alpha1Conversion\.convertTo,\n {10}convertFrom: v1alpha1Conversion\.convertFrom,\n {8}\},\n/);
     assert.match(read(dir, 'config/default/kustomization.yaml'), /#  - select:\n# {6}kind: CustomResourceDefinition\n# {6}name: memcacheds\.cache\.example\.com/);
   });
 

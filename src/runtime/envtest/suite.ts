@@ -21,8 +21,10 @@ export const SUITE_START_TIMEOUT_MS = 60_000;
 
 /** What `node --test --test-global-setup=<module>` calls before and after the whole run. */
 export interface EnvtestSuiteHooks {
-  globalSetup(): Promise<void>;
-  globalTeardown(): Promise<void>;
+  // Function properties, not methods: the generated test/envtest-setup.ts
+  // destructures them, which typescript-eslint's unbound-method refuses for methods.
+  globalSetup: () => Promise<void>;
+  globalTeardown: () => Promise<void>;
 }
 
 /** How {@link envtestSuite} reports; the defaults write to stderr and end the process. */
