@@ -34,9 +34,6 @@ const EXEC_EXPIRY_MARGIN_MS = 10_000;
 
 /** The current cluster's CA and verification settings. */
 export function clusterTls(cluster: KubeConfigCluster): ClusterTls {
-  if (cluster.proxyUrl) {
-    throw new Error(`the kubeconfig cluster "${cluster.name}" uses proxy-url ${cluster.proxyUrl}, which the runtime's transport does not support: reach the API server directly (in a cluster: the in-cluster config)`);
-  }
   const ca = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString('utf8') : cluster.caFile ? readText(cluster.caFile, `the CA file of cluster "${cluster.name}"`) : undefined;
   return { ca, rejectUnauthorized: cluster.skipTLSVerify !== true, servername: cluster.tlsServerName || undefined };
 }
@@ -226,6 +223,22 @@ class ClientNodeCredentials implements CredentialSource {
     if (typeof source.applySecurityAuthentication === 'function') return source as { applySecurityAuthentication(context: unknown): Promise<void> };
     return toClientNodeKubeConfig(this.kubeConfig);
   }
+}
+
+/**
+ * The agent for a cluster reached through its kubeconfig `proxy-url` (http,
+ * https or socks): client-node builds it (its proxy agents, with the
+ * cluster's CA and the user's client certificate), imported only for such a
+ * kubeconfig, so one that works with client-node keeps working. The request
+ * headers still come from {@link credentialSource}.
+ */
+export async function proxyAgent(source: KubeConfigSource): Promise<import('node:http').Agent> {
+  const withOptions = source as Partial<{ applyToHTTPSOptions(options: import('node:https').RequestOptions): Promise<void> }>;
+  const kc = typeof withOptions.applyToHTTPSOptions === 'function' ? (withOptions as { applyToHTTPSOptions(options: import('node:https').RequestOptions): Promise<void> }) : await toClientNodeKubeConfig(source);
+  const options: import('node:https').RequestOptions = {};
+  await kc.applyToHTTPSOptions(options);
+  if (typeof options.agent !== 'object') throw new Error(`client-node built no agent for the proxy-url ${source.getCurrentCluster()?.proxyUrl}`);
+  return options.agent;
 }
 
 /**

@@ -30,7 +30,7 @@ export interface KubeConfigCluster {
   readonly skipTLSVerify?: boolean;
   /** The name to verify the server's certificate against, instead of the URL's host. */
   readonly tlsServerName?: string;
-  /** An HTTP proxy; the runtime's transport does not support it and says so. */
+  /** A proxy (http, https or socks) in front of the server; its agent comes from client-node, imported only then. */
   readonly proxyUrl?: string;
 }
 

@@ -1,6 +1,6 @@
 import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { clusterTls, credentialSource, type ClusterTls, type CredentialSource, type RequestCredentials } from './credentials.js';
+import { clusterTls, credentialSource, proxyAgent, type ClusterTls, type CredentialSource, type RequestCredentials } from './credentials.js';
 import { ApiConnectionError, RequestTimeoutError, apiErrorFrom } from './errors.js';
 import type { KubeConfigSource } from './kubeconfig.js';
 
@@ -114,7 +114,7 @@ export class RestClient {
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
   /** The server's URL parts, TLS settings and credentials: worked out on the first request, then reused. */
-  private endpoint?: { base: URL; secure: boolean; tls: ClusterTls; credentials: CredentialSource };
+  private endpoint?: { base: URL; secure: boolean; tls: ClusterTls; credentials: CredentialSource; proxy?: Promise<HttpAgent> };
   /** The keep-alive agent, and the client certificate it was built with (an exec plugin may change it). */
   private agent?: { agent: HttpAgent; cert?: string; key?: string };
   /** Requests sent since creation (the benchmark's "API requests per reconcile"). */
@@ -181,6 +181,8 @@ export class RestClient {
     const agent = this.agent;
     this.agent = undefined;
     agent?.agent.destroy();
+    const proxy = this.endpoint?.proxy;
+    if (proxy) (await proxy.catch(() => undefined))?.destroy();
   }
 
   /**
@@ -277,6 +279,7 @@ export class RestClient {
       separator = '&';
     }
     const credentials = await endpoint.credentials.credentials();
+    const agent = endpoint.proxy ? await endpoint.proxy : this.agentFor(endpoint, credentials);
     const headers: Record<string, string | number> = { ...credentials.headers, accept: 'application/json', 'user-agent': this.userAgent };
     let body: string | undefined;
     if (options.body !== undefined) {
@@ -297,7 +300,7 @@ export class RestClient {
           method,
           path: target,
           headers,
-          agent: this.agentFor(endpoint, credentials),
+          agent,
           signal,
         });
         request.once('response', (res) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res }));
@@ -327,7 +330,10 @@ export class RestClient {
       throw new Error(`the kubeconfig cluster "${cluster.name}" has server "${cluster.server}", which is not a URL: use https://HOST:PORT`);
     }
     if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new Error(`the kubeconfig cluster "${cluster.name}" has server "${cluster.server}": use an https:// (or http://) URL`);
-    return { base, secure: base.protocol === 'https:', tls: clusterTls(cluster), credentials: credentialSource(this.kubeConfig) };
+    // A proxy-url is rare: its agent (client-node's) is built once, and only then is client-node imported.
+    const proxy = cluster.proxyUrl ? proxyAgent(this.kubeConfig) : undefined;
+    proxy?.catch(() => undefined); // the first request reports the failure
+    return { base, secure: base.protocol === 'https:', tls: clusterTls(cluster), credentials: credentialSource(this.kubeConfig), proxy };
   }
 
   /** The pooled agent, rebuilt only when the client certificate changes (an exec plugin's new one). */

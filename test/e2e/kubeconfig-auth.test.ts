@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createServer, connect, type Socket } from 'node:net';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -199,6 +200,48 @@ describe('kubeconfig loader and credentials on a real API server', () => {
       assert.equal(await whoAmI(rest), `system:serviceaccount:${NAMESPACE}:provider-user`);
     } finally {
       await rest.close();
+    }
+  });
+
+  it('reaches the server through the kubeconfig proxy-url (an HTTP CONNECT proxy in front of the real server)', async () => {
+    const token = await serviceAccountToken('proxy-user');
+    // A minimal CONNECT proxy on loopback: it records each tunnel's target and pipes bytes both ways.
+    const tunnels: string[] = [];
+    const sockets = new Set<Socket>();
+    const proxy = createServer((client) => {
+      sockets.add(client);
+      client.on('close', () => sockets.delete(client));
+      client.on('error', () => undefined);
+      client.once('data', (head) => {
+        const match = /^CONNECT (\S+):(\d+) HTTP\/1\.[01]\r\n/.exec(head.toString('latin1'));
+        if (!match) return client.end('HTTP/1.1 405 Method Not Allowed\r\n\r\n');
+        tunnels.push(`${match[1]}:${match[2]}`);
+        const upstream = connect(Number(match[2]), match[1]!.replace(/^\[|\]$/g, ''), () => {
+          client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+          upstream.pipe(client);
+          client.pipe(upstream);
+        });
+        sockets.add(upstream);
+        upstream.on('close', () => sockets.delete(upstream));
+        upstream.on('error', () => client.destroy());
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const port = (proxy.address() as { port: number }).port;
+    const path = writeKubeConfig('proxy', `token: ${token}`).replace(/\.yaml$/, '-proxied.yaml');
+    writeFileSync(path, readFileSync(join(dir, 'proxy.yaml'), 'utf8').replace('    certificate-authority: ca.crt', `    certificate-authority: ca.crt\n    proxy-url: http://127.0.0.1:${port}`));
+    const config = loadKubeConfig(path);
+    assert.equal(config.getCurrentCluster()?.proxyUrl, `http://127.0.0.1:${port}`);
+    const rest = new RestClient(config);
+    try {
+      assert.equal(await whoAmI(rest), `system:serviceaccount:${NAMESPACE}:proxy-user`);
+      const url = new URL(server);
+      assert.ok(tunnels.length >= 1, 'the request went through the proxy');
+      assert.deepEqual(new Set(tunnels), new Set([`${url.hostname.replace(/^\[|\]$/g, '')}:${url.port}`]));
+    } finally {
+      await rest.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
     }
   });
 
