@@ -62,6 +62,12 @@ export interface RestClientOptions {
   timeoutMs?: number;
   /** Retries of one call: after a 429 or 5xx that carries `Retry-After`, and of a GET whose connection was reset. Default: DEFAULT_MAX_RETRIES (10). */
   maxRetries?: number;
+  /**
+   * Called with the text of each `Warning` header the API server sends
+   * (deprecated APIs, admission webhooks' warnings), as client-go's
+   * WarningHandler. Default: none, the warnings are dropped.
+   */
+  warningHandler?: (warning: string) => void;
 }
 
 /** Called once per HTTP attempt, for metrics and request counting. */
@@ -113,6 +119,7 @@ export class RestClient {
   private readonly userAgent: string;
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
+  private readonly warningHandler: ((warning: string) => void) | undefined;
   /** The server's URL parts, TLS settings and credentials: worked out on the first request, then reused. */
   private endpoint?: { base: URL; secure: boolean; tls: ClusterTls; credentials: CredentialSource; proxy?: Promise<HttpAgent> };
   /** The keep-alive agent, and the client certificate it was built with (an exec plugin may change it). */
@@ -133,6 +140,7 @@ export class RestClient {
     this.userAgent = resolved.userAgent ?? 'ts-operator-sdk';
     this.timeoutMs = checkedMs('timeoutMs', resolved.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     this.maxRetries = resolved.maxRetries ?? DEFAULT_MAX_RETRIES;
+    this.warningHandler = resolved.warningHandler;
     if (!Number.isInteger(this.maxRetries) || this.maxRetries < 0) throw new Error(`RestClient maxRetries ${resolved.maxRetries} is not valid: use a whole number, 0 or more`);
   }
 
@@ -309,6 +317,7 @@ export class RestClient {
         request.end(body);
       });
       statusCode = response.status;
+      if (this.warningHandler) for (const warning of warningTexts(response.headers.warning)) this.warningHandler(warning);
       return response;
     } catch (err) {
       // An abort is the caller's (or the deadline's) doing, not the connection's.
@@ -453,4 +462,15 @@ function safeJson(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+/**
+ * The texts of `Warning: 299 - "text"` headers (RFC 7234 form, which the API
+ * server uses); Node joins repeated headers with ", ", so each quoted text is
+ * matched on its own.
+ */
+export function warningTexts(header: string | string[] | undefined): string[] {
+  if (header === undefined) return [];
+  const joined = Array.isArray(header) ? header.join(', ') : header;
+  return [...joined.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)].map((match) => (match[1] ?? '').replace(/\\(.)/g, '$1'));
 }

@@ -118,6 +118,13 @@ describe('admission webhooks on a real API server', () => {
     assert.deepEqual(warningsOf(quiet.headers), []);
   });
 
+  it("and reach the runtime's own client through RestClient's warningHandler", async () => {
+    const warnings: string[] = [];
+    const warned = new Client({ rest: new RestClient(env.kubeConfig, { warningHandler: (warning) => warnings.push(warning) }) });
+    await warned.create(memcached('warned-client', { size: 8 }));
+    assert.deepEqual(warnings, ['spec.size 8 is above 5: each replica reserves 64 MiB']);
+  });
+
   it('a server-side dry run runs both webhooks (dryRun in their context) and stores nothing', async () => {
     const response = await raw.request('POST', `${COLLECTION}?dryRun=All`, memcached('dry'));
     assert.equal(response.status, 201);

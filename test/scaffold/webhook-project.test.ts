@@ -73,8 +73,39 @@ describe('a generated project with defaulting, validating and conversion webhook
     const webhook = 'webhooks/v1/memcached_webhook.ts';
     edit(dir, webhook, "import type { AdmissionContext } from 'ts-operator-sdk';", "import { AdmissionDeniedError, type AdmissionContext } from 'ts-operator-sdk';");
     edit(dir, webhook, '    // TODO(user): fill in your defaulting logic.\n', '    memcached.spec = { ...memcached.spec, size: memcached.spec?.size ?? 1 };\n');
-    edit(dir, webhook, '    // TODO(user): fill in your validation logic upon object creation.\n', "    if ((memcached.spec?.size ?? 0) > 10) throw new AdmissionDeniedError('spec.size must be at most 10');\n");
+    edit(dir, webhook, '    // TODO(user): fill in your validation logic upon object creation.\n    return [];\n', "    if ((memcached.spec?.size ?? 0) > 10) throw new AdmissionDeniedError('spec.size must be at most 10');\n    return (memcached.spec?.size ?? 0) > 5 ? ['spec.size above 5 reserves a lot of memory'] : [];\n");
+    edit(dir, webhook, '    // TODO(user): fill in your validation logic upon object update.\n', "    if ((newObject.spec?.size ?? 0) < (oldObject.spec?.size ?? 0)) throw new AdmissionDeniedError('spec.size may not shrink');\n");
+    edit(dir, webhook, '    // TODO(user): fill in your validation logic upon object deletion.\n', "    if (memcached.metadata?.labels?.['example.com/protected'] === 'true') throw new AdmissionDeniedError('this Memcached is protected: remove its example.com/protected label first');\n");
+    // Deletes reach the validator only when the marker lists them, as the template's NOTE says.
+    edit(dir, webhook, 'verbs=create;update,versions=v1,name=vmemcached-v1.kb.io', 'verbs=create;update;delete,versions=v1,name=vmemcached-v1.kb.io');
     const test = 'webhooks/v1/memcached_webhook.test.ts';
+    // Warnings reach the test's client through RestClient's warningHandler.
+    edit(dir, test, '  let client: Client;\n', '  let client: Client;\n  const warnings: string[] = [];\n');
+    edit(dir, test, '    rest = new RestClient(kubeConfig);\n', '    rest = new RestClient(kubeConfig, { warningHandler: (warning) => warnings.push(warning) });\n');
+    edit(dir, test, '  // +kubebuilder:scaffold:webhook-tests\n', `  it('sends warnings, refuses shrinking and refuses deleting a protected Memcached', { skip }, async () => {
+    warnings.length = 0;
+    const big = await client.create(newObject('warned', { size: 7 }));
+    assert.deepEqual(warnings, ['spec.size above 5 reserves a lot of memory']);
+    await assert.rejects(client.update({ ...big, spec: { ...big.spec, size: 6 } }), /spec\\.size may not shrink/);
+    const grown = await client.update({ ...big, spec: { ...big.spec, size: 8 } });
+    assert.equal(grown.spec?.size, 8);
+    const labels = { 'example.com/protected': 'true' };
+    const guarded = await client.create({ ...newObject('guarded'), metadata: { namespace: 'default', name: 'guarded', labels } });
+    await assert.rejects(client.delete(guarded), /is protected: remove its example\\.com\\/protected label first/);
+    const unguarded = await client.update({ ...guarded, metadata: { ...guarded.metadata, labels: {} } });
+    await client.delete(unguarded);
+  });
+
+  it('runs the webhooks on a server-side dry run and stores nothing', { skip }, async () => {
+    const dry = await client.create(newObject('dry-run'), { dryRun: 'All' });
+    assert.equal(dry.spec?.size, 1, 'the defaulter ran on the dry run');
+    const tooBig = client.create(newObject('dry-too-big', { size: 11 }), { dryRun: 'All' });
+    await assert.rejects(tooBig, /spec\\.size must be at most 10/);
+    await assert.rejects(client.get(Memcached, { namespace: 'default', name: 'dry-run' }), /not found/);
+  });
+
+  // +kubebuilder:scaffold:webhook-tests
+`);
     edit(dir, test, "    // TODO(user): assert the defaults your defaulter sets, e.g. assert.equal(created.spec?.foo, 'default');\n", '    assert.equal(created.spec?.size, 1);\n');
     edit(dir, test, "    // TODO(user): assert that invalid objects are refused, e.g.\n    // await assert.rejects(client.create(newObject('invalid', { foo: '' })), /foo/);\n", "    await assert.rejects(client.create(newObject('too-big', { size: 11 })), /spec\\.size must be at most 10/);\n");
 
@@ -108,19 +139,19 @@ describe('a generated project with defaulting, validating and conversion webhook
   it("the project's own tests pass, running the webhooks through envtest", () => {
     const output = ok(run('npm', ['test'], dir), 'npm test');
     const count = (label: string): number => summaryCount(output, label);
-    // The controller's two tests, the smoke test, and one test per webhook type.
-    assert.equal(count('tests'), 6, output);
-    assert.equal(count('pass'), 6, output);
+    // The controller's two tests, the smoke test, one test per webhook type, and the two added above.
+    assert.equal(count('tests'), 8, output);
+    assert.equal(count('pass'), 8, output);
     assert.equal(count('skipped'), 0, output);
-    for (const name of ['admits a Memcached through the webhook server', 'runs the defaulting webhook on create', 'runs the validating webhook on create and update', 'converts between v1alpha1 and the hub v1']) {
+    for (const name of ['admits a Memcached through the webhook server', 'runs the defaulting webhook on create', 'runs the validating webhook on create and update', 'converts between v1alpha1 and the hub v1', 'sends warnings, refuses shrinking and refuses deleting a protected Memcached', 'runs the webhooks on a server-side dry run and stores nothing']) {
       assert.match(output, new RegExp(`✔ ${name}`), name);
     }
   });
 
   it('with SKIP_ENVTEST=true every envtest test, the webhook tests included, reports itself skipped', () => {
     const output = ok(run('npm', ['test'], dir, { SKIP_ENVTEST: 'true' }), 'SKIP_ENVTEST=true npm test');
-    assert.equal(summaryCount(output, 'tests'), 6, output);
-    assert.equal(summaryCount(output, 'skipped'), 6, output);
+    assert.equal(summaryCount(output, 'tests'), 8, output);
+    assert.equal(summaryCount(output, 'skipped'), 8, output);
     assert.equal(summaryCount(output, 'pass'), 0, output);
   });
 
@@ -138,12 +169,13 @@ describe('a generated project with defaulting, validating and conversion webhook
     const podPorts = deployment.spec.template.spec.containers[0]!.ports?.map((port) => port.containerPort) ?? [];
     assert.deepEqual(deployment.spec.template.spec.volumes ?? [], [], 'the cert-manager volume is removed for OLM, which mounts its own certificate');
     const rules = [{ apiGroups: ['cache.example.com'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['memcacheds'] }];
+    const validatingRules = [{ apiGroups: ['cache.example.com'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['memcacheds'] }];
     assert.deepEqual(
       csv.spec.webhookdefinitions.map(({ type, webhookPath, generateName, rules: defined, conversionCRDs }) => ({ type, webhookPath, generateName, rules: defined, conversionCRDs })),
       [
         { type: 'ConversionWebhook', webhookPath: CONVERSION_PATH, generateName: 'cmemcacheds.kb.io', rules: undefined, conversionCRDs: ['memcacheds.cache.example.com'] },
         { type: 'MutatingAdmissionWebhook', webhookPath: mutatingWebhookPath(MEMCACHED), generateName: 'mmemcached-v1.kb.io', rules, conversionCRDs: undefined },
-        { type: 'ValidatingAdmissionWebhook', webhookPath: validatingWebhookPath(MEMCACHED), generateName: 'vmemcached-v1.kb.io', rules, conversionCRDs: undefined },
+        { type: 'ValidatingAdmissionWebhook', webhookPath: validatingWebhookPath(MEMCACHED), generateName: 'vmemcached-v1.kb.io', rules: validatingRules, conversionCRDs: undefined },
       ],
     );
     for (const definition of csv.spec.webhookdefinitions) {
