@@ -14,7 +14,7 @@
  *   KUBEBUILDER_ASSETS=... node --test dist/test/scaffold/generated-ci.test.js
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { goPlatform } from '../../src/runtime/envtest/setup-envtest.js';
-import { REPO_ROOT, runCliOk, tempProjectDir } from './harness.js';
+import { packRepository, runCliOk, tempProjectDir } from './harness.js';
 import { serveLocalReleaseIndex, type LocalReleaseIndex } from './release-index.js';
 
 /** The version the generated Makefile's ENVTEST_K8S_VERSION names; the local index publishes it. */
@@ -111,10 +111,7 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
     if (!assets) throw new Error('KUBEBUILDER_ASSETS is not set: run this test through scripts/with-test-assets.sh (npm test does)');
     index = await serveLocalReleaseIndex(assets, ENVTEST_VERSION);
 
-    const packDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-pack-'));
-    // --ignore-scripts: dist/ is already compiled (this test runs from it), and prepack's rebuild would race other builds.
-    execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packDir], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-    const tarball = join(packDir, readdirSync(packDir).find((file) => file.endsWith('.tgz'))!);
+    const tarball = packRepository();
     project = tempProjectDir('garden-operator');
     const env = { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` };
     runCliOk(['init', '--domain', 'example.com', '--skip-install'], project, { env });

@@ -2,9 +2,9 @@
  * Shared by the CLI tests: runs the real entry point (bin/ts-operator-sdk.js)
  * as a child process with stdin closed (no TTY), and fingerprints directories.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +54,29 @@ export function runCliOk(args: string[], cwd: string, options: RunOptions = {}):
 }
 
 /** A fresh temporary directory, with a named project directory inside it. */
+/**
+ * Packs this repository with `npm pack` into a fresh temp dir and returns the
+ * tarball, for projects installed as a user installs from a checkout
+ * (TS_OPERATOR_SDK_PACKAGE_SPEC=file:<tarball>). --ignore-scripts: dist/ is
+ * already compiled (the tests run from it), and prepack's rebuild would race
+ * other builds of the shared tree.
+ */
+export function packRepository(): string {
+  const packDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-pack-'));
+  execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packDir], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const tarball = readdirSync(packDir).find((file) => file.endsWith('.tgz'));
+  if (!tarball) throw new Error(`npm pack wrote no tarball into ${packDir}`);
+  return join(packDir, tarball);
+}
+
+/** Links the packages a generated project imports to this repository's copies, so it type-checks without an install. */
+export function linkDependencies(dir: string): void {
+  mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true });
+  symlinkSync(REPO_ROOT, join(dir, 'node_modules', 'ts-operator-sdk'), 'dir');
+  symlinkSync(join(REPO_ROOT, 'node_modules', '@kubernetes'), join(dir, 'node_modules', '@kubernetes'), 'dir');
+  symlinkSync(join(REPO_ROOT, 'node_modules', '@types', 'node'), join(dir, 'node_modules', '@types', 'node'), 'dir');
+}
+
 export function tempProjectDir(name = 'memcached-operator'): string {
   const dir = join(mkdtempSync(join(tmpdir(), 'ts-operator-sdk-cli-')), name);
   mkdirSync(dir);

@@ -15,13 +15,12 @@
  * Run: node --test dist/test/scaffold/lint-format.test.js (after `npm run build`).
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'yaml';
-import { REPO_ROOT, hashTree, runCliOk, tempProjectDir } from './harness.js';
+import { hashTree, packRepository, REPO_ROOT, runCliOk, tempProjectDir } from './harness.js';
 
 /** What a command in the project printed, and how it ended. */
 interface Run {
@@ -74,10 +73,7 @@ const COVERED_FILES = [
 let project: string;
 
 before(() => {
-  const packDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-pack-'));
-  // --ignore-scripts: dist/ is already compiled (this test runs from it).
-  execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packDir], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  const tarball = join(packDir, readdirSync(packDir).find((file) => file.endsWith('.tgz'))!);
+  const tarball = packRepository();
   project = tempProjectDir('all-shapes-operator');
   const env = { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` };
   runCliOk(['init', '--domain', 'example.com', '--skip-install'], project, { env });

@@ -9,21 +9,17 @@
  * Run: node --test dist/test/scaffold/scenarios.test.js (after `npx tsc -p .`).
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { REPO_ROOT, SCENARIOS, scaffoldScenario } from './harness.js';
+import { SCENARIOS, packRepository, scaffoldScenario } from './harness.js';
 
 let tarball: string;
 
 before(() => {
-  const packDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-pack-'));
-  // --ignore-scripts: dist/ is already compiled (this test runs from it), and
-  // prepack's rebuild would race other builds of the shared tree.
-  execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packDir], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  tarball = join(packDir, readdirSync(packDir).find((file) => file.endsWith('.tgz'))!);
+  tarball = packRepository();
 });
 
 function npm(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): string {

@@ -12,14 +12,13 @@
  * the Deployment, its port and the paths the runtime serves.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import YAML from 'yaml';
 import { mutatingWebhookPath, validatingWebhookPath, CONVERSION_PATH } from '../../src/runtime/index.js';
-import { REPO_ROOT, runCliOk, tempProjectDir } from './harness.js';
+import { packRepository, runCliOk, tempProjectDir } from './harness.js';
 
 /** Runs a command with stdin closed; NODE_TEST_CONTEXT would make the project's own `node --test` report to this runner. */
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
@@ -51,10 +50,7 @@ describe('a generated project with defaulting, validating and conversion webhook
 
   before(() => {
     if (!process.env.KUBEBUILDER_ASSETS) throw new Error('KUBEBUILDER_ASSETS is not set: run `bash ci/build-test-assets.sh` and export KUBEBUILDER_ASSETS=<the directory it prints> (npm test does this for you)');
-    const packDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-pack-'));
-    // --ignore-scripts: dist/ is already compiled (this test runs from it).
-    execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packDir], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-    const tarball = join(packDir, readdirSync(packDir).find((file) => file.endsWith('.tgz'))!);
+    const tarball = packRepository();
     dir = tempProjectDir();
     const env = { env: { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` } };
     runCliOk(['init', '--domain', 'example.com', '--skip-install'], dir, env);

@@ -12,10 +12,10 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { REPO_ROOT, runCli, runCliOk, tempProjectDir } from '../scaffold/harness.js';
+import { linkDependencies, REPO_ROOT, runCli, runCliOk, tempProjectDir } from '../scaffold/harness.js';
 
 /**
  * Kinds Kubernetes accepts that collide with something in the generated
@@ -35,14 +35,6 @@ export const AWKWARD_KINDS = [
   // globals the templates use, and other globals
   'Promise', 'Error', 'AbortController', 'Object', 'Array', 'Symbol', 'String', 'Date', 'Map',
 ] as const;
-
-/** Links the packages a generated project imports to this repository's copies. */
-function linkDependencies(dir: string): void {
-  mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true });
-  symlinkSync(REPO_ROOT, join(dir, 'node_modules', 'ts-operator-sdk'), 'dir');
-  symlinkSync(join(REPO_ROOT, 'node_modules', '@kubernetes'), join(dir, 'node_modules', '@kubernetes'), 'dir');
-  symlinkSync(join(REPO_ROOT, 'node_modules', '@types', 'node'), join(dir, 'node_modules', '@types', 'node'), 'dir');
-}
 
 /** Type-checks the project with its own tsconfig.json; returns tsc's diagnostics (empty when clean). */
 function typecheck(dir: string): { status: number | null; output: string } {

@@ -8,25 +8,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { REPO_ROOT, runCliOk, tempProjectDir } from '../scaffold/harness.js';
+import { linkDependencies, REPO_ROOT, runCliOk, tempProjectDir } from '../scaffold/harness.js';
 
 /** Kinds whose names collide with something in the webhook files or their tests. */
 const AWKWARD_WEBHOOK_KINDS = [
   'Default', 'Function', 'Delete', 'Ctx', 'Client', 'Manager', 'Environment', 'RestClient', 'Promise', 'Error',
   'AdmissionContext', 'AdmissionDeniedError', 'AdmissionWarnings', 'CustomDefaulter', 'CustomValidator',
 ] as const;
-
-/** Links the packages a generated project imports to this repository's copies. */
-function linkDependencies(dir: string): void {
-  mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true });
-  symlinkSync(REPO_ROOT, join(dir, 'node_modules', 'ts-operator-sdk'), 'dir');
-  symlinkSync(join(REPO_ROOT, 'node_modules', '@kubernetes'), join(dir, 'node_modules', '@kubernetes'), 'dir');
-  symlinkSync(join(REPO_ROOT, 'node_modules', '@types', 'node'), join(dir, 'node_modules', '@types', 'node'), 'dir');
-}
 
 test('webhooks for awkward kinds, all three types on one kind, and one kind in two groups give a project that compiles', () => {
   const dir = tempProjectDir();

@@ -1,6 +1,7 @@
 import { posix, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { UsageError } from '../../errors.js';
+import type { CreateApiOptions } from './api.js';
 import { chooseVersion, readCrdFile, readCrdFromCluster, type CrdModel } from '../../generators/crd-to-typescript/crd-source.js';
 import { crdToTypeScript } from '../../generators/crd-to-typescript/schema-to-typescript.js';
 import { boilerplateHeader } from '../../scaffold/boilerplate.js';
@@ -21,18 +22,9 @@ import { apiInserters, reconcilerLocalName } from './api.js';
 export const EXTERNAL_CRD_DIR = 'config/crd/external';
 
 /** The options of `create api` that apply to a kind another project owns. */
-export interface ExternalApiOptions {
-  group: string;
-  version?: string;
-  kind?: string;
-  plural?: string;
+export type ExternalApiOptions = Pick<CreateApiOptions, 'group' | 'version' | 'kind' | 'plural' | 'controller' | 'namespaced' | 'force' | 'dryRun' | 'interactive'> & {
   /** Undefined when the flag was not given: external kinds never get a CRD, so only `true` is refused. */
   resource?: boolean;
-  controller?: boolean;
-  namespaced: boolean;
-  force: boolean;
-  dryRun: boolean;
-  interactive: boolean;
   /** Project directory of the kind's TypeScript types (kubebuilder: the Go import path); PROJECT `path`. */
   externalApiPath: string;
   /** The kind's domain: its API group is `<group>.<domain>`. */
@@ -41,7 +33,7 @@ export interface ExternalApiOptions {
   fromCrd?: string;
   /** The name of a CRD in the kubeconfig's cluster to generate the types from. */
   fromCluster?: string;
-}
+};
 
 /**
  * `create api --external-api-path`: a kind another project owns (OpenShift's
