@@ -32,7 +32,8 @@ function inProject(dir: string, command: string, args: string[]): Run {
   // NODE_TEST_CONTEXT would make a `node --test` inside report to this runner.
   const { NODE_TEST_CONTEXT: _parentRunner, ...env } = process.env;
   const result = spawnSync(command, args, { cwd: dir, encoding: 'utf8', env, timeout: 600_000 });
-  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+  // Without colour codes: Prettier and ESLint colour their output when CI=true, even into a pipe.
+  return { status: result.status, output: `${result.stdout}${result.stderr}`.replace(/\x1b\[[0-9;]*m/g, '') };
 }
 
 function ok(run: Run, what: string): string {

@@ -47,7 +47,11 @@ test('every line logged before an uncaught exception reaches stderr', async () =
   const { code, lines, stderr } = await run(`${logMany} setImmediate(() => { throw new Error('boom'); });`);
   assert.notEqual(code, 0);
   assert.equal(lines.length, LINES);
-  assert.match(stderr, /Error: boom/);
+  // Not asserted: Node's own report of the exception. Node prints it with one
+  // unretried write, which a full stderr pipe can refuse (seen about once in
+  // 30 runs with 20,000 lines still queued); the logger's promise is every
+  // line it was given, which is what this test holds it to.
+  void stderr;
 });
 
 test('a slow reader of stderr loses no line', async () => {
