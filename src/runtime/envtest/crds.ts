@@ -8,7 +8,7 @@ import type { RestClient } from '../rest.js';
 /** controller-runtime's CRDInstallOptions defaults: poll every 100 ms for up to 10 s. */
 export const DEFAULT_CRD_INSTALL_TIMEOUT_MS = 10_000;
 const CRD_POLL_INTERVAL_MS = 100;
-const CRD_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
+const MANIFEST_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 const CRD_API_VERSION = 'apiextensions.k8s.io/v1';
 const CRD_COLLECTION = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
@@ -27,22 +27,33 @@ interface CrdShape {
  * are ignored. A missing path is an error only if `errorIfPathMissing`.
  */
 export async function readCRDs(paths: string[], errorIfPathMissing: boolean): Promise<object[]> {
+  const files = await manifestFiles(paths, (path) =>
+    errorIfPathMissing ? new Error(`envtest: CRD path ${path} does not exist: fix crdDirectoryPaths, or leave errorIfCRDPathMissing off to ignore it`) : undefined,
+  );
   const crds: object[] = [];
+  for (const file of files) crds.push(...(await crdsInFile(file)));
+  return crds;
+}
+
+/**
+ * The manifest files under `paths`: a file as given, a directory's YAML and
+ * JSON files (non-recursive, sorted, as envtest reads them). A missing path is
+ * skipped unless `missing(path)` returns the error to throw.
+ */
+export async function manifestFiles(paths: string[], missing: (path: string) => Error | undefined): Promise<string[]> {
+  const files: string[] = [];
   for (const path of paths) {
-    let files: string[];
     try {
       const info = await stat(path);
-      files = info.isDirectory()
-        ? (await readdir(path)).filter((name) => CRD_EXTENSIONS.has(extname(name))).sort().map((name) => join(path, name))
-        : [path];
+      if (!info.isDirectory()) files.push(path);
+      else files.push(...(await readdir(path)).filter((name) => MANIFEST_EXTENSIONS.has(extname(name))).sort().map((name) => join(path, name)));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      if (errorIfPathMissing) throw new Error(`envtest: CRD path ${path} does not exist: fix crdDirectoryPaths, or leave errorIfCRDPathMissing off to ignore it`);
-      continue;
+      const error = missing(path);
+      if (error) throw error;
     }
-    for (const file of files) crds.push(...(await crdsInFile(file)));
   }
-  return crds;
+  return files;
 }
 
 async function crdsInFile(file: string): Promise<object[]> {

@@ -1,14 +1,14 @@
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { isNotFound } from '../errors.js';
 import type { RestClient } from '../rest.js';
 import type { WebhookServerOptions } from '../webhook/server.js';
 import { TinyCA } from './certs.js';
+import { manifestFiles } from './crds.js';
 import { freeLoopbackPorts } from './controlplane.js';
 
 const LOOPBACK = '127.0.0.1';
-const MANIFEST_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 const ADMISSION_API = '/apis/admissionregistration.k8s.io/v1';
 const COLLECTIONS = {
   MutatingWebhookConfiguration: `${ADMISSION_API}/mutatingwebhookconfigurations`,
@@ -133,24 +133,14 @@ export class WebhookInstall {
 
   private async readConfigurations(): Promise<object[]> {
     const found: object[] = [];
-    for (const path of this.options.paths ?? []) {
-      let files: string[];
-      try {
-        const info = await stat(path);
-        files = info.isDirectory()
-          ? (await readdir(path)).filter((name) => MANIFEST_EXTENSIONS.has(extname(name))).sort().map((name) => join(path, name))
-          : [path];
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        if (this.options.errorIfPathMissing) throw new Error(`envtest: webhook path ${path} does not exist: fix webhookInstallOptions.paths (run make manifests to write config/webhook/manifests.yaml)`);
-        continue;
-      }
-      for (const file of files) {
-        for (const document of parseAllDocuments(await readFile(file, 'utf8'))) {
-          if (document.errors.length > 0) throw new Error(`envtest: ${file} is not valid YAML: ${document.errors[0]?.message}`);
-          const value = document.toJS() as { kind?: string } | null;
-          if (value && typeof value === 'object' && typeof value.kind === 'string' && value.kind in COLLECTIONS) found.push(value);
-        }
+    const files = await manifestFiles(this.options.paths ?? [], (path) =>
+      this.options.errorIfPathMissing ? new Error(`envtest: webhook path ${path} does not exist: fix webhookInstallOptions.paths (run make manifests to write config/webhook/manifests.yaml)`) : undefined,
+    );
+    for (const file of files) {
+      for (const document of parseAllDocuments(await readFile(file, 'utf8'))) {
+        if (document.errors.length > 0) throw new Error(`envtest: ${file} is not valid YAML: ${document.errors[0]?.message}`);
+        const value = document.toJS() as { kind?: string } | null;
+        if (value && typeof value === 'object' && typeof value.kind === 'string' && value.kind in COLLECTIONS) found.push(value);
       }
     }
     return found;
