@@ -1,6 +1,9 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { resourcePath, type Kind, type ObjectKey } from './kinds.js';
 import { fieldSelectorOf, selectorString, type ListOptions, type Reader, type Stored } from './reader.js';
+import { execInPod, execStreamInPod, type ExecOptions, type ExecResult, type ExecStreamOptions } from './pod-exec.js';
+import { followPodLogs, readPodLogs, type LogOptions } from './pod-logs.js';
+import type { PodReference } from './pod-subresources.js';
 import type { Query, RestClient } from './rest.js';
 import { RestMapper } from './restmapper.js';
 
@@ -272,6 +275,36 @@ export class Client implements Reader {
       update: (obj, options = {}) => this.put(obj, options, 'status'),
       patch: (obj, patch, options = {}) => this.sendPatch(obj, patch, options, 'status'),
     };
+  }
+
+  /**
+   * Runs `command` in a container of `pod` over the `pods/exec` subresource
+   * and returns `{ stdout, stderr, exitCode }`; a non-zero exit code is a
+   * result, not an error. `container` may be undefined for a one-container
+   * pod. Needs `// +kubebuilder:rbac:groups="",resources=pods/exec,verbs=create;get`.
+   * See {@link execInPod} for what it throws.
+   */
+  exec(pod: PodReference, container: string | undefined, command: readonly string[], options?: ExecOptions): Promise<ExecResult> {
+    return execInPod(this.rest, pod, container, command, options);
+  }
+
+  /** As {@link Client.exec}, streaming stdout and stderr into writables and stdin from an async iterable; resolves with the exit code. */
+  execStream(pod: PodReference, container: string | undefined, command: readonly string[], options?: ExecStreamOptions): Promise<{ exitCode: number }> {
+    return execStreamInPod(this.rest, pod, container, command, options);
+  }
+
+  /**
+   * Reads a container's log over `pods/log` (tailLines, sinceSeconds,
+   * previous, timestamps, limitBytes). Needs
+   * `// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get`.
+   */
+  logs(pod: PodReference, options?: LogOptions): Promise<string> {
+    return readPodLogs(this.rest, pod, options);
+  }
+
+  /** Follows a container's log, line by line, until the container stops or `options.signal` aborts. */
+  followLogs(pod: PodReference, options?: LogOptions): AsyncGenerator<string> {
+    return followPodLogs(this.rest, pod, options);
   }
 
   private async put<T extends KubernetesObject>(obj: T, options: WriteOptions, subresource: string | undefined): Promise<T> {

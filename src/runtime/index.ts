@@ -68,7 +68,7 @@ export {
 } from './errors.js';
 
 // -- transport and configuration --
-export { RestClient, WatchStalledError, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_MAX_RETRIES, type RestClientOptions, type RequestObserver, type WatchEvent, type RequestOptions, type Query } from './rest.js';
+export { RestClient, WatchStalledError, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_MAX_RETRIES, type UpgradeTarget, type RestClientOptions, type RequestObserver, type WatchEvent, type RequestOptions, type Query } from './rest.js';
 export { loadKubeConfig, inClusterConfig, RestConfig, type KubeConfigSource, type KubeConfigCluster, type KubeConfigUser, type KubeConfigContext } from './kubeconfig.js';
 export { toClientNodeKubeConfig } from './credentials.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from './log.js';
@@ -151,6 +151,22 @@ export {
   type DeleteAllOfOptions,
   type StatusWriter,
 } from './client.js';
+export {
+  execInPod,
+  execStreamInPod,
+  PodExecError,
+  CommandNotFoundError,
+  ExecOutputTooLargeError,
+  ExecTimeoutError,
+  DEFAULT_EXEC_TIMEOUT_MS,
+  DEFAULT_EXEC_MAX_OUTPUT_BYTES,
+  type ExecOptions,
+  type ExecStreamOptions,
+  type ExecCommonOptions,
+  type ExecResult,
+} from './pod-exec.js';
+export { readPodLogs, followPodLogs, type LogOptions } from './pod-logs.js';
+export { ContainerNotFoundError, PodNotRunningError, type PodReference } from './pod-subresources.js';
 export { type Reader, type ListOptions, type Selector, type Stored, type StoredMetadata } from './reader.js';
 export { RestMapper, NoKindMatchError } from './restmapper.js';
 export {

@@ -29,6 +29,29 @@ export interface RequestOptions {
    * the response body. Default: the client's `timeoutMs`.
    */
   timeoutMs?: number;
+  /**
+   * How a successful response body is read: `json` parses it (text that is
+   * not JSON is returned as a string), `text` returns it as is, for plain-text
+   * answers such as a pod's log, which may happen to look like JSON.
+   * Default: `json`. Error statuses are always parsed as a Status.
+   */
+  responseType?: 'json' | 'text';
+}
+
+/**
+ * Where and how a WebSocket upgrade (pods/exec) reaches the API server as
+ * this client: the URL, the credential headers, the TLS material, and the
+ * kubeconfig's proxy agent if it has one.
+ */
+export interface UpgradeTarget {
+  url: URL;
+  headers: Record<string, string>;
+  ca?: string;
+  cert?: string;
+  key?: string;
+  rejectUnauthorized: boolean;
+  servername?: string;
+  agent?: HttpAgent;
 }
 
 /**
@@ -169,9 +192,9 @@ export class RestClient {
       const text = await readBody(response.body).catch((err: unknown) => {
         throw signal?.aborted ? signal.reason : new ApiConnectionError(method, path, err);
       });
-      const body = text ? safeJson(text) : undefined;
-      if (response.status >= 400) throw apiErrorFrom(response.status, body, `${method} ${path}`);
-      return body as T;
+      if (response.status >= 400) throw apiErrorFrom(response.status, text ? safeJson(text) : undefined, `${method} ${path}`);
+      if (options.responseType === 'text') return text as T;
+      return (text ? safeJson(text) : undefined) as T;
     } catch (err) {
       throw deadline.explain(err);
     } finally {
@@ -254,6 +277,66 @@ export class RestClient {
       // A consumer that stopped early (or an error) must not leave the socket streaming.
       if (response && !response.body.complete) response.body.destroy();
     }
+  }
+
+  /**
+   * Opens a GET whose body is an open-ended byte stream (a followed pod log)
+   * and yields its chunks until the server ends it or `signal` aborts. Like
+   * `watch`, the request timeout bounds only the wait for the headers.
+   * @internal
+   */
+  async *stream(path: string, query: Query, signal: AbortSignal | undefined, timeoutMs?: number): AsyncGenerator<Buffer> {
+    const headersDeadline = this.deadline('GET', path, timeoutMs);
+    let response: RawResponse;
+    try {
+      response = await this.sendWithRetries('GET', path, { query }, headersDeadline.signal(signal));
+      if (response.status >= 400) {
+        const text = await readBody(response.body);
+        throw apiErrorFrom(response.status, text ? safeJson(text) : undefined, `GET ${path}`);
+      }
+    } catch (err) {
+      throw headersDeadline.explain(err);
+    } finally {
+      headersDeadline.clear();
+    }
+    const onAbort = (): void => void response.body.destroy(signal?.reason as Error);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      for await (const chunk of response.body as AsyncIterable<Buffer>) yield chunk;
+      if (!response.body.complete) throw new ApiConnectionError('GET', path, new Error('the connection closed before the stream ended'));
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      throw err;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      if (!response.body.complete) response.body.destroy();
+    }
+  }
+
+  /**
+   * The URL, headers and TLS settings of a WebSocket upgrade to `path` (with
+   * `search` already encoded), from the same kubeconfig, credential cache and
+   * proxy as every other call, so an exec authenticates exactly as a GET does.
+   * @internal
+   */
+  async upgradeTarget(path: string, search: string): Promise<UpgradeTarget> {
+    const endpoint = (this.endpoint ??= this.resolveEndpoint());
+    const url = new URL(endpoint.base.href);
+    url.protocol = endpoint.secure ? 'wss:' : 'ws:';
+    url.pathname = endpoint.base.pathname.replace(/\/+$/, '') + path;
+    url.search = search;
+    const credentials = await endpoint.credentials.credentials();
+    this.requestCount++;
+    return {
+      url,
+      headers: { ...credentials.headers, 'user-agent': this.userAgent },
+      ca: endpoint.tls.ca,
+      cert: credentials.cert,
+      key: credentials.key,
+      rejectUnauthorized: endpoint.tls.rejectUnauthorized,
+      servername: endpoint.tls.servername,
+      agent: endpoint.proxy ? await endpoint.proxy : undefined,
+    };
   }
 
   /** One call: attempts until a response that is not retryable, or the retries run out. */
