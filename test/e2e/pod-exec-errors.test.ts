@@ -147,7 +147,7 @@ describe('client.exec and client.logs failures on the real API server', () => {
     });
   });
 
-  it('a kubelet that never answers: the exec times out with ExecTimeoutError, the log read with RequestTimeoutError', async () => {
+  it('a kubelet that never answers: the exec times out with ExecTimeoutError, the log read with RequestTimeoutError', { timeout: 60_000 }, async () => {
     const started = Date.now();
     const connectionsBefore = kubeletConnections;
     await assert.rejects(admin.exec({ namespace, name: 'on-silent-node' }, 'main', ['echo'], { timeoutMs: 1500 }), (err: unknown) => err instanceof ExecTimeoutError && err instanceof RequestTimeoutError && /no exit status after 1.5s/.test(err.message) && /timeoutMs/.test(err.message));
@@ -156,7 +156,7 @@ describe('client.exec and client.logs failures on the real API server', () => {
     await assert.rejects(admin.logs({ namespace, name: 'on-silent-node' }, { timeoutMs: 1500 }), RequestTimeoutError);
   });
 
-  it("the caller's AbortSignal ends a hung exec and a hung log follow with the signal's reason", async () => {
+  it("the caller's AbortSignal ends a hung exec and a hung log follow with the signal's reason", { timeout: 60_000 }, async () => {
     const reason = new Error('reconcile cancelled');
     const controller = new AbortController();
     const exec = admin.exec({ namespace, name: 'on-silent-node' }, 'main', ['echo'], { signal: controller.signal, timeoutMs: 0 });
