@@ -339,7 +339,9 @@ function exitCodeOf(text: string, what: string, [stdout, stderr]: [string, strin
   }
   const message = status.message ?? text;
   if (/executable file not found|no such file or directory|not found in \$PATH|permission denied/i.test(message)) {
-    throw new CommandNotFoundError(`${what}: the container runtime could not start the command: ${message}`, status, stdout, stderr, undefined);
+    // runc's own words come last, after the kubelet's and containerd's wrapping (the whole text stays in `status`).
+    const reason = /unable to start container process: (.*)$/.exec(message)?.[1] ?? message;
+    throw new CommandNotFoundError(`${what}: the container runtime could not start the command: ${reason}`, status, stdout, stderr, undefined);
   }
   throw new PodExecError(`${what}: ${message}`, status, stdout, stderr);
 }
