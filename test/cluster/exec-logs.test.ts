@@ -126,10 +126,12 @@ describe('client.exec and client.logs on real pods', () => {
 
     let streamed = 0;
     let onlyX = true;
+    let mostBuffered = 0;
     const sink = new Writable({
       highWaterMark: 16 * 1024,
       write(chunk: Buffer, _encoding, done) {
         streamed += chunk.length;
+        mostBuffered = Math.max(mostBuffered, this.writableLength);
         onlyX &&= chunk.every((byte) => byte === 0x78);
         // A slow consumer: the exec must wait for it rather than drop or buffer without bound.
         setTimeout(done, 1);
@@ -138,6 +140,8 @@ describe('client.exec and client.logs on real pods', () => {
     assert.deepEqual(await client.execStream(shell, 'main', command, { stdout: sink }), { exitCode: 0 });
     assert.equal(streamed, mib);
     assert.ok(onlyX);
+    // With backpressure, the sink holds about one WebSocket frame beyond its high-water mark, never the whole output.
+    assert.ok(mostBuffered < mib / 4, `the sink buffered ${mostBuffered} bytes at once: the exec did not wait for it`);
   });
 
   it('the container is chosen by name in a two-container pod, and a wrong name is a ContainerNotFoundError', async () => {
