@@ -254,6 +254,13 @@ async function runExec(rest: RestClient, pod: PodReference, container: string | 
     const outputs: Array<ExecIo['onStdout']> = [];
     outputs[STDOUT] = io.onStdout;
     outputs[STDERR] = io.onStderr;
+    // Writes a writable has not processed yet: the exec resolves only once it has taken every byte.
+    let unflushed = 0;
+    let onFlushed: (() => void) | undefined;
+    const written = (err?: Error | null): void => {
+      if (err) finish(new PodExecError(`${what}: writing the command's output failed: ${err.message}`, undefined, '', ''));
+      if (--unflushed === 0) onFlushed?.();
+    };
     socket.on('open', () => {
       if (!EXEC_PROTOCOLS.includes(socket.protocol)) {
         finish(new PodExecError(`${what}: the API server agreed to no channel protocol this client speaks (offered ${EXEC_PROTOCOLS.join(', ')}, got "${socket.protocol}")`, undefined, '', ''));
@@ -276,7 +283,7 @@ async function runExec(rest: RestClient, pod: PodReference, container: string | 
       if (!output) return;
       try {
         if (typeof output === 'function') output(payload);
-        else if (!output.write(payload)) {
+        else if ((unflushed++, !output.write(payload, written))) {
           // Backpressure: stop reading from the socket until the writable drains.
           socket.pause();
           output.once('drain', () => socket.resume());
@@ -292,11 +299,15 @@ async function runExec(rest: RestClient, pod: PodReference, container: string | 
         finish(new PodExecError(`${what}: the stream closed (${code}${reason.length ? ` ${reason.toString('utf8')}` : ''}) before the command's exit status arrived`, undefined, ...io.collected()));
         return;
       }
+      let exitCode: number;
       try {
-        finish(undefined, exitCodeOf(errorChannel, what, io.collected()));
+        exitCode = exitCodeOf(errorChannel, what, io.collected());
       } catch (err) {
         finish(err);
+        return;
       }
+      if (unflushed === 0) finish(undefined, exitCode);
+      else onFlushed = () => finish(undefined, exitCode);
     });
   });
 }

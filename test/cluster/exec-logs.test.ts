@@ -144,6 +144,21 @@ describe('client.exec and client.logs on real pods', () => {
     assert.ok(mostBuffered < mib / 4, `the sink buffered ${mostBuffered} bytes at once: the exec did not wait for it`);
   });
 
+  it('execStream resolves only once a slow sink has taken every byte, stdout and stderr', async () => {
+    const taken: Record<string, string> = { out: '', err: '' };
+    const slowSink = (name: string) =>
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          setTimeout(() => {
+            taken[name] += chunk.toString('utf8');
+            done();
+          }, 300);
+        },
+      });
+    const { exitCode } = await client.execStream(shell, 'main', ['sh', '-c', 'echo to-out; echo to-err >&2; exit 4'], { stdout: slowSink('out'), stderr: slowSink('err') });
+    assert.deepEqual({ exitCode, ...taken }, { exitCode: 4, out: 'to-out\n', err: 'to-err\n' });
+  });
+
   it('the container is chosen by name in a two-container pod, and a wrong name is a ContainerNotFoundError', async () => {
     assert.equal((await client.exec(shell, 'sidecar', ['echo', 'sidecar'])).stdout, 'sidecar\n');
     await assert.rejects(client.exec(shell, 'nope', ['echo']), ContainerNotFoundError);
