@@ -18,11 +18,18 @@ import {
   BadRequestError,
   Client,
   CommandNotFoundError,
+  ConfigMap,
   ContainerNotFoundError,
   ExecTimeoutError,
+  Manager,
   Pod,
   RestClient,
+  labelSelectorPredicate,
   loadKubeConfig,
+  mergePatch,
+  newControllerManagedBy,
+  silentLogger,
+  type Reconciler,
 } from '../../src/runtime/index.js';
 import { eventually } from '../e2e/eventually.js';
 import { useCluster } from './cluster.js';
@@ -193,6 +200,33 @@ describe('client.exec and client.logs on real pods', () => {
     // Just after a restart the kubelet answers, with a 200, "unable to retrieve container logs for containerd://…"
     // as if it were the log (measured here): so the test waits for the real one.
     await eventually("the previous instance's log", async () => (await client.logs(restarter, { previous: true })) === 'run started\n', 60_000, 500);
+  });
+
+  it('a reconciler execs into the pods it manages (seed 001\'s wish): the manager\'s client runs the command', { timeout: 120_000 }, async () => {
+    const mgr = new Manager({ kubeConfig: loadKubeConfig(cluster().kubeconfigPath), metricsBindAddress: '0', healthProbeBindAddress: '0', handleSignals: false, logger: silentLogger });
+    const managerClient = mgr.getClient();
+    const reconciler: Reconciler = {
+      async reconcile(_ctx, req) {
+        const pod = await managerClient.get(Pod, req);
+        if (pod.status?.phase !== 'Running') return { requeueAfterMs: 500 };
+        const { stdout, exitCode } = await managerClient.exec(pod, 'main', ['sh', '-c', 'echo "$((6 * 7))"']);
+        await managerClient.apply(
+          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `exec-result-${req.name}`, namespace: req.namespace }, data: { stdout, exitCode: String(exitCode) } },
+          { fieldManager: 'exec-reconciler', force: true },
+        );
+        return {};
+      },
+    };
+    newControllerManagedBy(mgr).for(Pod).withEventFilter(labelSelectorPredicate('exec-target=yes')).named('exec').complete(reconciler);
+    const running = mgr.start();
+    try {
+      await client.patch({ apiVersion: 'v1', kind: 'Pod', metadata: shell }, mergePatch({ metadata: { labels: { 'exec-target': 'yes' } } }));
+      const result = await eventually('the reconciler\'s ConfigMap', () => client.get(ConfigMap, { namespace, name: `exec-result-${shell.name}` }).catch(() => undefined), 60_000, 500);
+      assert.deepEqual(result.data, { stdout: '42\n', exitCode: '0' });
+    } finally {
+      mgr.stop();
+      await running.catch(() => undefined);
+    }
   });
 
   it('followLogs yields the tail line by line, then waits until aborted', async () => {
