@@ -20,6 +20,7 @@ import {
   CommandNotFoundError,
   ConfigMap,
   ContainerNotFoundError,
+  ExecOutputTooLargeError,
   ExecTimeoutError,
   Manager,
   Pod,
@@ -153,6 +154,15 @@ describe('client.exec and client.logs on real pods', () => {
     assert.ok(onlyX);
     // With backpressure, the sink holds about one WebSocket frame beyond its high-water mark, never the whole output.
     assert.ok(mostBuffered < mib / 4, `the sink buffered ${mostBuffered} bytes at once: the exec did not wait for it`);
+  });
+
+  it('exec stops a command whose output passes maxOutputBytes, keeping what fitted', async () => {
+    await assert.rejects(client.exec(shell, 'main', ['sh', '-c', `head -c ${1024 * 1024} /dev/zero | tr '\\0' x`], { maxOutputBytes: 64 * 1024 }), (err: unknown) => {
+      assert.ok(err instanceof ExecOutputTooLargeError, `expected ExecOutputTooLargeError, got ${String(err)}`);
+      assert.match(err.message, /passed maxOutputBytes \(65536 bytes\).*use execStream/);
+      assert.ok(err.stdout.length <= 64 * 1024 && /^x*$/.test(err.stdout));
+      return true;
+    });
   });
 
   it('execStream resolves only once a slow sink has taken every byte, stdout and stderr', async () => {
