@@ -244,10 +244,12 @@ export function cleanupClusterSync(state: ClusterState): CleanupProblems {
   } else {
     rmSync(state.workDir, { recursive: true, force: true, maxRetries: 3 });
   }
+  // A cleanup that could not finish keeps its state file: the next start (or cleanup.js) tries again,
+  // and the host settings stay recorded until it succeeds.
+  if (problems.length > 0) return problems;
   withStateLock(() => {
     rmSync(clusterStatePath(state.id), { force: true });
-    const othersAlive = listClusterStates().some((other) => other.id !== state.id && ownerAlive(other));
-    if (!othersAlive && listClusterStates().length === 0) restoreHost(problems);
+    if (listClusterStates().length === 0) restoreHost(problems);
   });
   return problems;
 }
