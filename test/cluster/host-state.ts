@@ -239,6 +239,7 @@ export function cleanupClusterSync(state: ClusterState): CleanupProblems {
   }
   removeCgroups(state.cgroupRoot, problems);
   removeCniCache(state.cniNetwork);
+  removeContainerLogLinks(state.workDir);
   if (mountPoints().some((mount) => mount.startsWith(`${state.workDir}/`))) {
     problems.push(`mounts remain under ${state.workDir}; not deleting it`);
   } else {
@@ -442,5 +443,23 @@ function removeCniCache(network: string): void {
       continue;
     }
     for (const name of names) if (name.startsWith(`${network}-`)) rmSync(join(dir, name), { force: true });
+  }
+}
+
+/** kubelet links every container's log into /var/log/containers (a fixed path) even with podLogsDir set elsewhere. */
+function removeContainerLogLinks(workDir: string): void {
+  const dir = '/var/log/containers';
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    try {
+      if (readlinkSync(join(dir, name)).startsWith(`${workDir}/`)) rmSync(join(dir, name), { force: true });
+    } catch {
+      // Not a link, or gone.
+    }
   }
 }

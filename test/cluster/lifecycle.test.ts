@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
@@ -40,6 +40,17 @@ function snapshot(): HostSnapshot {
   };
 }
 
+function containerLogLinksInto(workDir: string): string[] {
+  if (!existsSync('/var/log/containers')) return [];
+  return readdirSync('/var/log/containers').filter((name) => {
+    try {
+      return readlinkSync(join('/var/log/containers', name)).startsWith(`${workDir}/`);
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** Asserts nothing of `state`'s cluster is left, and (when no other cluster runs) the host equals `before`. */
 function assertCleanedUp(state: ClusterState, before: HostSnapshot, diagnostic: (message: string) => void): void {
   assert.deepEqual(clusterProcesses(state), [], 'no process of the cluster may be left');
@@ -48,6 +59,7 @@ function assertCleanedUp(state: ClusterState, before: HostSnapshot, diagnostic: 
   assert.equal(existsSync(state.workDir), false, 'the work dir is deleted');
   assert.doesNotMatch(sh(['ip', 'netns', 'list']).stdout, new RegExp(`^${state.netns}\\b`, 'm'), 'the network namespace is deleted');
   assert.deepEqual(clusterCgroupDirs(state.cgroupRoot), [], 'no cgroup dir is left');
+  assert.deepEqual(containerLogLinksInto(state.workDir), [], "no link of kubelet's in /var/log/containers points into the work dir");
   const now = snapshot();
   assert.equal(now.iptables, before.iptables, "the host's iptables rules are unchanged");
   assert.deepEqual(now.hostLinks, before.hostLinks, "the host's network devices are unchanged");
