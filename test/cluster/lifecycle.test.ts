@@ -103,7 +103,8 @@ test('a Deployment runs from the local registry, a pod reaches the API server th
     await pushBusyboxImage(cluster.registryUrl, 'lifecycle-busybox', '1');
     // A plain HTTP request to the API server's HTTPS port gets Go's unmistakable 400 answer:
     // proof that the ClusterIP led (through kube-proxy's DNAT) to the API server.
-    const probe = `until printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${KUBERNETES_SERVICE_IP} 443 | grep -q 'HTTP request to an HTTPS server'; do sleep 1; done; echo reached-the-api-server; exec sleep 3600`;
+    // It also serves a page on 8080, behind a Service, to check Service → pod routing (webhooks and metrics rely on it).
+    const probe = `mkdir -p /tmp/www && echo served-by-the-pod > /tmp/www/index.html && httpd -p 8080 -h /tmp/www && until printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${KUBERNETES_SERVICE_IP} 443 | grep -q 'HTTP request to an HTTPS server'; do sleep 1; done; echo reached-the-api-server; exec sleep 3600`;
     kubectl(cluster, ['apply', '-f', '-'], JSON.stringify({
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -120,6 +121,13 @@ test('a Deployment runs from the local registry, a pod reaches the API server th
     const pod = await runningPod(cluster, 'app=lifecycle');
     assert.ok(pod.status.podIP?.startsWith(POD_SUBNET.split('.').slice(0, 2).join('.')), `pod IP ${pod.status.podIP} is in ${POD_SUBNET}`);
     await eventually('the pod to reach the API server through the kubernetes Service', () => kubectl(cluster, ['logs', pod.metadata.name]).includes('reached-the-api-server'), 120_000, 1000);
+    kubectl(cluster, ['expose', 'deployment', 'lifecycle', '--port=80', '--target-port=8080']);
+    const serviceIP = kubectl(cluster, ['get', 'service', 'lifecycle', '-o', 'jsonpath={.spec.clusterIP}']).trim();
+    const get = `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3`;
+    // Through its own Service (hairpin: the pod is the only endpoint), and from the namespace straight to the pod IP.
+    await eventually('the pod to reach itself through its Service', () => kubectl(cluster, ['exec', pod.metadata.name, '--', 'sh', '-c', `${get} ${serviceIP} 80`]).includes('served-by-the-pod'), 60_000, 1000);
+    const direct = sh([...cluster.inNetns, 'sh', '-c', `${get.replace('nc', 'busybox nc')} ${pod.status.podIP} 8080`]);
+    assert.match(direct.stdout, /served-by-the-pod/, direct.stderr);
     // The ServiceAccount token is mounted (ServiceAccount admission + the controller manager's token controller).
     const namespace = kubectl(cluster, ['exec', pod.metadata.name, '--', 'cat', '/var/run/secrets/kubernetes.io/serviceaccount/namespace']);
     assert.equal(namespace, 'default');
