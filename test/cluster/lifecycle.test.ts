@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { eventually } from '../e2e/eventually.js';
 import { KUBERNETES_SERVICE_IP, POD_SUBNET, startCluster, type TestClusterDetails } from './cluster.js';
 import {
-  clusterCgroupDirs, clusterProcesses, isMountPoint, listClusterStates, mountPoints, readHostRecord, readSysctls, readWatchedPaths, type ClusterState,
+  cgroupHierarchies, clusterCgroupDirs, clusterProcesses, isMountPoint, listClusterStates, mountPoints, readHostRecord, readSysctls, readWatchedPaths, type ClusterState,
 } from './host-state.js';
 import { kubectl, runningPod, sh } from './kubectl.js';
 import { pushBusyboxImage } from './tiny-images.js';
@@ -22,7 +22,17 @@ interface HostSnapshot {
   runNetnsMounted: boolean;
   iptables: string;
   hostLinks: string[];
+  /** Mount points, without those of test clusters (theirs or other processes' running meanwhile). */
+  mounts: string[];
+  /** Top-level cgroups of every hierarchy, without test clusters' own roots. */
+  topCgroups: string[];
 }
+
+/**
+ * Test clusters' own things, which other test processes may create or remove
+ * while this test runs (/run/netns itself is checked by `runNetnsMounted`).
+ */
+const anyTestCluster = /^\/tmp\/tsc-|^\/run\/netns(\/tsosdk-|$)|\/tsosdk-[0-9a-z]+$/;
 
 /** iptables-save without its timestamped comment lines and packet counters. */
 function rules(command: string): string {
@@ -37,6 +47,9 @@ function snapshot(): HostSnapshot {
     runNetnsMounted: isMountPoint('/run/netns'),
     iptables: `${rules('iptables-save')}\n${rules('ip6tables-save')}`,
     hostLinks: sh(['ip', '-o', 'link', 'show']).stdout.split('\n').filter(Boolean).map((line) => line.split(': ')[1] ?? '').sort(),
+    mounts: mountPoints().filter((mount) => !anyTestCluster.test(mount)).sort(),
+    topCgroups: cgroupHierarchies().flatMap((hierarchy) => readdirSync(hierarchy, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory()).map((entry) => join(hierarchy, entry.name))).filter((path) => !anyTestCluster.test(path)).sort(),
   };
 }
 
@@ -63,6 +76,8 @@ function assertCleanedUp(state: ClusterState, before: HostSnapshot, diagnostic: 
   const now = snapshot();
   assert.equal(now.iptables, before.iptables, "the host's iptables rules are unchanged");
   assert.deepEqual(now.hostLinks, before.hostLinks, "the host's network devices are unchanged");
+  assert.deepEqual(now.mounts, before.mounts, 'no mount is left (or removed) outside test clusters');
+  assert.deepEqual(now.topCgroups, before.topCgroups, 'no top-level cgroup (e.g. kubepods) is left');
   assert.equal(listClusterStates().some((other) => other.id === state.id), false, "the cluster's state file is gone");
   const others = listClusterStates();
   if (others.length > 0) {
