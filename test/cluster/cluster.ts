@@ -216,7 +216,9 @@ function kubeconfig(server: string, caPem: string, credentials: KeyPairPem): str
  * containerd, kubelet, kube-proxy and the registry inside a fresh network
  * namespace; resolves when the node is Ready and the `default` ServiceAccount
  * exists. Throws (after cleaning up) with the failing component's log tail.
- * Must run as root (network namespaces, mounts, cgroups).
+ * Must run as root (network namespaces, mounts, cgroups). `workDir` (default:
+ * a fresh /tmp/tsc-XXXXXX, short because Unix socket paths below it are
+ * limited to 108 bytes) holds every file of the cluster and is deleted by `stop()`.
  */
 export async function startCluster(options: { workDir?: string } = {}): Promise<TestClusterDetails> {
   if (process.getuid?.() !== 0) throw new Error('test cluster: must run as root (it creates a network namespace, cgroups and mounts)');
@@ -304,8 +306,8 @@ async function bringUp(cluster: ClusterRun, binaries: Binaries, agents: Agent[])
     return pair;
   };
   const admin = await issueClient('admin', 'tsosdk-admin');
-  const kubeletClient = await issueClient('apiserver-kubelet-client', 'kube-apiserver-kubelet-client');
-  void kubeletClient;
+  // kube-apiserver's client certificate towards kubelet (logs, exec, port-forward).
+  await issueClient('apiserver-kubelet-client', 'kube-apiserver-kubelet-client');
   for (const [name, pem] of Object.entries(files)) writeFileSync(join(pki, name), pem, { mode: 0o600 });
   const inside = `https://127.0.0.1:${API_PORT}`;
   const kubeconfigs: Record<string, string> = {};

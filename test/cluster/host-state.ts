@@ -239,15 +239,18 @@ export function cleanupClusterSync(state: ClusterState): CleanupProblems {
   }
   removeCgroups(state.cgroupRoot, problems);
   removeCniCache(state.cniNetwork);
+  removeContainerLogLinks(state.workDir);
   if (mountPoints().some((mount) => mount.startsWith(`${state.workDir}/`))) {
     problems.push(`mounts remain under ${state.workDir}; not deleting it`);
   } else {
     rmSync(state.workDir, { recursive: true, force: true, maxRetries: 3 });
   }
+  // A cleanup that could not finish keeps its state file: the next start (or cleanup.js) tries again,
+  // and the host settings stay recorded until it succeeds.
+  if (problems.length > 0) return problems;
   withStateLock(() => {
     rmSync(clusterStatePath(state.id), { force: true });
-    const othersAlive = listClusterStates().some((other) => other.id !== state.id && ownerAlive(other));
-    if (!othersAlive && listClusterStates().length === 0) restoreHost(problems);
+    if (listClusterStates().length === 0) restoreHost(problems);
   });
   return problems;
 }
@@ -440,5 +443,23 @@ function removeCniCache(network: string): void {
       continue;
     }
     for (const name of names) if (name.startsWith(`${network}-`)) rmSync(join(dir, name), { force: true });
+  }
+}
+
+/** kubelet links every container's log into /var/log/containers (a fixed path) even with podLogsDir set elsewhere. */
+function removeContainerLogLinks(workDir: string): void {
+  const dir = '/var/log/containers';
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    try {
+      if (readlinkSync(join(dir, name)).startsWith(`${workDir}/`)) rmSync(join(dir, name), { force: true });
+    } catch {
+      // Not a link, or gone.
+    }
   }
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { eventually } from '../e2e/eventually.js';
 import { KUBERNETES_SERVICE_IP, POD_SUBNET, startCluster, type TestClusterDetails } from './cluster.js';
 import {
-  clusterCgroupDirs, clusterProcesses, isMountPoint, listClusterStates, mountPoints, readHostRecord, readSysctls, readWatchedPaths, type ClusterState,
+  cgroupHierarchies, clusterCgroupDirs, clusterProcesses, isMountPoint, listClusterStates, mountPoints, readHostRecord, readSysctls, readWatchedPaths, type ClusterState,
 } from './host-state.js';
 import { kubectl, runningPod, sh } from './kubectl.js';
 import { pushBusyboxImage } from './tiny-images.js';
@@ -22,7 +22,17 @@ interface HostSnapshot {
   runNetnsMounted: boolean;
   iptables: string;
   hostLinks: string[];
+  /** Mount points, without those of test clusters (theirs or other processes' running meanwhile). */
+  mounts: string[];
+  /** Top-level cgroups of every hierarchy, without test clusters' own roots. */
+  topCgroups: string[];
 }
+
+/**
+ * Test clusters' own things, which other test processes may create or remove
+ * while this test runs (/run/netns itself is checked by `runNetnsMounted`).
+ */
+const anyTestCluster = /^\/tmp\/tsc-|^\/run\/netns(\/tsosdk-|$)|\/tsosdk-[0-9a-z]+$/;
 
 /** iptables-save without its timestamped comment lines and packet counters. */
 function rules(command: string): string {
@@ -37,7 +47,21 @@ function snapshot(): HostSnapshot {
     runNetnsMounted: isMountPoint('/run/netns'),
     iptables: `${rules('iptables-save')}\n${rules('ip6tables-save')}`,
     hostLinks: sh(['ip', '-o', 'link', 'show']).stdout.split('\n').filter(Boolean).map((line) => line.split(': ')[1] ?? '').sort(),
+    mounts: mountPoints().filter((mount) => !anyTestCluster.test(mount)).sort(),
+    topCgroups: cgroupHierarchies().flatMap((hierarchy) => readdirSync(hierarchy, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory()).map((entry) => join(hierarchy, entry.name))).filter((path) => !anyTestCluster.test(path)).sort(),
   };
+}
+
+function containerLogLinksInto(workDir: string): string[] {
+  if (!existsSync('/var/log/containers')) return [];
+  return readdirSync('/var/log/containers').filter((name) => {
+    try {
+      return readlinkSync(join('/var/log/containers', name)).startsWith(`${workDir}/`);
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Asserts nothing of `state`'s cluster is left, and (when no other cluster runs) the host equals `before`. */
@@ -48,9 +72,12 @@ function assertCleanedUp(state: ClusterState, before: HostSnapshot, diagnostic: 
   assert.equal(existsSync(state.workDir), false, 'the work dir is deleted');
   assert.doesNotMatch(sh(['ip', 'netns', 'list']).stdout, new RegExp(`^${state.netns}\\b`, 'm'), 'the network namespace is deleted');
   assert.deepEqual(clusterCgroupDirs(state.cgroupRoot), [], 'no cgroup dir is left');
+  assert.deepEqual(containerLogLinksInto(state.workDir), [], "no link of kubelet's in /var/log/containers points into the work dir");
   const now = snapshot();
   assert.equal(now.iptables, before.iptables, "the host's iptables rules are unchanged");
   assert.deepEqual(now.hostLinks, before.hostLinks, "the host's network devices are unchanged");
+  assert.deepEqual(now.mounts, before.mounts, 'no mount is left (or removed) outside test clusters');
+  assert.deepEqual(now.topCgroups, before.topCgroups, 'no top-level cgroup (e.g. kubepods) is left');
   assert.equal(listClusterStates().some((other) => other.id === state.id), false, "the cluster's state file is gone");
   const others = listClusterStates();
   if (others.length > 0) {
@@ -91,7 +118,8 @@ test('a Deployment runs from the local registry, a pod reaches the API server th
     await pushBusyboxImage(cluster.registryUrl, 'lifecycle-busybox', '1');
     // A plain HTTP request to the API server's HTTPS port gets Go's unmistakable 400 answer:
     // proof that the ClusterIP led (through kube-proxy's DNAT) to the API server.
-    const probe = `until printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${KUBERNETES_SERVICE_IP} 443 | grep -q 'HTTP request to an HTTPS server'; do sleep 1; done; echo reached-the-api-server; exec sleep 3600`;
+    // It also serves a page on 8080, behind a Service, to check Service → pod routing (webhooks and metrics rely on it).
+    const probe = `mkdir -p /tmp/www && echo served-by-the-pod > /tmp/www/index.html && httpd -p 8080 -h /tmp/www && until printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${KUBERNETES_SERVICE_IP} 443 | grep -q 'HTTP request to an HTTPS server'; do sleep 1; done; echo reached-the-api-server; exec sleep 3600`;
     kubectl(cluster, ['apply', '-f', '-'], JSON.stringify({
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -108,6 +136,13 @@ test('a Deployment runs from the local registry, a pod reaches the API server th
     const pod = await runningPod(cluster, 'app=lifecycle');
     assert.ok(pod.status.podIP?.startsWith(POD_SUBNET.split('.').slice(0, 2).join('.')), `pod IP ${pod.status.podIP} is in ${POD_SUBNET}`);
     await eventually('the pod to reach the API server through the kubernetes Service', () => kubectl(cluster, ['logs', pod.metadata.name]).includes('reached-the-api-server'), 120_000, 1000);
+    kubectl(cluster, ['expose', 'deployment', 'lifecycle', '--port=80', '--target-port=8080']);
+    const serviceIP = kubectl(cluster, ['get', 'service', 'lifecycle', '-o', 'jsonpath={.spec.clusterIP}']).trim();
+    const get = `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3`;
+    // Through its own Service (hairpin: the pod is the only endpoint), and from the namespace straight to the pod IP.
+    await eventually('the pod to reach itself through its Service', () => kubectl(cluster, ['exec', pod.metadata.name, '--', 'sh', '-c', `${get} ${serviceIP} 80`]).includes('served-by-the-pod'), 60_000, 1000);
+    const direct = sh([...cluster.inNetns, 'sh', '-c', `${get.replace('nc', 'busybox nc')} ${pod.status.podIP} 8080`]);
+    assert.match(direct.stdout, /served-by-the-pod/, direct.stderr);
     // The ServiceAccount token is mounted (ServiceAccount admission + the controller manager's token controller).
     const namespace = kubectl(cluster, ['exec', pod.metadata.name, '--', 'cat', '/var/run/secrets/kubernetes.io/serviceaccount/namespace']);
     assert.equal(namespace, 'default');
