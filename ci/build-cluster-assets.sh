@@ -6,7 +6,7 @@
 # program for the sandbox image. Everything goes into a cache outside the repo;
 # only missing binaries are built, and the directory is printed on stdout.
 # The Debian packages the node needs (runc, CNI plugins, iptables, conntrack,
-# socat, busybox-static for test images) are installed when missing.
+# socat, busybox-static for test images, buildah for image builds) are installed when missing.
 # Only our own tests need this: users of ts-operator-sdk never do.
 set -euo pipefail
 
@@ -19,7 +19,7 @@ bin_dir="$cache_root/cluster-assets/k8s-${KUBE_VERSION}-containerd-${CONTAINERD_
 # Debian packages: command → package. Checked every run (cheap), installed only when one is missing.
 declare -A packages=(
   [runc]=runc [iptables]=iptables [conntrack]=conntrack [socat]=socat [nsenter]=util-linux
-  [busybox]=busybox-static [/usr/lib/cni/bridge]=containernetworking-plugins
+  [busybox]=busybox-static [/usr/lib/cni/bridge]=containernetworking-plugins [buildah]=buildah
 )
 missing_packages=()
 for command in "${!packages[@]}"; do

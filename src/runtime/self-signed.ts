@@ -7,16 +7,17 @@ import type { CertificatePair } from './webhook/certwatcher.js';
  * verification (the ServiceMonitor's `insecureSkipVerify`) or, better, a
  * cert-manager certificate is mounted (`metricsCertDir`).
  *
- * The X.509 encoder is the one envtest uses (@peculiar/x509, an optional
- * dependency npm installs by default); it is loaded only on this path, so
- * an operator with its own certificate never loads it.
+ * The X.509 encoder is the one envtest uses (@peculiar/x509, a regular
+ * dependency: the generated Dockerfile's `npm ci --omit=optional` keeps it,
+ * since the scaffold's default deployment serves metrics this way); it is
+ * loaded only on this path, so an operator with its own certificate never loads it.
  */
 export async function selfSignedCertificate(): Promise<CertificatePair> {
   let TinyCA: typeof import('./envtest/certs.js').TinyCA;
   try {
     ({ TinyCA } = await import('./envtest/certs.js'));
   } catch (err) {
-    throw new Error(`cannot make a self-signed metrics certificate (${(err as Error).message}): install the optional dependency @peculiar/x509, or pass metricsCertDir`);
+    throw new Error(`cannot make a self-signed metrics certificate (${(err as Error).message}): reinstall the dependencies (npm ci) so @peculiar/x509 is present, or pass metricsCertDir`);
   }
   const ca = await TinyCA.create('ts-operator-sdk-metrics-ca');
   const serving = await ca.issue({ usage: 'server', commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1', '::1'] });

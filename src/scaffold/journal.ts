@@ -48,7 +48,8 @@ export interface FileChange {
   action: 'CREATE' | 'UPDATE' | 'DELETE';
   /** Relative to the project root, forward slashes. */
   path: string;
-  content?: string;
+  /** Text, or bytes for a binary file (a vendored package tarball). */
+  content?: string | Buffer;
 }
 
 type JournalState = 'staging' | 'applying' | 'undoing';
@@ -424,7 +425,7 @@ async function writeDurably(path: string, content: string): Promise<void> {
 }
 
 /** Creates `path` with `content` (and `mode`); returns the open handle, still to be fsynced. */
-async function writeNewFile(path: string, content: string, mode?: number): Promise<FileHandle> {
+async function writeNewFile(path: string, content: string | Buffer, mode?: number): Promise<FileHandle> {
   const handle = await open(path, 'wx');
   try {
     await handle.writeFile(content);

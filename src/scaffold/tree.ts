@@ -19,8 +19,8 @@ const UNLISTED_DIRECTORIES = new Set(['node_modules', 'dist', '.git']);
  * that fails half-way leaves the directory exactly as it was.
  */
 export class VirtualTree {
-  /** Pending content per path; `null` marks a deletion. */
-  private readonly pending = new Map<string, string | null>();
+  /** Pending content per path (bytes for a binary file); `null` marks a deletion. */
+  private readonly pending = new Map<string, string | Buffer | null>();
 
   constructor(readonly root: string) {}
 
@@ -34,12 +34,20 @@ export class VirtualTree {
   /** The content of `path` after the pending changes, or undefined if absent. */
   read(path: string): string | undefined {
     const key = normalise(path);
-    if (this.pending.has(key)) return this.pending.get(key) ?? undefined;
+    if (this.pending.has(key)) {
+      const content = this.pending.get(key);
+      return Buffer.isBuffer(content) ? content.toString('utf8') : content ?? undefined;
+    }
     return this.readFromDisk(key);
   }
 
   /** Sets the content of `path`, creating or replacing it. */
   write(path: string, content: string): void {
+    this.pending.set(normalise(path), content);
+  }
+
+  /** Sets the bytes of a binary `path` (never read back as text by a command), creating or replacing it. */
+  writeBytes(path: string, content: Buffer): void {
     this.pending.set(normalise(path), content);
   }
 
@@ -96,7 +104,7 @@ export class VirtualTree {
         if (onDisk !== undefined) result.push({ action: 'DELETE', path });
       } else if (onDisk === undefined) {
         result.push({ action: 'CREATE', path });
-      } else if (onDisk !== content) {
+      } else if (Buffer.isBuffer(content) ? !content.equals(readFileSync(join(this.root, path))) : onDisk !== content) {
         result.push({ action: 'UPDATE', path });
       }
     }

@@ -79,8 +79,12 @@ describe('the Dockerfile runtime stage', () => {
       const result = spawnSync('bash', ['-ec', step.slice(4)], { cwd: dir, encoding: 'utf8', timeout: 600_000 });
       assert.equal(result.status, 0, `${step} failed:\n${result.stdout}\n${result.stderr}`);
     }
-    for (const tool of ['typescript', 'handlebars', 'commander', 'execa', 'fs-extra', 'yaml', '@peculiar/x509', 'ajv', 'semver']) {
+    for (const tool of ['typescript', 'handlebars', 'commander', 'execa', 'fs-extra', 'yaml', 'ajv', 'semver']) {
       assert.ok(!existsSync(join(dir, 'node_modules', tool)), `${tool} must not be in the runtime payload`);
+    }
+    // The secure metrics server's self-signed certificate (the scaffold's default deployment) needs these at run time.
+    for (const runtime of ['@peculiar/x509', 'reflect-metadata']) {
+      assert.ok(existsSync(join(dir, 'node_modules', runtime)), `${runtime} must be in the runtime payload`);
     }
     // With no cluster config the operator stops with the runtime's own error, not a missing module.
     const home = mkdtempSync(join(tmpdir(), 'empty-home-'));

@@ -5,7 +5,7 @@
  * dependency that cannot be resolved.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -24,8 +24,11 @@ test('init reports a missing npm in one line and keeps the scaffold', () => {
 
 test('init reports npm install failing with its exit code', () => {
   const dir = tempProjectDir();
+  const notATarball = join(mkdtempSync(join(tmpdir(), 'not-a-tarball-')), 'ts-operator-sdk.tgz');
+  writeFileSync(notATarball, 'not a gzip stream\n');
   const result = runCli(['init', '--domain', 'example.com'], dir, {
-    env: { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${join(dir, 'missing', 'ts-operator-sdk.tgz')}`, npm_config_offline: 'true' },
+    // A readable file that is no tarball: init vendors it, and npm install is what fails.
+    env: { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${notATarball}`, npm_config_offline: 'true' },
   });
   assert.equal(result.status, 1);
   const [line, ...rest] = errorLines(result.stderr);

@@ -7,7 +7,7 @@ export { LICENSES };
 import { UsageError } from '../../errors.js';
 import { scaffoldFiles, type FileSpec } from '../../scaffold/files.js';
 import { validateDomain, validateProjectName } from '../../scaffold/names.js';
-import { sdkPackageSpec, SCORECARD_IMAGE } from '../../scaffold/package-info.js';
+import { sdkPackageSpec, SCORECARD_IMAGE, vendoredTarball } from '../../scaffold/package-info.js';
 import { DEFAULT_PLUGINS, LAYOUT_PLUGIN, PROJECT_FILE, writeProject } from '../../scaffold/project.js';
 import { VirtualTree } from '../../scaffold/tree.js';
 import { finishTree, type CommandIO } from '../../cli/io.js';
@@ -112,10 +112,14 @@ export async function init(options: InitOptions, io: CommandIO): Promise<void> {
   const owner = (options.owner ?? '').replace(/\*\//g, '*\\/');
   // The boilerplate goes in first so main.ts can be rendered with it.
   const specs = initFiles(license);
+  // A tarball spec is copied into the project (and COPYed by the Dockerfile) so the image build can install it.
+  const packageSpec = sdkPackageSpec();
+  const vendored = vendoredTarball(packageSpec);
+  if (vendored) tree.writeBytes(vendored.path, vendored.content);
   const base = {
     projectName, domain: options.domain, owner, year, apache2: license === 'apache2',
     packageLicense: license === 'apache2' ? 'Apache-2.0' : 'UNLICENSED',
-    sdkPackageSpec: sdkPackageSpec(), scorecardImage: SCORECARD_IMAGE,
+    sdkPackageSpec: vendored?.spec ?? packageSpec, vendoredSdkTarball: vendored?.path ?? false, scorecardImage: SCORECARD_IMAGE,
     leaderElectionID: leaderElectionId(projectName, options.domain),
   };
   scaffoldFiles(tree, specs.filter((spec) => spec.path === BOILERPLATE_FILE), base);

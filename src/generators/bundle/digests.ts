@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
 
 /** An image reference split into the parts the registry API needs. */
@@ -52,8 +55,7 @@ export async function resolveImageDigest(image: string, fetchImpl: typeof fetch 
   const ref = parseImageReference(image);
   if (ref.digest) return image;
   const host = ref.registry === 'docker.io' ? 'registry-1.docker.io' : ref.registry;
-  // Plain HTTP only for local registries, as docker's default insecure-registry rule does.
-  const scheme = /^(localhost|127\.|\[::1\])/.test(host) ? 'http' : 'https';
+  const scheme = isInsecureRegistry(host) ? 'http' : 'https';
   const url = `${scheme}://${host}/v2/${ref.repository}/manifests/${ref.tag}`;
   const unreachable = (cause: unknown): UsageError => {
     const code = (cause as { cause?: { code?: string } }).cause?.code ?? (cause instanceof Error ? cause.message : String(cause));
@@ -78,6 +80,44 @@ export async function resolveImageDigest(image: string, fetchImpl: typeof fetch 
     throw new UsageError(`--use-image-digests cannot resolve ${image}: the registry answered HTTP ${response.status}${response.ok ? ' without a Docker-Content-Digest header' : ''}`, 'check that the image is pushed and public, or run without --use-image-digests');
   }
   return `${ref.registry === 'docker.io' ? 'docker.io' : ref.registry}/${ref.repository}@${digest}`;
+}
+
+/**
+ * The registries.conf files buildah, podman and skopeo read, user's first.
+ * `CONTAINERS_REGISTRIES_CONF` replaces both, as it does for those tools.
+ */
+export function registriesConfFiles(env: NodeJS.ProcessEnv = process.env): string[] {
+  if (env['CONTAINERS_REGISTRIES_CONF']) return [env['CONTAINERS_REGISTRIES_CONF']];
+  return [join(env['HOME'] ?? homedir(), '.config', 'containers', 'registries.conf'), '/etc/containers/registries.conf'];
+}
+
+/**
+ * Registries spoken to over plain HTTP: a loopback host (`localhost`,
+ * `127.x`, `[::1]`, docker's built-in rule), or one a registries.conf marks
+ * `insecure = true` in a `[[registry]]` table, so one setting serves
+ * `buildah push` and `--use-image-digests` alike.
+ */
+export function isInsecureRegistry(host: string, files: string[] = registriesConfFiles()): boolean {
+  if (/^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(host)) return true;
+  return files.some((file) => insecureLocations(file).includes(host));
+}
+
+/** The `location` of each `[[registry]]` table with `insecure = true` (a missing or unreadable file has none). */
+function insecureLocations(file: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const locations: string[] = [];
+  // Tables start at `[` lines; only [[registry]] tables (not their [[registry.mirror]] children) matter.
+  for (const table of text.replace(/#.*$/gm, '').split(/^\s*(?=\[)/m)) {
+    if (!/^\[\[registry\]\]/.test(table)) continue;
+    const location = /^\s*location\s*=\s*"([^"]*)"/m.exec(table)?.[1];
+    if (location && /^\s*insecure\s*=\s*true\b/m.test(table)) locations.push(location);
+  }
+  return locations;
 }
 
 /** Fetches an anonymous pull token from the realm a 401 names (`Bearer realm=...,service=...,scope=...`). */
