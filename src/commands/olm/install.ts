@@ -13,6 +13,8 @@ import { DEFAULT_OLM_VERSION, fetchOlmManifests, type OlmManifests } from './man
 /** The CSV through which OLM serves its package API; its phase says whether OLM works. */
 const PACKAGESERVER_CSV = 'packageserver';
 export const DEFAULT_OLM_NAMESPACE = 'olm';
+/** How long a failed install may take to delete what it created. */
+const CLEANUP_BUDGET_MS = 180_000;
 
 /** Options shared by the three commands. */
 export interface OlmOptions {
@@ -70,7 +72,9 @@ export async function olmInstall(options: OlmOptions): Promise<void> {
   } catch (err) {
     if (created.length > 0) {
       io.progress(`Installing OLM failed; deleting the ${created.length} resources it created`);
-      await deleteAll(session, created, Math.max(deadline, Date.now()) + 30_000, io);
+      // Its own budget, not what is left of --timeout: CRD deletion waits for the API server's finalizer, which can take a minute on a busy server.
+      const left = await deleteAll(session, created, Date.now() + CLEANUP_BUDGET_MS, io);
+      if (left.length > 0) io.progress(`still not deleted: ${left.map(describeObject).join(', ')}; delete them with kubectl before installing again`);
     }
     throw clusterError(err, 'installing OLM');
   } finally {
@@ -150,11 +154,24 @@ export async function deleteAll(session: KubeSession, objects: readonly KubeObje
   let left = order;
   await pollUntil(deadline, async () => {
     const still: KubeObject[] = [];
-    for (const obj of left) if (!(await session.gone(obj).catch(() => false))) still.push(obj);
+    for (const obj of left) if (!(await deletedOrDeleting(session, obj))) still.push(obj);
     left = still;
     return left.length === 0 ? true : undefined;
   });
   return left;
+}
+
+/**
+ * Whether the object is gone; a Namespace counts once it is Terminating, since
+ * the namespace controller finishes it and waiting for that can take minutes.
+ */
+async function deletedOrDeleting(session: KubeSession, obj: KubeObject): Promise<boolean> {
+  try {
+    const current = await session.get(obj.apiVersion!, obj.kind!, obj.metadata!.name!, obj.metadata?.namespace);
+    return current === undefined || (obj.kind === 'Namespace' && Boolean(current.metadata?.deletionTimestamp));
+  } catch {
+    return false;
+  }
 }
 
 /** Namespaces go last, CRDs just before them, so objects in them are deleted first. */
