@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite: unit tests, then everything that runs on the real
-# kube-apiserver (runtime, envtest, generators, scaffolded projects).
+# kube-apiserver (runtime, envtest, generators, scaffolded projects), then
+# the tests on the one-node cluster (test/cluster; they need root).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 npm run build
+# The cluster's binaries (kubelet, containerd, registry, ...), built once into a cache outside the repo.
+TS_OPERATOR_SDK_CLUSTER_ASSETS="${TS_OPERATOR_SDK_CLUSTER_ASSETS:-$(bash ci/build-cluster-assets.sh)}"
+export TS_OPERATOR_SDK_CLUSTER_ASSETS
 exec bash scripts/with-test-assets.sh node --test --test-concurrency=1 \
-  'dist/test/unit/**/*.test.js' 'dist/test/e2e/**/*.test.js' 'dist/test/scaffold/**/*.test.js'
+  'dist/test/unit/**/*.test.js' 'dist/test/e2e/**/*.test.js' 'dist/test/scaffold/**/*.test.js' 'dist/test/cluster/**/*.test.js'

@@ -11,6 +11,10 @@ tool (
 	k8s.io/kubernetes/cmd/kube-apiserver
 	// Only our own e2e tests run it (garbage collection, Deployments, namespaces).
 	k8s.io/kubernetes/cmd/kube-controller-manager
+	// The one-node test cluster (test/cluster, ci/build-cluster-assets.sh).
+	k8s.io/kubernetes/cmd/kube-proxy
+	k8s.io/kubernetes/cmd/kube-scheduler
+	k8s.io/kubernetes/cmd/kubelet
 )
 
 require (

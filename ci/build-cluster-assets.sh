@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Builds what our one-node test cluster (test/cluster) needs beyond the test
+# control plane: kubelet, kube-scheduler and kube-proxy (from the same
+# Kubernetes wrapper module and flags as ci/build-test-assets.sh), containerd
+# 2.x with ctr, the `registry` of distribution v3, and a tiny static `pause`
+# program for the sandbox image. Everything goes into a cache outside the repo;
+# only missing binaries are built, and the directory is printed on stdout.
+# The Debian packages the node needs (runc, CNI plugins, iptables, conntrack,
+# socat, busybox-static for test images) are installed when missing.
+# Only our own tests need this: users of ts-operator-sdk never do.
+set -euo pipefail
+
+KUBE_VERSION=v1.36.3
+CONTAINERD_VERSION=v2.2.1
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cache_root="${TS_OPERATOR_SDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ts-operator-sdk}"
+bin_dir="$cache_root/cluster-assets/k8s-${KUBE_VERSION}-containerd-${CONTAINERD_VERSION}"
+
+# Debian packages: command → package. Checked every run (cheap), installed only when one is missing.
+declare -A packages=(
+  [runc]=runc [iptables]=iptables [conntrack]=conntrack [socat]=socat [nsenter]=util-linux
+  [busybox]=busybox-static [/usr/lib/cni/bridge]=containernetworking-plugins
+)
+missing_packages=()
+for command in "${!packages[@]}"; do
+  if [[ "$command" == /* ]]; then [[ -x "$command" ]] && continue; else command -v "$command" >/dev/null && continue; fi
+  missing_packages+=("${packages[$command]}")
+done
+if [[ ${#missing_packages[@]} -gt 0 ]]; then
+  if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
+    echo "build-cluster-assets: missing Debian packages ${missing_packages[*]}: install them (apt-get install -y --no-install-recommends ${missing_packages[*]}) as root" >&2
+    exit 1
+  fi
+  echo "build-cluster-assets: installing ${missing_packages[*]} with apt-get" >&2
+  apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing_packages[@]}" >&2
+fi
+
+missing=()
+for binary in kubelet kube-scheduler kube-proxy containerd containerd-shim-runc-v2 ctr registry pause; do
+  [[ -x "$bin_dir/$binary" ]] || missing+=("$binary")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "$bin_dir"
+  exit 0
+fi
+
+if ! command -v go >/dev/null; then
+  echo "build-cluster-assets: Go is not installed, and ${missing[*]} must be built with it (only this repo's cluster tests need them). Install Go 1.26 and run this script again" >&2
+  exit 1
+fi
+mkdir -p "$bin_dir"
+tmp="$(mktemp -d "$bin_dir/.build.XXXXXX")"
+heartbeat_pid=
+trap '[[ -n "$heartbeat_pid" ]] && kill "$heartbeat_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# go build is silent until it finishes; a line every PROGRESS_SECONDS says how far it is.
+PROGRESS_SECONDS="${PROGRESS_SECONDS:-30}"
+progress() {
+  local what="$1" log="$2" start
+  start="$(date +%s)"
+  while sleep "$PROGRESS_SECONDS"; do
+    local elapsed=$(( $(date +%s) - start ))
+    echo "build-cluster-assets: still building $what: $((elapsed / 60))m$((elapsed % 60))s, $(wc -l < "$log" | tr -d ' ') packages compiled" >&2
+  done
+}
+# Runs `go build -v` in directory $2 with the rest as arguments, reporting progress as $1.
+build() {
+  local what="$1" dir="$2"; shift 2
+  local log="$tmp/$what.log"
+  : > "$log"
+  progress "$what" "$log" &
+  heartbeat_pid=$!
+  local status=0
+  (cd "$dir" && go build -v "$@" 2> "$log") || status=$?
+  kill "$heartbeat_pid" 2>/dev/null || true
+  wait "$heartbeat_pid" 2>/dev/null || true
+  heartbeat_pid=
+  if [[ $status -ne 0 ]]; then
+    echo "build-cluster-assets: building $what failed; the end of go build's output:" >&2
+    grep -v '^[a-z0-9.-]*\(/[^ ]*\)\?$' "$log" | tail -n 20 >&2 || tail -n 20 "$log" >&2
+    exit "$status"
+  fi
+}
+export GOTOOLCHAIN=local CGO_ENABLED=0
+
+minor="${KUBE_VERSION#v1.}"; minor="${minor%%.*}"
+kube_ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  kube_ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+done
+
+for binary in "${missing[@]}"; do
+  case "$binary" in
+    kubelet|kube-scheduler|kube-proxy)
+      echo "build-cluster-assets: building $binary $KUBE_VERSION with Go (5 to 20 minutes on 2 cores; progress every ${PROGRESS_SECONDS}s)" >&2
+      build "$binary" "$here/tools/kube-apiserver" -trimpath -tags selinux,notest -ldflags "$kube_ldflags" -o "$tmp/$binary" "k8s.io/kubernetes/cmd/$binary" ;;
+    containerd|containerd-shim-runc-v2|ctr)
+      # Pure Go (no btrfs/devmapper/zfs snapshotters), so no C toolchain is needed.
+      echo "build-cluster-assets: building $binary $CONTAINERD_VERSION with Go (about 2 minutes)" >&2
+      build "$binary" "$here/tools/containerd" -trimpath -tags no_btrfs,no_devmapper,no_zfs \
+        -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
+        -o "$tmp/$binary" "github.com/containerd/containerd/v2/cmd/$binary" ;;
+    registry)
+      echo "build-cluster-assets: building the distribution registry with Go (about 2 minutes)" >&2
+      build registry "$here/tools/registry" -trimpath -ldflags "-s -w" -o "$tmp/registry" github.com/distribution/distribution/v3/cmd/registry ;;
+    pause)
+      build pause "$here/tools/pause" -trimpath -ldflags "-s -w" -o "$tmp/pause" . ;;
+  esac
+  # Move each one as soon as it is built, so an interrupted run keeps what it finished.
+  mv "$tmp/$binary" "$bin_dir/"
+done
+echo "$bin_dir"

@@ -1,0 +1,3 @@
+module ts-operator-sdk.local/ci/tools/pause
+
+go 1.26.0
