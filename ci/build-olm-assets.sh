@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds what the OLM cluster test installs into local images, from the Go
 # module proxy, into a cache outside the repo, and prints that directory:
-#   olm, catalog, package-server  from operator-lifecycle-manager (OLM v0);
+#   olm, catalog, package-server, from operator-lifecycle-manager (OLM v0);
+#   cpb (cmd/copy-content)        upstream's image ships all four in /bin;
 #   opm                           from operator-registry (serves the catalog);
 #   crds.yaml, olm.yaml           OLM's quickstart manifests from the same module.
 # Only missing files are built. The OLM version is operator-sdk's default for
@@ -17,7 +18,7 @@ cache_root="${TS_OPERATOR_SDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ts-operator
 out_dir="$cache_root/olm-assets/olm-${OLM_VERSION}-opm-${OPM_VERSION}"
 
 missing=()
-for file in olm catalog package-server opm crds.yaml olm.yaml; do
+for file in crds.yaml olm.yaml olm catalog package-server cpb opm; do
   [[ -s "$out_dir/$file" ]] || missing+=("$file")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
@@ -69,7 +70,7 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 olm_src=
 for file in "${missing[@]}"; do
   case "$file" in
-    olm|catalog|package-server|crds.yaml|olm.yaml)
+    olm|catalog|package-server|cpb|crds.yaml|olm.yaml)
       if [[ -z "$olm_src" ]]; then
         echo "build-olm-assets: fetching operator-lifecycle-manager $OLM_VERSION" >&2
         olm_src="$(module_dir "github.com/operator-framework/operator-lifecycle-manager@$OLM_VERSION")"
@@ -78,23 +79,25 @@ for file in "${missing[@]}"; do
   case "$file" in
     crds.yaml|olm.yaml)
       cp "$olm_src/deploy/upstream/quickstart/$file" "$tmp/$file" ;;
-    olm|catalog|package-server)
+    olm|catalog|package-server|cpb)
       echo "build-olm-assets: building $file $OLM_VERSION with Go (a few minutes)" >&2
+      cmd="$file"; [[ "$file" == cpb ]] && cmd=copy-content
       # The module zip keeps only vendor/modules.txt (Go strips vendored code
       # from module zips), so dependencies come from the proxy at the versions
       # go.sum pins. The module cache is read-only: build a writable copy.
       if [[ ! -d "$tmp/olm-src" ]]; then
         cp -r "$olm_src" "$tmp/olm-src" && chmod -R u+w "$tmp/olm-src" && rm -rf "$tmp/olm-src/vendor"
       fi
-      build "$file" "$tmp/olm-src" -mod=mod -trimpath -ldflags "-s -w" -o "$tmp/$file" "./cmd/$file" ;;
+      build "$file" "$tmp/olm-src" -mod=mod -trimpath -ldflags "-s -w" -o "$tmp/$file" "./cmd/$cmd" ;;
     opm)
       echo "build-olm-assets: building opm $OPM_VERSION with Go (a few minutes)" >&2
       opm_src="$(module_dir "github.com/operator-framework/operator-registry@$OPM_VERSION")"
       # The module cache is read-only and go may want to write go.sum: build a writable copy.
       cp -r "$opm_src" "$tmp/opm-src" && chmod -R u+w "$tmp/opm-src"
       # CGO off: go-sqlite3 then builds its stub, which only the deprecated SQLite
-      # index commands need; `opm serve` of a file-based catalog does not.
-      build opm "$tmp/opm-src" -mod=mod -trimpath -ldflags "-s -w" -o "$tmp/opm" ./cmd/opm ;;
+      # index commands need (`opm serve` of a file-based catalog does not), and
+      # containers_image_openpgp swaps gpgme (cgo) for a Go OpenPGP, as upstream's Makefile does.
+      build opm "$tmp/opm-src" -mod=mod -trimpath -tags containers_image_openpgp,json1 -ldflags "-s -w" -o "$tmp/opm" ./cmd/opm ;;
   esac
   mv "$tmp/$file" "$out_dir/$file"
 done

@@ -110,11 +110,31 @@ export function tarFiles(files: Record<string, string | Buffer>): Buffer {
 
 const sha256 = (data: Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`;
 
+/** The image config fields the OLM tests set. */
+export interface ImageConfig {
+  Labels?: Record<string, string>;
+  Entrypoint?: string[];
+  /** Numeric, so `runAsNonRoot` pods can verify it. */
+  User?: string;
+}
+
 /** Pushes a one-layer OCI image of `files` to `host/repository:tag` through the registry v2 API; returns the manifest digest. */
-export async function pushImage(host: string, repository: string, tag: string, files: Record<string, string | Buffer>, labels: Record<string, string> = {}): Promise<string> {
-  const tar = tarFiles(files);
+export async function pushImage(host: string, repository: string, tag: string, files: Record<string, string | Buffer>, config: ImageConfig = {}): Promise<string> {
+  return pushLayer(host, repository, tag, tarFiles(files), config);
+}
+
+/**
+ * Pushes an image whose one layer is the directory `rootfs` (modes kept,
+ * owned by root), e.g. static binaries in /bin and a world-writable /tmp.
+ */
+export async function pushRootfsImage(host: string, repository: string, tag: string, rootfs: string, config: ImageConfig): Promise<string> {
+  const tar = execFileSync('tar', ['-C', rootfs, '--numeric-owner', '--owner=0', '--group=0', '--sort=name', '--mtime=@0', '-cf', '-', '.'], { maxBuffer: 1024 * 1024 * 1024 });
+  return pushLayer(host, repository, tag, tar, config);
+}
+
+async function pushLayer(host: string, repository: string, tag: string, tar: Buffer, imageConfig: ImageConfig): Promise<string> {
   const layer = gzipSync(tar);
-  const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Labels: labels }, rootfs: { type: 'layers', diff_ids: [sha256(tar)] } }));
+  const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Env: ['PATH=/bin'], ...imageConfig }, rootfs: { type: 'layers', diff_ids: [sha256(tar)] } }));
   const base = `http://${host}/v2/${repository}`;
   for (const blob of [layer, config]) {
     const start = await fetch(`${base}/blobs/uploads/`, { method: 'POST' });
@@ -174,7 +194,7 @@ export function fixtureBundleFiles(version: string, image: string, command: stri
                 template: {
                   metadata: { labels: { 'control-plane': 'widget-operator' } },
                   spec: {
-                    securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+                    securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
                     containers: [{ name: 'manager', image, command, securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } }, resources: { limits: { memory: '64Mi' } } }],
                   },
                 },
