@@ -17,7 +17,7 @@ import { execFile } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
 import { CLI } from '../scaffold/harness.js';
 import { FIXTURE_CRD, FIXTURE_PACKAGE, fixtureBundleFiles, olmAssets, olmManifestFiles, pushImage, pushRootfsImage, serveFiles } from '../e2e/olm-fixtures.js';
@@ -67,7 +67,8 @@ async function pushBinaries(registryHost: string, repository: string, binaries: 
   }
 }
 
-before(async () => {
+/** Pushes the local images and the bundles, and serves OLM's rewritten manifests. */
+async function prepare(): Promise<void> {
   const assets = olmAssets();
   const { registry, registryUrl } = cluster();
   const pushHost = new URL(registryUrl).host;
@@ -87,13 +88,14 @@ before(async () => {
     .map((obj) => stringify(obj).replace(/quay\.io\/operator-framework\/olm@sha256:[0-9a-f]{64}/g, olmImage).replace(/quay\.io\/operator-framework\/configmap-operator-registry:latest/g, `${registry}/opm:local`))
     .join('---\n');
   manifestServer = await serveFiles({ '/v0.28.0/crds.yaml': crds, '/v0.28.0/olm.yaml': rewritten });
-}, { timeout: 900_000 });
+}
 
 after(async () => {
   await manifestServer?.close();
 });
 
 test('olm install, status, run bundle, bundle-upgrade, cleanup and olm uninstall on the one-node cluster', { timeout: 3_600_000 }, async () => {
+  await prepare();
   const olmEnv = { TS_OPERATOR_SDK_OLM_BASE_URL: manifestServer!.url };
   const { registry } = cluster();
 
