@@ -2,9 +2,10 @@
 # Builds what the OLM cluster test installs into local images, from the Go
 # module proxy, into a cache outside the repo, and prints that directory:
 #   olm, catalog, package-server, from operator-lifecycle-manager (OLM v0);
-#   cpb (cmd/copy-content)        upstream's image ships all four in /bin;
+#   cpb (cmd/copy-content)        upstream's image ships all four in /bin.
 #   opm                           from operator-registry (serves the catalog);
-#   crds.yaml, olm.yaml           OLM's quickstart manifests from the same module.
+#   crds.yaml, olm.yaml           OLM's manifests from the same module (the chart's
+#                                 CRDs; the quickstart's olm.yaml).
 # Only missing files are built. The OLM version is operator-sdk's default for
 # `olm install --version`; opm is the one operator-sdk v1.42.3 pins. Only this
 # repo's tests need this: users install OLM from its release manifests with
@@ -77,7 +78,11 @@ for file in "${missing[@]}"; do
       fi ;;
   esac
   case "$file" in
-    crds.yaml|olm.yaml)
+    crds.yaml)
+      # The quickstart crds.yaml in the module is stale (it lacks OLMConfig, which
+      # olm-operator watches); the release's crds.yaml is the chart's CRDs, joined.
+      for crd in "$olm_src"/deploy/chart/crds/*.crd.yaml; do printf -- '---\n'; cat "$crd"; done > "$tmp/$file" ;;
+    olm.yaml)
       cp "$olm_src/deploy/upstream/quickstart/$file" "$tmp/$file" ;;
     olm|catalog|package-server|cpb)
       echo "build-olm-assets: building $file $OLM_VERSION with Go (a few minutes)" >&2

@@ -85,7 +85,16 @@ async function prepare(): Promise<void> {
   const rewritten = parseAllDocuments(olm)
     .map((doc) => doc.toJS() as { kind?: string; metadata?: { name?: string } } | null)
     .filter((obj) => obj && !(obj.kind === 'CatalogSource' && obj.metadata?.name === 'operatorhubio-catalog'))
-    .map((obj) => stringify(obj).replace(/quay\.io\/operator-framework\/olm@sha256:[0-9a-f]{64}/g, olmImage).replace(/quay\.io\/operator-framework\/configmap-operator-registry:latest/g, `${registry}/opm:local`))
+    .map((obj) => {
+      if (obj!.kind === 'Deployment' && obj!.metadata?.name === 'catalog-operator') {
+        // The module's quickstart passes Go-style single-dash flags (`-namespace`), which
+        // catalog's cobra flags refuse ("unknown shorthand flag: 'n'"); OLM's release
+        // manifests spell them with two dashes. Also point its opm at the local image.
+        const container = (obj as unknown as { spec: { template: { spec: { containers: { args: string[] }[] } } } }).spec.template.spec.containers[0]!;
+        container.args = [...container.args.map((arg) => arg.replace(/^-([a-zA-Z])/, '--$1').trim()), `--opmImage=${registry}/opm:local`];
+      }
+      return stringify(obj).replace(/quay\.io\/operator-framework\/olm@sha256:[0-9a-f]{64}/g, olmImage).replace(/quay\.io\/operator-framework\/configmap-operator-registry:latest/g, `${registry}/opm:local`);
+    })
     .join('---\n');
   manifestServer = await serveFiles({ '/v0.28.0/crds.yaml': crds, '/v0.28.0/olm.yaml': rewritten });
 }

@@ -133,7 +133,7 @@ export async function runBundle(options: RunBundleOptions): Promise<void> {
 
     const labels = { [PACKAGE_LABEL]: bundle.packageName };
     const catalogText = serializeCatalog(catalogFor(bundle));
-    await createCatalog(session, options, namespace, catalogName, configMap, catalogText, labels);
+    await createCatalog(session, options, namespace, catalogName, configMap, catalogText, labels, deadline);
     if (mode) {
       await session.create({ apiVersion: OLM_V1, kind: 'OperatorGroup', metadata: { name: OPERATOR_GROUP_NAME, namespace, labels }, spec: mode.type === 'AllNamespaces' ? {} : { targetNamespaces: mode.targets } });
       createdOperatorGroup = true;
@@ -240,7 +240,7 @@ function checkCatalogSize(text: string): void {
 }
 
 /** The ConfigMap, the registry pod and the CatalogSource for a new catalog. */
-async function createCatalog(session: KubeSession, options: RunBundleOptions, namespace: string, catalogName: string, configMap: string, catalogText: string, labels: Record<string, string>): Promise<void> {
+async function createCatalog(session: KubeSession, options: RunBundleOptions, namespace: string, catalogName: string, configMap: string, catalogText: string, labels: Record<string, string>, deadline: number): Promise<void> {
   checkCatalogSize(catalogText);
   await session.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: configMap, namespace, labels }, data: { [CATALOG_KEY]: catalogText } });
   await session.create({
@@ -251,7 +251,7 @@ async function createCatalog(session: KubeSession, options: RunBundleOptions, na
   });
   options.io.progress(`Created CatalogSource ${catalogName}`);
   const pod = await createRegistryPod(session, options, namespace, catalogName, configMap, catalogText, labels);
-  await pointCatalogAtPod(session, namespace, catalogName, pod, Date.now() + options.timeoutMs, options);
+  await pointCatalogAtPod(session, namespace, catalogName, pod, deadline, options);
 }
 
 /** A pod running `opm serve` on the ConfigMap's catalog, named after the catalog content (so an upgrade gets a new pod). */
