@@ -95,8 +95,13 @@ describe('OLM commands fail cleanly on envtest', () => {
     }
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const list = await rest.request<{ resources?: { name: string }[] }>('GET', '/apis/operators.coreos.com/v1alpha1').catch(() => undefined);
-      if (list?.resources?.some((r) => r.name === 'catalogsources')) break;
+      // Every kind run bundle checks for must be in discovery, not just the first.
+      let served = 0;
+      for (const [apiVersion, plural] of OLM_KINDS) {
+        const list = await rest.request<{ resources?: { name: string }[] }>('GET', `/apis/${apiVersion}`).catch(() => undefined);
+        if (list?.resources?.some((r) => r.name === plural)) served++;
+      }
+      if (served === OLM_KINDS.length) break;
       if (Date.now() > deadline) throw new Error('OLM CRDs were not served within 60s');
       await new Promise((resolve) => setTimeout(resolve, 200));
     }

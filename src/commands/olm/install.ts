@@ -63,7 +63,13 @@ export async function olmInstall(options: OlmOptions): Promise<void> {
       });
       if (!succeeded) {
         const current = await session.get(OLM_V1ALPHA1, 'ClusterServiceVersion', csv.metadata!.name!, csv.metadata!.namespace);
-        throw timeoutError(options, `ClusterServiceVersion ${csv.metadata!.name} is in phase ${current?.status?.phase || 'none (olm-operator never handled it)'}${current?.status?.message ? ` (${current.status.message})` : ''}`);
+        // The CSV waits on its own Deployments: say what their pods are doing.
+        let pods = '';
+        for (const spec of (current?.spec?.install?.spec?.deployments ?? []) as { name: string }[]) {
+          const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: spec.name, namespace: csv.metadata!.namespace } };
+          if (!deploymentAvailable(await session.get('apps/v1', 'Deployment', spec.name, csv.metadata!.namespace))) pods = `; ${await deploymentBlocker(session, deployment)}`;
+        }
+        throw timeoutError(options, `ClusterServiceVersion ${csv.metadata!.name} is in phase ${current?.status?.phase || 'none (olm-operator never handled it)'}${current?.status?.message ? ` (${current.status.message})` : ''}${pods}`);
       }
     }
     io.progress(`Successfully installed OLM version "${manifests.version}"`);
@@ -141,9 +147,36 @@ async function createLogged(session: KubeSession, obj: KubeObject, io: CommandIO
  * Deletes objects in reverse order (the CSV before its Deployments, the
  * namespaces last, CRDs after the objects that use them) and waits until
  * each is gone or `deadline`; returns the ones still there.
+ *
+ * OLM's own objects (CSVs, CatalogSources, Subscriptions) go first, while
+ * olm-operator still runs to remove their finalizers; any that still hold a
+ * finalizer after OLM_FINALIZER_WAIT_MS get it stripped, since nothing else
+ * would ever remove it once OLM is gone.
  */
 export async function deleteAll(session: KubeSession, objects: readonly KubeObject[], deadline: number, io: CommandIO): Promise<KubeObject[]> {
   const order = [...objects].reverse().sort((a, b) => rank(a) - rank(b));
+  const olmOwned = order.filter(isOlmKind);
+  if (olmOwned.length > 0) {
+    await deleteAndWait(session, olmOwned, Math.min(deadline, Date.now() + OLM_FINALIZER_WAIT_MS), io);
+    for (const obj of olmOwned) {
+      const current = await session.get(obj.apiVersion!, obj.kind!, obj.metadata!.name!, obj.metadata?.namespace).catch(() => undefined);
+      if (current?.metadata?.finalizers?.length) {
+        io.progress(`removing the finalizers of ${describeObject(obj)}, which OLM did not process`);
+        await session.mergePatch(obj, { metadata: { finalizers: null } }).catch(() => undefined);
+      }
+    }
+  }
+  return deleteAndWait(session, order, deadline, io);
+}
+
+/** How long OLM gets to finalize its own objects before their finalizers are removed. */
+const OLM_FINALIZER_WAIT_MS = 60_000;
+
+function isOlmKind(obj: KubeObject): boolean {
+  return (obj.apiVersion ?? '').startsWith('operators.coreos.com/');
+}
+
+async function deleteAndWait(session: KubeSession, order: readonly KubeObject[], deadline: number, io: CommandIO): Promise<KubeObject[]> {
   for (const obj of order) {
     try {
       if (await session.delete(obj)) io.debug(`deleted ${describeObject(obj)}`);
@@ -151,7 +184,7 @@ export async function deleteAll(session: KubeSession, objects: readonly KubeObje
       io.progress(`could not delete ${describeObject(obj)}: ${(err as Error).message.split('\n')[0]}`);
     }
   }
-  let left = order;
+  let left = [...order];
   await pollUntil(deadline, async () => {
     const still: KubeObject[] = [];
     for (const obj of left) if (!(await deletedOrDeleting(session, obj))) still.push(obj);
