@@ -275,7 +275,9 @@ async function createRegistryPod(session: KubeSession, options: RunBundleOptions
           ports: [{ name: 'grpc', containerPort: GRPC_PORT }],
           readinessProbe: { grpc: { port: GRPC_PORT }, periodSeconds: 2, failureThreshold: 30 },
           volumeMounts: [
-            { name: 'catalog', mountPath: '/configs/catalog', readOnly: true },
+            // subPath: a plain file, not the ConfigMap volume's ..data symlink and timestamped
+            // directory, which opm would walk into and read as a second copy of the catalog.
+            { name: 'catalog', mountPath: `/configs/catalog/${CATALOG_KEY}`, subPath: CATALOG_KEY, readOnly: true },
             // opm serve keeps its cache in a temp dir; the image may have no /tmp.
             { name: 'cache', mountPath: '/tmp' },
           ],
