@@ -93,7 +93,8 @@ async function prepare(): Promise<void> {
         const container = (obj as unknown as { spec: { template: { spec: { containers: { args: string[] }[] } } } }).spec.template.spec.containers[0]!;
         container.args = [...container.args.map((arg) => arg.replace(/^-([a-zA-Z])/, '--$1').trim()), `--opmImage=${registry}/opm:local`];
       }
-      return stringify(obj).replace(/quay\.io\/operator-framework\/olm@sha256:[0-9a-f]{64}/g, olmImage).replace(/quay\.io\/operator-framework\/configmap-operator-registry:latest/g, `${registry}/opm:local`);
+      // The quickstart's packageserver CSV still says 0.18.3; a release's olm.yaml carries the release version (the chart's).
+      return stringify(obj).replace(/\b0\.18\.3\b/g, '0.28.0').replace(/quay\.io\/operator-framework\/olm@sha256:[0-9a-f]{64}/g, olmImage).replace(/quay\.io\/operator-framework\/configmap-operator-registry:latest/g, `${registry}/opm:local`);
     })
     .join('---\n');
   manifestServer = await serveFiles({ '/v0.28.0/crds.yaml': crds, '/v0.28.0/olm.yaml': rewritten });
