@@ -50,7 +50,11 @@ function ok(result: Result, what: string): Result {
   return result;
 }
 
-/** One image with the given binaries in /bin, as upstream's images are laid out. */
+/**
+ * One image with the given binaries in /bin, as upstream's images are laid
+ * out. The olm image also needs `cp` (the bundle unpack Job copies cpb with
+ * it): Debian's static busybox, which acts as the applet its name says.
+ */
 async function pushBinaries(registryHost: string, repository: string, binaries: Record<string, string>): Promise<void> {
   const rootfs = mkdtempSync(join(tmpdir(), 'olm-rootfs-'));
   try {
@@ -72,7 +76,7 @@ async function prepare(): Promise<void> {
   const assets = olmAssets();
   const { registry, registryUrl } = cluster();
   const pushHost = new URL(registryUrl).host;
-  await pushBinaries(pushHost, 'olm', { olm: join(assets, 'olm'), catalog: join(assets, 'catalog'), 'package-server': join(assets, 'package-server'), cpb: join(assets, 'cpb') });
+  await pushBinaries(pushHost, 'olm', { olm: join(assets, 'olm'), catalog: join(assets, 'catalog'), 'package-server': join(assets, 'package-server'), cpb: join(assets, 'cpb'), cp: '/bin/busybox' });
   await pushBinaries(pushHost, 'opm', { opm: join(assets, 'opm') });
   await pushBusyboxImage(registryUrl, 'widget-operator', 'v1');
   const operatorImage = `${registry}/widget-operator:v1`;
