@@ -2,7 +2,7 @@
 # Builds what the OLM cluster test installs into local images, from the Go
 # module proxy, into a cache outside the repo, and prints that directory:
 #   olm, catalog, package-server, from operator-lifecycle-manager (OLM v0);
-#   cpb (cmd/copy-content)        upstream's image ships all four in /bin.
+#   cpb (util/cpb)                upstream's image ships all four in /bin.
 #   opm                           from operator-registry (serves the catalog);
 #   crds.yaml, olm.yaml           OLM's manifests from the same module (the chart's
 #                                 CRDs; the quickstart's olm.yaml).
@@ -86,14 +86,14 @@ for file in "${missing[@]}"; do
       cp "$olm_src/deploy/upstream/quickstart/$file" "$tmp/$file" ;;
     olm|catalog|package-server|cpb)
       echo "build-olm-assets: building $file $OLM_VERSION with Go (a few minutes)" >&2
-      cmd="$file"; [[ "$file" == cpb ]] && cmd=copy-content
+      pkg="./cmd/$file"; [[ "$file" == cpb ]] && pkg=./util/cpb
       # The module zip keeps only vendor/modules.txt (Go strips vendored code
       # from module zips), so dependencies come from the proxy at the versions
       # go.sum pins. The module cache is read-only: build a writable copy.
       if [[ ! -d "$tmp/olm-src" ]]; then
         cp -r "$olm_src" "$tmp/olm-src" && chmod -R u+w "$tmp/olm-src" && rm -rf "$tmp/olm-src/vendor"
       fi
-      build "$file" "$tmp/olm-src" -mod=mod -trimpath -ldflags "-s -w" -o "$tmp/$file" "./cmd/$cmd" ;;
+      build "$file" "$tmp/olm-src" -mod=mod -trimpath -ldflags "-s -w" -o "$tmp/$file" "$pkg" ;;
     opm)
       echo "build-olm-assets: building opm $OPM_VERSION with Go (a few minutes)" >&2
       opm_src="$(module_dir "github.com/operator-framework/operator-registry@$OPM_VERSION")"
