@@ -136,7 +136,7 @@ test('olm install, status, run bundle, bundle-upgrade, cleanup and olm uninstall
   assert.match(kubectl(cluster(), ['-n', NAMESPACE, 'get', 'pods', '-l', 'control-plane=widget-operator', '-o', 'jsonpath={.items[*].status.phase}']), /Running/);
   assert.equal(kubectl(cluster(), ['get', 'crd', FIXTURE_CRD, '-o', 'jsonpath={.metadata.name}']), FIXTURE_CRD);
 
-  const upgrade = ok(await cli(['run', 'bundle-upgrade', `${registry}/widget-operator-bundle:v0.0.2`, '-n', NAMESPACE, '--timeout', STEP_TIMEOUT, '--security-context-config', 'restricted', '--index-image', indexImage], olmEnv), 'run bundle-upgrade');
+  const upgrade = ok(await cli(['run', 'bundle-upgrade', `${registry}/widget-operator-bundle:v0.0.2`, '-n', NAMESPACE, '--timeout', STEP_TIMEOUT, '--security-context-config', 'restricted'], olmEnv), 'run bundle-upgrade');
   assert.match(upgrade.stderr, /Successfully upgraded to "widget-operator\.v0\.0\.2"/);
   assert.equal(kubectl(cluster(), ['-n', NAMESPACE, 'get', 'csv', 'widget-operator.v0.0.2', '-o', 'jsonpath={.status.phase}']), 'Succeeded');
   assert.equal(kubectl(cluster(), ['-n', NAMESPACE, 'get', 'csv', 'widget-operator.v0.0.2', '-o', 'jsonpath={.spec.replaces}']), 'widget-operator.v0.0.1');

@@ -25,6 +25,8 @@ export const DEFAULT_INDEX_IMAGE = 'quay.io/operator-framework/opm:latest';
 export const PACKAGE_LABEL = 'ts-operator-sdk.io/run-bundle-package';
 /** The OperatorGroup `run bundle` creates when the namespace has none (operator-sdk's name). */
 export const OPERATOR_GROUP_NAME = 'operator-sdk-og';
+/** Where the CatalogSource records --index-image, for bundle-upgrade's registry pod (operator-sdk's annotation). */
+const INDEX_IMAGE_ANNOTATION = 'operators.operatorframework.io/index-image';
 /** The ConfigMap key (and file) the catalog is stored under. */
 const CATALOG_KEY = 'catalog.json';
 const GRPC_PORT = 50051;
@@ -196,7 +198,9 @@ export async function runBundleUpgrade(options: RunBundleOptions): Promise<void>
     };
     checkCatalogSize(newText);
     await session.mergePatch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: configMap, namespace } }, { data: { [CATALOG_KEY]: newText } });
-    const pod = await createRegistryPod(session, options, namespace, catalogName, configMap, newText, { [PACKAGE_LABEL]: bundle.packageName });
+    // bundle-upgrade has no --index-image (as operator-sdk): the new registry pod runs the image run bundle used.
+    const indexImage = (catalogSource.metadata?.annotations as Record<string, string> | undefined)?.[INDEX_IMAGE_ANNOTATION] ?? options.indexImage;
+    const pod = await createRegistryPod(session, { ...options, indexImage }, namespace, catalogName, configMap, newText, { [PACKAGE_LABEL]: bundle.packageName });
     await pointCatalogAtPod(session, namespace, catalogName, pod, deadline, options);
     for (const old of oldPods) await session.delete(old);
     io.progress(`Updated CatalogSource ${catalogName} with bundle ${csvName(bundle)} (replaces ${installed})`);
@@ -246,7 +250,7 @@ async function createCatalog(session: KubeSession, options: RunBundleOptions, na
   await session.create({
     apiVersion: OLM_V1ALPHA1,
     kind: 'CatalogSource',
-    metadata: { name: catalogName, namespace, labels, annotations: { 'operators.operatorframework.io/index-image': options.indexImage } },
+    metadata: { name: catalogName, namespace, labels, annotations: { [INDEX_IMAGE_ANNOTATION]: options.indexImage } },
     spec: { sourceType: 'grpc', displayName: catalogName, publisher: 'operator-sdk', grpcPodConfig: { securityContextConfig: options.securityContextConfig } },
   });
   options.io.progress(`Created CatalogSource ${catalogName}`);
