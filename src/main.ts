@@ -10,13 +10,16 @@ import { registerSetupEnvtest } from './commands/setup-envtest/cli.js';
 import { registerEnvtest } from './commands/envtest/cli.js';
 import { registerBundleValidate } from './commands/bundle/cli.js';
 import { registerVersion } from './commands/version/cli.js';
+import { registerOlm } from './commands/olm/cli.js';
+import { registerRun } from './commands/run/cli.js';
+import { registerCleanup } from './commands/cleanup/cli.js';
 import { processContext, type CliContext } from './cli/context.js';
 
 /** One registration function per command; add new commands here. */
 export type CommandRegistration = (program: Command, ctx: CliContext) => void;
 
 /** The commands this module wires; others append to the list they pass to {@link buildProgram}. */
-export const CORE_COMMANDS: readonly CommandRegistration[] = [registerInit, registerCreateApi, registerCreateWebhook, registerEdit, registerGenerateManifests, registerGenerateKustomizeManifests, registerGenerateBundle, registerSetupEnvtest, registerEnvtest, registerBundleValidate, registerVersion, registerCompletion];
+export const CORE_COMMANDS: readonly CommandRegistration[] = [registerInit, registerCreateApi, registerCreateWebhook, registerEdit, registerGenerateManifests, registerGenerateKustomizeManifests, registerGenerateBundle, registerSetupEnvtest, registerEnvtest, registerBundleValidate, registerOlm, registerRun, registerCleanup, registerVersion, registerCompletion];
 
 /** Builds the commander program with the given command registrations. */
 export function buildProgram(ctx: CliContext, registrations: readonly CommandRegistration[] = CORE_COMMANDS): Command {

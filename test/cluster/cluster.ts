@@ -308,6 +308,10 @@ async function bringUp(cluster: ClusterRun, binaries: Binaries, agents: Agent[])
   const admin = await issueClient('admin', 'tsosdk-admin');
   // kube-apiserver's client certificate towards kubelet (logs, exec, port-forward).
   await issueClient('apiserver-kubelet-client', 'kube-apiserver-kubelet-client');
+  // The aggregation layer (OLM's packageserver is an aggregated API): the API server's client for proxying.
+  const frontProxy = await ca.issue({ usage: 'client', commonName: 'front-proxy-client' });
+  files['front-proxy-client.crt'] = frontProxy.certPem;
+  files['front-proxy-client.key'] = frontProxy.keyPem;
   for (const [name, pem] of Object.entries(files)) writeFileSync(join(pki, name), pem, { mode: 0o600 });
   const inside = `https://127.0.0.1:${API_PORT}`;
   const kubeconfigs: Record<string, string> = {};
@@ -333,6 +337,11 @@ async function bringUp(cluster: ClusterRun, binaries: Binaries, agents: Agent[])
     `--service-account-key-file=${join(pki, 'sa.crt')}`, `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
     '--kubelet-preferred-address-types=InternalIP',
     `--kubelet-client-certificate=${join(pki, 'apiserver-kubelet-client.crt')}`, `--kubelet-client-key=${join(pki, 'apiserver-kubelet-client.key')}`,
+    // Aggregated APIs: front-proxy identity, and dialing the endpoints' pod IPs (the namespace has no route to the Service range).
+    `--requestheader-client-ca-file=${join(pki, 'ca.crt')}`, '--requestheader-allowed-names=front-proxy-client',
+    '--requestheader-username-headers=X-Remote-User', '--requestheader-group-headers=X-Remote-Group', '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    `--proxy-client-cert-file=${join(pki, 'front-proxy-client.crt')}`, `--proxy-client-key-file=${join(pki, 'front-proxy-client.key')}`,
+    '--enable-aggregator-routing=true',
   ]);
 
   // Forwarders: host TCP → Unix socket → TCP inside the namespace.

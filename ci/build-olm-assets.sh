@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Builds what the OLM cluster test installs into local images, from the Go
+# module proxy, into a cache outside the repo, and prints that directory:
+#   olm, catalog, package-server, from operator-lifecycle-manager (OLM v0);
+#   cpb (util/cpb)                upstream's image ships all four in /bin.
+#   opm                           from operator-registry (serves the catalog);
+#   crds.yaml, olm.yaml           OLM's manifests from the same module (the chart's
+#                                 CRDs; the quickstart's olm.yaml).
+# Only missing files are built. The OLM version is operator-sdk's default for
+# `olm install --version`; opm is the one operator-sdk v1.42.3 pins. Only this
+# repo's tests need this: users install OLM from its release manifests with
+# `ts-operator-sdk olm install`. Go builds run one at a time (the machine is
+# small) and print a progress line every PROGRESS_SECONDS (30) seconds.
+set -euo pipefail
+
+OLM_VERSION=v0.28.0
+OPM_VERSION=v1.55.0
+cache_root="${TS_OPERATOR_SDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ts-operator-sdk}"
+out_dir="$cache_root/olm-assets/olm-${OLM_VERSION}-opm-${OPM_VERSION}"
+
+missing=()
+for file in crds.yaml olm.yaml olm catalog package-server cpb opm; do
+  [[ -s "$out_dir/$file" ]] || missing+=("$file")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "$out_dir"
+  exit 0
+fi
+if ! command -v go >/dev/null; then
+  echo "build-olm-assets: Go is not installed, and ${missing[*]} must be built with it (only this repo's cluster tests need this). Install Go 1.22 or newer and run ci/build-olm-assets.sh again" >&2
+  exit 1
+fi
+mkdir -p "$out_dir"
+tmp="$(mktemp -d "$out_dir/.build.XXXXXX")"
+heartbeat_pid=
+trap '[[ -n "$heartbeat_pid" ]] && kill "$heartbeat_pid" 2>/dev/null; chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+
+PROGRESS_SECONDS="${PROGRESS_SECONDS:-30}"
+progress() {
+  local what="$1" log="$2" start
+  start="$(date +%s)"
+  while sleep "$PROGRESS_SECONDS"; do
+    local elapsed=$(( $(date +%s) - start ))
+    echo "build-olm-assets: still building $what: $((elapsed / 60))m$((elapsed % 60))s, $(wc -l < "$log" | tr -d ' ') packages compiled" >&2
+  done
+}
+# Runs `go build -v` in directory $2 with the rest as arguments, reporting progress as $1.
+build() {
+  local what="$1" dir="$2"; shift 2
+  local log="$tmp/$what.log"
+  : > "$log"
+  progress "$what" "$log" &
+  heartbeat_pid=$!
+  local status=0
+  (cd "$dir" && go build -v "$@" 2> "$log") || status=$?
+  kill "$heartbeat_pid" 2>/dev/null || true
+  wait "$heartbeat_pid" 2>/dev/null || true
+  heartbeat_pid=
+  if [[ $status -ne 0 ]]; then
+    echo "build-olm-assets: building $what failed; the end of go build's output:" >&2
+    grep -v '^[a-z0-9.-]*\(/[^ ]*\)\?$' "$log" | tail -n 20 >&2 || tail -n 20 "$log" >&2
+    exit "$status"
+  fi
+}
+# Downloads module $1 through the module proxy (exact versions only) and prints its directory.
+module_dir() {
+  go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
+}
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
+
+olm_src=
+for file in "${missing[@]}"; do
+  case "$file" in
+    olm|catalog|package-server|cpb|crds.yaml|olm.yaml)
+      if [[ -z "$olm_src" ]]; then
+        echo "build-olm-assets: fetching operator-lifecycle-manager $OLM_VERSION" >&2
+        olm_src="$(module_dir "github.com/operator-framework/operator-lifecycle-manager@$OLM_VERSION")"
+      fi ;;
+  esac
+  case "$file" in
+    crds.yaml)
+      # The quickstart crds.yaml in the module is stale (it lacks OLMConfig, which
+      # olm-operator watches); the release's crds.yaml is the chart's CRDs, joined.
+      for crd in "$olm_src"/deploy/chart/crds/*.crd.yaml; do printf -- '---\n'; cat "$crd"; done > "$tmp/$file" ;;
+    olm.yaml)
+      cp "$olm_src/deploy/upstream/quickstart/$file" "$tmp/$file" ;;
+    olm|catalog|package-server|cpb)
+      echo "build-olm-assets: building $file $OLM_VERSION with Go (a few minutes)" >&2
+      pkg="./cmd/$file"; [[ "$file" == cpb ]] && pkg=./util/cpb
+      # The module zip keeps only vendor/modules.txt (Go strips vendored code
+      # from module zips), so dependencies come from the proxy at the versions
+      # go.sum pins. The module cache is read-only: build a writable copy.
+      if [[ ! -d "$tmp/olm-src" ]]; then
+        cp -r "$olm_src" "$tmp/olm-src" && chmod -R u+w "$tmp/olm-src" && rm -rf "$tmp/olm-src/vendor"
+      fi
+      build "$file" "$tmp/olm-src" -mod=mod -trimpath -ldflags "-s -w" -o "$tmp/$file" "$pkg" ;;
+    opm)
+      echo "build-olm-assets: building opm $OPM_VERSION with Go (a few minutes)" >&2
+      opm_src="$(module_dir "github.com/operator-framework/operator-registry@$OPM_VERSION")"
+      # The module cache is read-only and go may want to write go.sum: build a writable copy.
+      cp -r "$opm_src" "$tmp/opm-src" && chmod -R u+w "$tmp/opm-src"
+      # CGO off: go-sqlite3 then builds its stub, which only the deprecated SQLite
+      # index commands need (`opm serve` of a file-based catalog does not), and
+      # containers_image_openpgp swaps gpgme (cgo) for a Go OpenPGP, as upstream's Makefile does.
+      build opm "$tmp/opm-src" -mod=mod -trimpath -tags containers_image_openpgp,json1 -ldflags "-s -w" -o "$tmp/opm" ./cmd/opm ;;
+  esac
+  mv "$tmp/$file" "$out_dir/$file"
+done
+echo "$out_dir"

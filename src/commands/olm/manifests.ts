@@ -1,0 +1,60 @@
+/**
+ * OLM's release manifests: crds.yaml (the CRDs) and olm.yaml (namespaces,
+ * RBAC, the olm-operator and catalog-operator Deployments, the packageserver
+ * CSV...), downloaded for a version from OLM's GitHub releases as
+ * operator-sdk's `olm install` does.
+ */
+import { parseAllDocuments } from 'yaml';
+import { UsageError } from '../../errors.js';
+import type { KubeObject } from './kube.js';
+
+/** operator-sdk v1.42's default `olm install --version`. */
+export const DEFAULT_OLM_VERSION = '0.28.0';
+/** Replaces OLM's GitHub release download URL (tests serve the manifests from loopback; a mirror works too). */
+export const OLM_BASE_URL_VARIABLE = 'TS_OPERATOR_SDK_OLM_BASE_URL';
+const GITHUB_RELEASES = 'https://github.com/operator-framework/operator-lifecycle-manager/releases';
+
+/** The two manifest files of one OLM version, parsed. */
+export interface OlmManifests {
+  version: string;
+  crds: KubeObject[];
+  resources: KubeObject[];
+}
+
+/** The URL of one of a version's manifest files: `<base>/v<version>/<file>` (`<base>/latest/<file>` for latest). */
+export function manifestUrl(version: string, file: 'crds.yaml' | 'olm.yaml', env: NodeJS.ProcessEnv = process.env): string {
+  const override = env[OLM_BASE_URL_VARIABLE];
+  const tag = version === 'latest' ? 'latest' : `v${version.replace(/^v/, '')}`;
+  if (override) return `${override.replace(/\/+$/, '')}/${tag}/${file}`;
+  return version === 'latest' ? `${GITHUB_RELEASES}/latest/download/${file}` : `${GITHUB_RELEASES}/download/${tag}/${file}`;
+}
+
+/** Downloads and parses crds.yaml and olm.yaml; a version that does not exist is a UsageError. */
+export async function fetchOlmManifests(version: string, timeoutMs: number): Promise<OlmManifests> {
+  if (version !== 'latest' && !/^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)) {
+    throw new UsageError(`--version ${version} is not an OLM version`, 'pass a release version such as 0.28.0, or latest');
+  }
+  const [crds, resources] = await Promise.all([fetchObjects(manifestUrl(version, 'crds.yaml'), timeoutMs), fetchObjects(manifestUrl(version, 'olm.yaml'), timeoutMs)]);
+  return { version: version.replace(/^v/, ''), crds, resources };
+}
+
+async function fetchObjects(url: string, timeoutMs: number): Promise<KubeObject[]> {
+  let response: globalThis.Response;
+  try {
+    response = await fetch(url, { signal: AbortSignal.timeout(Math.min(timeoutMs, 60_000)) });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    throw new UsageError(`cannot download OLM manifests from ${url} (${cause})`, `check the network, or serve crds.yaml and olm.yaml yourself and set ${OLM_BASE_URL_VARIABLE}`, { cause: err });
+  }
+  if (response.status === 404) throw new UsageError(`OLM has no release manifest at ${url} (HTTP 404)`, 'pass an existing OLM release to --version, e.g. 0.28.0');
+  if (!response.ok) throw new UsageError(`downloading ${url} failed with HTTP ${response.status}`, 'try again later, or pass another --version');
+  const text = await response.text();
+  const objects: KubeObject[] = [];
+  for (const doc of parseAllDocuments(text)) {
+    if (doc.errors.length > 0) throw new UsageError(`${url} is not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`, `check ${OLM_BASE_URL_VARIABLE} or --version`);
+    const value = doc.toJS() as KubeObject | null;
+    if (value && typeof value === 'object' && value.kind) objects.push(value);
+  }
+  if (objects.length === 0) throw new UsageError(`${url} holds no Kubernetes objects`, `check ${OLM_BASE_URL_VARIABLE} or --version`);
+  return objects;
+}
