@@ -8,5 +8,9 @@ npm run build
 # The cluster's binaries (kubelet, containerd, registry, ...), built once into a cache outside the repo.
 TS_OPERATOR_SDK_CLUSTER_ASSETS="${TS_OPERATOR_SDK_CLUSTER_ASSETS:-$(bash ci/build-cluster-assets.sh)}"
 export TS_OPERATOR_SDK_CLUSTER_ASSETS
+# OLM's operators and opm for the OLM tests (about 10 minutes cold), built here
+# rather than inside a test, where a test's time limit would cut the build short.
+TS_OPERATOR_SDK_OLM_ASSETS="${TS_OPERATOR_SDK_OLM_ASSETS:-$(bash ci/build-olm-assets.sh)}"
+export TS_OPERATOR_SDK_OLM_ASSETS
 exec bash scripts/with-test-assets.sh node --test --test-concurrency=1 \
   'dist/test/unit/**/*.test.js' 'dist/test/e2e/**/*.test.js' 'dist/test/scaffold/**/*.test.js' 'dist/test/cluster/**/*.test.js'
