@@ -1,12 +1,12 @@
 /**
  * The scaffold's webhooks served from the operator's pod, called by the API
  * server through the webhook Service, with the certificate mounted as the
- * scaffold's manager_webhook_patch mounts it and no cert-manager: the test
- * is the CA, as the generated README's "Webhooks without cert-manager" path
- * describes. Scaffold Memcached, `create webhook --defaulting
+ * scaffold's manager_webhook_patch mounts it, and no cert-manager: the test
+ * runs the shell steps of the generated README's "Webhooks without
+ * cert-manager" (its own CA with openssl, the Secret, the caBundle patch). Scaffold Memcached, `create webhook --defaulting
  * --programmatic-validation`, give it a real rule of each kind, build and push
- * the image with buildah, make the Secret webhook-server-cert, `make deploy`,
- * put the CA into the webhook configurations' caBundle; then a defaulted field
+ * the image with buildah, run the README's first step (CA, certificate,
+ * Secret), `make deploy`, its second step (the CA into every webhook's caBundle); then a defaulted field
  * appears on create, an invalid object is refused with the webhook's message,
  * and `make undeploy` leaves nothing.
  *
@@ -23,7 +23,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { TinyCA } from '../../src/runtime/envtest/certs.js';
 import { eventually } from '../e2e/eventually.js';
 import { SCENARIOS, packRepository, runCliOk, scaffoldScenario } from '../scaffold/harness.js';
 import { NODE_VERSION, buildahEnvironment, nodeBaseImages, pushArchive, type BuildahEnvironment } from '../support/images.js';
@@ -41,7 +40,10 @@ const REFUSAL = 'spec.size must be at most 5';
 let project: string;
 let store: BuildahEnvironment;
 let image: string;
-let caPem: string;
+/** The README's "Webhooks without cert-manager" shell blocks: before and after `make deploy`. */
+let readmeSteps: string[];
+/** Where the README's steps run (the CA and certificate files stay there between the two). */
+let workDir: string;
 
 const make = (args: string[]): string => makeInProject(cluster(), store, project, args);
 const json = <T>(args: string[]): T => kubectlJson<T>(cluster(), args);
@@ -61,6 +63,20 @@ function createMemcached(name: string, spec: Record<string, unknown>): { status:
   return { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
 }
 
+/** The ```sh blocks of the README section that starts with `heading`. */
+function readmeShellBlocks(readme: string, heading: string): string[] {
+  const start = readme.indexOf(heading);
+  assert.ok(start >= 0, `the generated README has no ${heading}`);
+  const section = readme.slice(start, readme.indexOf('\n#', start));
+  return [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
+}
+
+/** Runs one README step with bash, as a user pastes it, against the cluster. */
+function runReadmeStep(script: string): void {
+  const result = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: workDir, env: { ...cluster().env(), KUBECONFIG: cluster().kubeconfigPath }, encoding: 'utf8', timeout: 120_000 });
+  assert.equal(result.status, 0, `the README step failed:\n${script}\n${result.stdout}\n${result.stderr}`);
+}
+
 interface Pod {
   metadata: { name: string; deletionTimestamp?: string };
   status: { conditions?: { type: string; status: string }[]; containerStatuses?: { restartCount: number }[] };
@@ -76,6 +92,9 @@ async function setUp(): Promise<void> {
   pushArchive(bases.runtime, baseImage, store.env);
   const env = { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` };
   project = scaffoldScenario(SCENARIOS[0]!, { env });
+  readmeSteps = readmeShellBlocks(readFileSync(join(project, 'README.md'), 'utf8'), '**Webhooks without cert-manager:**');
+  assert.equal(readmeSteps.length, 2, 'the README gives two steps: before and after make deploy');
+  workDir = mkdtempSync(join(tmpdir(), 'whsvc-'));
   runCliOk(['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--defaulting', '--programmatic-validation'], project, { env });
 
   // The user's field and rules, where the scaffold leaves TODOs.
@@ -92,23 +111,15 @@ async function setUp(): Promise<void> {
 
 describe('the webhooks serve from the operator pod through their Service, with a certificate from a mounted Secret', { timeout: 3_600_000 }, () => {
   before(setUp, { timeout: 1_500_000 });
-  after(() => store?.remove());
+  after(() => {
+    store?.remove();
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
+  });
 
   test('make deploy with the Secret webhook-server-cert: the manager serves the webhooks and becomes Ready', { timeout: 600_000 }, async () => {
-    // The README's path without cert-manager: a CA of one's own, a serving certificate for the Service's
-    // DNS name (the name the API server verifies), in the Secret the manager mounts.
-    const ca = await TinyCA.create('memcached-operator-webhook-ca');
-    caPem = ca.certPem;
-    const serving = await ca.issue({ usage: 'server', commonName: `${SERVICE}.${SYSTEM}.svc`, dnsNames: [`${SERVICE}.${SYSTEM}.svc`, `${SERVICE}.${SYSTEM}.svc.cluster.local`] });
-    const dir = mkdtempSync(join(tmpdir(), 'whsvc-'));
-    try {
-      writeFileSync(join(dir, 'tls.crt'), serving.certPem);
-      writeFileSync(join(dir, 'tls.key'), serving.keyPem, { mode: 0o600 });
-      kubectl(cluster(), ['create', 'namespace', SYSTEM]);
-      kubectl(cluster(), ['create', 'secret', 'tls', 'webhook-server-cert', '-n', SYSTEM, `--cert=${join(dir, 'tls.crt')}`, `--key=${join(dir, 'tls.key')}`]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    // The README's first step: a CA of one's own, a certificate for the Service's DNS name (the name the
+    // API server verifies), in the Secret the manager mounts.
+    runReadmeStep(readmeSteps[0]!);
     make(['deploy', `IMG=${image}`]);
     const pod = await eventually('a Ready manager pod', () => {
       const ready = json<{ items: Pod[] }>(['get', 'pods', '-n', SYSTEM, '-l', MANAGER_SELECTOR]).items
@@ -131,13 +142,10 @@ describe('the webhooks serve from the operator pod through their Service, with a
   });
 
   test('with the CA in caBundle a defaulted field appears on create, and an invalid object is refused with the webhook\'s message', { timeout: 300_000 }, async () => {
-    const bundle = Buffer.from(caPem).toString('base64');
+    runReadmeStep(readmeSteps[1]!);
     for (const kind of ['mutatingwebhookconfiguration', 'validatingwebhookconfiguration']) {
-      const names = json<{ items: { metadata: { name: string }; webhooks: unknown[] }[] }>(['get', kind]).items
-        .filter((item) => item.metadata.name.startsWith('memcached-operator-'));
-      assert.equal(names.length, 1, `make deploy created one ${kind}`);
-      const patch = names[0]!.webhooks.map((_, index) => ({ op: 'add', path: `/webhooks/${index}/clientConfig/caBundle`, value: bundle }));
-      kubectl(cluster(), ['patch', kind, names[0]!.metadata.name, '--type=json', '-p', JSON.stringify(patch)]);
+      const bundles = kubectl(cluster(), ['get', kind, `memcached-operator-${kind.replace('webhookconfiguration', '')}-webhook-configuration`, '-o', 'jsonpath={.webhooks[*].clientConfig.caBundle}']).trim().split(/\s+/);
+      assert.deepEqual(bundles.map((bundle) => Buffer.from(bundle, 'base64').toString('utf8').includes('BEGIN CERTIFICATE')), [true], `the README's step gave the ${kind}'s webhook the CA`);
     }
     const created = await eventually('a create through the trusted webhooks', () => {
       const result = createMemcached('defaulted', {});
