@@ -10,9 +10,13 @@
  * appears on create, an invalid object is refused with the webhook's message,
  * and `make undeploy` leaves nothing.
  *
- * The API server runs in the cluster's network namespace, not in a pod: it
- * reaches the Service's ClusterIP through kube-proxy's iptables rules, which
- * apply to locally originated traffic (the OUTPUT chain) as well.
+ * The API server runs in the cluster's network namespace, not in a pod, and
+ * that namespace has no route to the Service range (`ip route get` of a
+ * ClusterIP: "Network is unreachable", before kube-proxy's OUTPUT rules could
+ * apply). The harness starts it with --enable-aggregator-routing, so it
+ * resolves the webhook Service to a ready endpoint of it (the manager pod's
+ * IP and targetPort 9443) and verifies the certificate against the Service's
+ * DNS name, `<service>.<namespace>.svc`, as on a real cluster.
  *
  * Run (root): node --test dist/test/cluster/webhook-service.test.js
  * with TS_OPERATOR_SDK_CLUSTER_ASSETS and KUBEBUILDER_ASSETS set (scripts/test.sh does).
