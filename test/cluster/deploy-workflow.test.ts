@@ -7,21 +7,25 @@
  * Deployment whose pods run, deleting the CR garbage-collects them, two
  * replicas hand over leadership when the leader's pod is deleted, /metrics
  * answers over HTTPS to a pod whose ServiceAccount is bound to
- * metrics-reader, and `make undeploy` leaves no object behind.
+ * metrics-reader, and `make undeploy` leaves no object behind. Then the same
+ * operator image the OLM way: `make bundle bundle-build bundle-push`,
+ * `olm install` (the local OLM of olm-local.ts), `run bundle`, a sample CR
+ * reconciled by the operator OLM installed, `cleanup` and `olm uninstall`.
  *
  * Run (root): node --test dist/test/cluster/deploy-workflow.test.js
  * with TS_OPERATOR_SDK_CLUSTER_ASSETS and KUBEBUILDER_ASSETS set (scripts/test.sh does).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../e2e/eventually.js';
-import { SCENARIOS, packRepository, scaffoldScenario } from '../scaffold/harness.js';
+import { CLI, SCENARIOS, packRepository, scaffoldScenario } from '../scaffold/harness.js';
 import { NODE_VERSION, buildahEnvironment, nodeBaseImages, pushArchive, type BuildahEnvironment } from '../support/images.js';
 import { useCluster } from './cluster.js';
 import { kubectl } from './kubectl.js';
+import { prepareLocalOlm, type LocalOlm } from './olm-local.js';
 import { pushBusyboxImage } from './tiny-images.js';
 
 const cluster = useCluster();
@@ -84,13 +88,32 @@ export class MemcachedReconciler implements Reconciler {
 let project: string;
 let store: BuildahEnvironment;
 let image: string;
+let localOlm: LocalOlm | undefined;
 
 /** Runs make in the project against the cluster; asserts it succeeded and returns its output. */
-function make(args: string[]): string {
+function make(args: string[], extraEnv: NodeJS.ProcessEnv = {}): string {
   const { NODE_TEST_CONTEXT: _runner, ...env } = cluster().env(store.env);
-  const result = spawnSync('make', args, { cwd: project, encoding: 'utf8', env: { ...env, KUBECONFIG: cluster().kubeconfigPath }, timeout: 900_000, maxBuffer: 64 * 2 ** 20 });
+  const result = spawnSync('make', args, { cwd: project, encoding: 'utf8', env: { ...env, ...extraEnv, KUBECONFIG: cluster().kubeconfigPath }, timeout: 900_000, maxBuffer: 64 * 2 ** 20 });
   assert.equal(result.status, 0, `make ${args.join(' ')} failed:\n${result.stdout.slice(-4000)}\n${result.stderr.slice(-4000)}`);
   return result.stdout;
+}
+
+/**
+ * The CLI against the cluster, asynchronously: OLM's manifests are served
+ * from this process (olm-local.ts), so a synchronous child would starve it.
+ */
+function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args, '--kubeconfig', cluster().kubeconfigPath], { env: { ...process.env, ...env }, timeout: 600_000, maxBuffer: 16 * 2 ** 20 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+async function cliOk(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  const result = await cli(args, env);
+  assert.equal(result.code, 0, `ts-operator-sdk ${args.join(' ')} failed:\n${result.stderr}\n${result.stdout}`);
+  return result.stderr;
 }
 
 function json<T>(args: string[]): T {
@@ -145,7 +168,10 @@ async function setUp(): Promise<void> {
 
 describe('make deploy runs the operator as a pod on the cluster', { timeout: 3_600_000 }, () => {
   before(setUp, { timeout: 1_500_000 });
-  after(() => store?.remove());
+  after(async () => {
+    await localOlm?.close();
+    store?.remove();
+  });
 
   test('make deploy: the manager pod runs restricted, with its memory limit, and becomes Ready', { timeout: 600_000 }, async () => {
     make(['deploy', `IMG=${image}`]);
@@ -272,5 +298,48 @@ describe('make deploy runs the operator as a pod on the cluster', { timeout: 3_6
     assert.deepEqual(roles.filter((name) => name.startsWith('memcached-operator-')), []);
     // Objects the operator created are gone with their owners: no Deployment it made is left in default.
     assert.deepEqual(json<{ items: unknown[] }>(['get', 'deployments', '-n', 'default', '-l', 'app=memcached']).items, []);
+  });
+
+  test('make bundle bundle-build bundle-push, run bundle: the operator OLM installs reconciles a sample; cleanup and olm uninstall leave nothing', { timeout: 1_200_000 }, async () => {
+    const { registry } = cluster();
+    const namespace = 'memcached-olm';
+    const bundleImage = `${registry}/memcached-operator-bundle:v0.0.1`;
+    // Non-interactive, as in CI: generate kustomize manifests asks nothing.
+    make(['bundle', `IMG=${image}`, 'VERSION=0.0.1'], { CI: 'true' });
+    make(['bundle-build', 'bundle-push', `BUNDLE_IMG=${bundleImage}`, 'CONTAINER_TOOL=buildah']);
+
+    localOlm = await prepareLocalOlm(cluster());
+    await cliOk(['olm', 'install', '--timeout', '5m'], localOlm.env);
+    kubectl(cluster(), ['create', 'namespace', namespace]);
+    const run = await cliOk(['run', 'bundle', bundleImage, '-n', namespace, '--index-image', localOlm.opmImage, '--timeout', '5m', '--security-context-config', 'restricted'], localOlm.env);
+    assert.match(run, /OLM has successfully installed "memcached-operator\.v0\.0\.1"/);
+    assert.equal(kubectl(cluster(), ['-n', namespace, 'get', 'csv', 'memcached-operator.v0.0.1', '-o', 'jsonpath={.status.phase}']), 'Succeeded');
+    const [managerPod] = await eventually('a Ready manager pod installed by OLM', () => {
+      const ready = json<{ items: Pod[] }>(['get', 'pods', '-n', namespace, '-l', MANAGER_SELECTOR]).items.filter(isReady);
+      return ready.length === 1 ? ready : undefined;
+    }, 300_000, 2000);
+    assert.equal(managerPod!.spec.containers.find((container) => container.name === 'manager')?.image, image);
+
+    kubectl(cluster(), ['apply', '-n', namespace, '-f', '-'], JSON.stringify({
+      apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'memcached-sample', namespace },
+      spec: { size: 1, image: `${registry}/busybox:1` },
+    }));
+    const sampleSelector = 'memcached.example.com/instance=memcached-sample';
+    await eventually('the sample\'s pod to run', () => json<{ items: Pod[] }>(['get', 'pods', '-n', namespace, '-l', sampleSelector]).items.some((pod) => pod.status.phase === 'Running'), 300_000, 2000);
+    // The sample goes before cleanup: deleting the CRD under a live CR leaves the CR's Deployment behind,
+    // because the garbage collector can no longer resolve its owner's kind (seen on this cluster).
+    kubectl(cluster(), ['delete', '-n', namespace, 'memcached', 'memcached-sample', '--wait=true']);
+    await eventually('the sample\'s pods to be garbage-collected', () => json<{ items: Pod[] }>(['get', 'pods', '-n', namespace, '-l', sampleSelector]).items.length === 0, 300_000, 2000);
+
+    const cleanup = await cliOk(['cleanup', 'memcached-operator', '-n', namespace, '--timeout', '5m']);
+    assert.match(cleanup, /Operator "memcached-operator" uninstalled/);
+    // By name: OLM's CRDs are too large for a buffered `-o json`.
+    assert.deepEqual(kubectl(cluster(), ['get', 'crds', '-o', 'name']).split('\n').filter((name) => name.endsWith('.cache.example.com')), []);
+    assert.equal(kubectl(cluster(), ['-n', namespace, 'get', 'csv', '-o', 'name']).trim(), '');
+    // The operator's pod is gone with its CSV, the registry pod with its CatalogSource.
+    await eventually('no pod left in the namespace', () => json<{ items: Pod[] }>(['get', 'pods', '-n', namespace]).items.length === 0, 300_000, 2000);
+
+    await cliOk(['olm', 'uninstall', '--timeout', '5m'], localOlm.env);
+    assert.equal(kubectl(cluster(), ['get', 'crd', '-o', 'name']).split('\n').filter((name) => name.endsWith('.operators.coreos.com')).length, 0);
   });
 });

@@ -6,30 +6,23 @@
  * operator pod runs, `run bundle-upgrade` to a second version, `cleanup`,
  * and `olm uninstall`, each leaving the cluster as the next step expects.
  *
- * The images are the static binaries in a one-layer image (USER 65532, a
- * world-writable /tmp), pushed to the cluster's registry over the
- * distribution API. OLM's manifests are served from loopback with their
- * images rewritten to those, and without the operatorhub.io CatalogSource
- * (it would pull from the internet).
+ * The local OLM images and loopback-served manifests come from olm-local.ts.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { parseAllDocuments, stringify } from 'yaml';
 import { CLI } from '../scaffold/harness.js';
-import { FIXTURE_CRD, FIXTURE_PACKAGE, fixtureBundleFiles, olmAssets, olmManifestFiles, pushImage, pushRootfsImage, serveFiles } from '../e2e/olm-fixtures.js';
+import { FIXTURE_CRD, FIXTURE_PACKAGE, fixtureBundleFiles, pushImage } from '../e2e/olm-fixtures.js';
 import { useCluster } from './cluster.js';
 import { kubectl } from './kubectl.js';
+import { prepareLocalOlm, type LocalOlm } from './olm-local.js';
 import { pushBusyboxImage } from './tiny-images.js';
 
 const cluster = useCluster();
 /** Generous: every step pulls images and waits on OLM's controllers on a shared 2-core machine. */
 const STEP_TIMEOUT = '5m';
 const NAMESPACE = 'olm-e2e';
-let manifestServer: { url: string; close(): Promise<void> } | undefined;
+let localOlm: LocalOlm | undefined;
 
 interface Result {
   code: number;
@@ -50,67 +43,25 @@ function ok(result: Result, what: string): Result {
   return result;
 }
 
-/**
- * One image with the given binaries in /bin, as upstream's images are laid
- * out. The olm image also needs `cp` (the bundle unpack Job copies cpb with
- * it): Debian's static busybox, which acts as the applet its name says.
- */
-async function pushBinaries(registryHost: string, repository: string, binaries: Record<string, string>): Promise<void> {
-  const rootfs = mkdtempSync(join(tmpdir(), 'olm-rootfs-'));
-  try {
-    mkdirSync(join(rootfs, 'bin'));
-    for (const [name, source] of Object.entries(binaries)) {
-      copyFileSync(source, join(rootfs, 'bin', name));
-      chmodSync(join(rootfs, 'bin', name), 0o755);
-    }
-    mkdirSync(join(rootfs, 'tmp'));
-    chmodSync(join(rootfs, 'tmp'), 0o1777);
-    await pushRootfsImage(registryHost, repository, 'local', rootfs, { User: '65532', Entrypoint: [`/bin/${Object.keys(binaries)[0]}`] });
-  } finally {
-    rmSync(rootfs, { recursive: true, force: true });
-  }
-}
-
-/** Pushes the local images and the bundles, and serves OLM's rewritten manifests. */
+/** Pushes the local OLM images and serves its manifests (olm-local.ts), then pushes the fixture operator and its two bundles. */
 async function prepare(): Promise<void> {
-  const assets = olmAssets();
+  localOlm = await prepareLocalOlm(cluster());
   const { registry, registryUrl } = cluster();
   const pushHost = new URL(registryUrl).host;
-  await pushBinaries(pushHost, 'olm', { olm: join(assets, 'olm'), catalog: join(assets, 'catalog'), 'package-server': join(assets, 'package-server'), cpb: join(assets, 'cpb'), cp: '/bin/busybox' });
-  await pushBinaries(pushHost, 'opm', { opm: join(assets, 'opm') });
   await pushBusyboxImage(registryUrl, 'widget-operator', 'v1');
   const operatorImage = `${registry}/widget-operator:v1`;
   for (const version of ['0.0.1', '0.0.2']) {
     await pushImage(pushHost, 'widget-operator-bundle', `v${version}`, fixtureBundleFiles(version, operatorImage, ['sleep', '100000']));
   }
-  // OLM's own manifests, pointed at the local images, without the internet catalog.
-  const { crds, olm } = olmManifestFiles();
-  const olmImage = `${registry}/olm:local`;
-  const rewritten = parseAllDocuments(olm)
-    .map((doc) => doc.toJS() as { kind?: string; metadata?: { name?: string } } | null)
-    .filter((obj) => obj && !(obj.kind === 'CatalogSource' && obj.metadata?.name === 'operatorhubio-catalog'))
-    .map((obj) => {
-      if (obj!.kind === 'Deployment' && obj!.metadata?.name === 'catalog-operator') {
-        // The module's quickstart passes Go-style single-dash flags (`-namespace`), which
-        // catalog's cobra flags refuse ("unknown shorthand flag: 'n'"); OLM's release
-        // manifests spell them with two dashes. Also point its opm at the local image.
-        const container = (obj as unknown as { spec: { template: { spec: { containers: { args: string[] }[] } } } }).spec.template.spec.containers[0]!;
-        container.args = [...container.args.map((arg) => arg.replace(/^-([a-zA-Z])/, '--$1').trim()), `--opmImage=${registry}/opm:local`];
-      }
-      // The quickstart's packageserver CSV still says 0.18.3; a release's olm.yaml carries the release version (the chart's).
-      return stringify(obj).replace(/\b0\.18\.3\b/g, '0.28.0').replace(/quay\.io\/operator-framework\/olm@sha256:[0-9a-f]{64}/g, olmImage).replace(/quay\.io\/operator-framework\/configmap-operator-registry:latest/g, `${registry}/opm:local`);
-    })
-    .join('---\n');
-  manifestServer = await serveFiles({ '/v0.28.0/crds.yaml': crds, '/v0.28.0/olm.yaml': rewritten });
 }
 
 after(async () => {
-  await manifestServer?.close();
+  await localOlm?.close();
 });
 
 test('olm install, status, run bundle, bundle-upgrade, cleanup and olm uninstall on the one-node cluster', { timeout: 3_600_000 }, async () => {
   await prepare();
-  const olmEnv = { TS_OPERATOR_SDK_OLM_BASE_URL: manifestServer!.url };
+  const olmEnv = localOlm!.env;
   const { registry } = cluster();
 
   const install = ok(await cli(['olm', 'install', '--timeout', STEP_TIMEOUT], olmEnv), 'olm install');
@@ -129,7 +80,7 @@ test('olm install, status, run bundle, bundle-upgrade, cleanup and olm uninstall
   assert.match(status.stdout, /^catalog-operator +olm +Deployment +Installed$/m);
 
   kubectl(cluster(), ['create', 'namespace', NAMESPACE]);
-  const indexImage = `${registry}/opm:local`;
+  const indexImage = localOlm!.opmImage;
   const run = ok(await cli(['run', 'bundle', `${registry}/widget-operator-bundle:v0.0.1`, '-n', NAMESPACE, '--index-image', indexImage, '--timeout', STEP_TIMEOUT, '--security-context-config', 'restricted'], olmEnv), 'run bundle');
   assert.match(run.stderr, /OLM has successfully installed "widget-operator\.v0\.0\.1"/);
   assert.equal(kubectl(cluster(), ['-n', NAMESPACE, 'get', 'csv', 'widget-operator.v0.0.1', '-o', 'jsonpath={.status.phase}']), 'Succeeded');
