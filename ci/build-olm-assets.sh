@@ -30,38 +30,10 @@ if ! command -v go >/dev/null; then
   echo "build-olm-assets: Go is not installed, and ${missing[*]} must be built with it (only this repo's cluster tests need this). Install Go 1.22 or newer and run ci/build-olm-assets.sh again" >&2
   exit 1
 fi
-mkdir -p "$out_dir"
-tmp="$(mktemp -d "$out_dir/.build.XXXXXX")"
-heartbeat_pid=
-trap '[[ -n "$heartbeat_pid" ]] && kill "$heartbeat_pid" 2>/dev/null; chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
-
-PROGRESS_SECONDS="${PROGRESS_SECONDS:-30}"
-progress() {
-  local what="$1" log="$2" start
-  start="$(date +%s)"
-  while sleep "$PROGRESS_SECONDS"; do
-    local elapsed=$(( $(date +%s) - start ))
-    echo "build-olm-assets: still building $what: $((elapsed / 60))m$((elapsed % 60))s, $(wc -l < "$log" | tr -d ' ') packages compiled" >&2
-  done
-}
-# Runs `go build -v` in directory $2 with the rest as arguments, reporting progress as $1.
-build() {
-  local what="$1" dir="$2"; shift 2
-  local log="$tmp/$what.log"
-  : > "$log"
-  progress "$what" "$log" &
-  heartbeat_pid=$!
-  local status=0
-  (cd "$dir" && go build -v "$@" 2> "$log") || status=$?
-  kill "$heartbeat_pid" 2>/dev/null || true
-  wait "$heartbeat_pid" 2>/dev/null || true
-  heartbeat_pid=
-  if [[ $status -ne 0 ]]; then
-    echo "build-olm-assets: building $what failed; the end of go build's output:" >&2
-    grep -v '^[a-z0-9.-]*\(/[^ ]*\)\?$' "$log" | tail -n 20 >&2 || tail -n 20 "$log" >&2
-    exit "$status"
-  fi
-}
+BUILD_SCRIPT_NAME=build-olm-assets
+# shellcheck source=lib/go-build.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
+start_build_dir "$out_dir"
 # Downloads module $1 through the module proxy (exact versions only) and prints its directory.
 module_dir() {
   go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'

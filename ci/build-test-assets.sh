@@ -29,40 +29,10 @@ if ! command -v go >/dev/null; then
   echo "build-test-assets: Go is not installed, and ${missing[*]} must be built with it (only this repo's tests need this). Install Go, or use the official envtest binaries: export KUBEBUILDER_ASSETS=\"\$(node bin/ts-operator-sdk.js setup-envtest use ${KUBE_VERSION#v} -p path)\" (they lack kube-controller-manager, so the garbage-collection tests then fail)" >&2
   exit 1
 fi
-mkdir -p "$bin_dir"
-tmp="$(mktemp -d "$bin_dir/.build.XXXXXX")"
-heartbeat_pid=
-trap '[[ -n "$heartbeat_pid" ]] && kill "$heartbeat_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-
-# go build is silent until it finishes, which takes minutes per binary. Its
-# -v package list goes to a log; a line every PROGRESS_SECONDS says how far it is.
-PROGRESS_SECONDS="${PROGRESS_SECONDS:-30}"
-progress() {
-  local what="$1" log="$2" start
-  start="$(date +%s)"
-  while sleep "$PROGRESS_SECONDS"; do
-    local elapsed=$(( $(date +%s) - start ))
-    echo "build-test-assets: still building $what: $((elapsed / 60))m$((elapsed % 60))s, $(wc -l < "$log" | tr -d ' ') packages compiled" >&2
-  done
-}
-# Runs `go build -v` in directory $1 with the rest as arguments, reporting progress as $what.
-build() {
-  local what="$1" dir="$2"; shift 2
-  local log="$tmp/$what.log"
-  : > "$log"
-  progress "$what" "$log" &
-  heartbeat_pid=$!
-  local status=0
-  (cd "$dir" && go build -v "$@" 2> "$log") || status=$?
-  kill "$heartbeat_pid" 2>/dev/null || true
-  wait "$heartbeat_pid" 2>/dev/null || true
-  heartbeat_pid=
-  if [[ $status -ne 0 ]]; then
-    echo "build-test-assets: building $what failed; the end of go build's output:" >&2
-    grep -v '^[a-z0-9.-]*\(/[^ ]*\)\?$' "$log" | tail -n 20 >&2 || tail -n 20 "$log" >&2
-    exit "$status"
-  fi
-}
+BUILD_SCRIPT_NAME=build-test-assets
+# shellcheck source=lib/go-build.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
+start_build_dir "$bin_dir"
 export GOTOOLCHAIN=local CGO_ENABLED=0
 
 # Version ldflags as upstream's hack/lib/version.sh sets them, so /version and

@@ -1,0 +1,49 @@
+# Shared by ci/build-test-assets.sh, ci/build-cluster-assets.sh and
+# ci/build-olm-assets.sh (sourced, not run): a build directory that vanishes on
+# exit, and `go build` with a progress line, since go build itself says nothing
+# for minutes. The sourcing script sets BUILD_SCRIPT_NAME for its messages.
+
+PROGRESS_SECONDS="${PROGRESS_SECONDS:-30}"
+heartbeat_pid=
+
+# Makes $tmp, a scratch directory inside $1 (so finished binaries move with a
+# rename), removed on exit together with any progress reporter still running.
+# Nothing of a failed or interrupted build is kept.
+start_build_dir() {
+  mkdir -p "$1"
+  tmp="$(mktemp -d "$1/.build.XXXXXX")"
+  # Go's module cache writes read-only files; u+w lets rm remove them.
+  trap '[[ -n "$heartbeat_pid" ]] && kill "$heartbeat_pid" 2>/dev/null; chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+}
+
+# Prints a line every PROGRESS_SECONDS while $1 is being built, counting the
+# packages go build -v has listed in log $2 so far.
+progress() {
+  local what="$1" log="$2" start
+  start="$(date +%s)"
+  while sleep "$PROGRESS_SECONDS"; do
+    local elapsed=$(( $(date +%s) - start ))
+    echo "$BUILD_SCRIPT_NAME: still building $what: $((elapsed / 60))m$((elapsed % 60))s, $(wc -l < "$log" | tr -d ' ') packages compiled" >&2
+  done
+}
+
+# Runs `go build -v` in directory $2 with the rest as arguments, reporting
+# progress as $1; on failure prints the end of go build's own messages (not
+# its package list) and exits with its status.
+build() {
+  local what="$1" dir="$2"; shift 2
+  local log="$tmp/$what.log"
+  : > "$log"
+  progress "$what" "$log" &
+  heartbeat_pid=$!
+  local status=0
+  (cd "$dir" && go build -v "$@" 2> "$log") || status=$?
+  kill "$heartbeat_pid" 2>/dev/null || true
+  wait "$heartbeat_pid" 2>/dev/null || true
+  heartbeat_pid=
+  if [[ $status -ne 0 ]]; then
+    echo "$BUILD_SCRIPT_NAME: building $what failed; the end of go build's output:" >&2
+    grep -v '^[a-z0-9.-]*\(/[^ ]*\)\?$' "$log" | tail -n 20 >&2 || tail -n 20 "$log" >&2
+    exit "$status"
+  fi
+}
