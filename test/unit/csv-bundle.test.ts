@@ -17,7 +17,8 @@ import YAML from 'yaml';
 import { generateBundleCommand, type GenerateBundleOptions } from '../../src/commands/generate/bundle.js';
 import type { CommandIO } from '../../src/cli/io.js';
 import { collectManifests, parseManifests, type KubeObject } from '../../src/generators/bundle/collector.js';
-import { parseImageReference, resolveImageDigest } from '../../src/generators/bundle/digests.js';
+import { resolveImageDigest } from '../../src/generators/bundle/digests.js';
+import { parseImageReference } from '../../src/oci/reference.js';
 import { annotationsYaml, bundleDockerfile, chooseCreatedAt, manifestFiles } from '../../src/generators/bundle/writer.js';
 import { newBaseCsv, type CsvObject } from '../../src/generators/csv/base.js';
 import { fillCsv, mergeRelatedImages, relatedImagesFromEnv } from '../../src/generators/csv/fill.js';
@@ -332,9 +333,9 @@ describe('generate bundle command', () => {
 
 describe('--use-image-digests', () => {
   it('parses references like container tools', () => {
-    assert.deepEqual(parseImageReference('memcached:1.6'), { registry: 'docker.io', repository: 'library/memcached', tag: '1.6', digest: undefined });
-    assert.deepEqual(parseImageReference('localhost:5000/team/op'), { registry: 'localhost:5000', repository: 'team/op', tag: 'latest', digest: undefined });
-    assert.deepEqual(parseImageReference('quay.io/x/y@sha256:abc'), { registry: 'quay.io', repository: 'x/y', tag: undefined, digest: 'sha256:abc' });
+    assert.deepEqual(parseImageReference('memcached:1.6'), { registry: 'docker.io', repository: 'library/memcached', tag: '1.6', digest: undefined, original: 'memcached:1.6' });
+    assert.deepEqual(parseImageReference('localhost:5000/team/op'), { registry: 'localhost:5000', repository: 'team/op', tag: 'latest', digest: undefined, original: 'localhost:5000/team/op' });
+    assert.deepEqual(parseImageReference('quay.io/x/y@sha256:abababababababababababababababababababababababababababababababab'), { registry: 'quay.io', repository: 'x/y', tag: undefined, digest: 'sha256:abababababababababababababababababababababababababababababababab', original: 'quay.io/x/y@sha256:abababababababababababababababababababababababababababababababab' });
   });
 
   it('an unreachable registry is a one-line error naming the image and the way out', async () => {
@@ -357,7 +358,11 @@ describe('--use-image-digests', () => {
   });
 
   it('already-pinned images need no registry', async () => {
-    assert.equal(await resolveImageDigest('127.0.0.1:1/x@sha256:abc'), '127.0.0.1:1/x@sha256:abc');
+    assert.equal(await resolveImageDigest('127.0.0.1:1/x@sha256:abababababababababababababababababababababababababababababababab'), '127.0.0.1:1/x@sha256:abababababababababababababababababababababababababababababababab');
+  });
+
+  it('a malformed reference is refused before any registry call, by the grammar run bundle uses', async () => {
+    await assert.rejects(resolveImageDigest('127.0.0.1:1/Team//op:v1'), (err: Error) => err.name === 'UsageError' && /is not a valid image reference/.test(err.message));
   });
 
   it('collects input documents, flattening Lists and removing exact duplicates', () => {

@@ -2,15 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
-
-/** An image reference split into the parts the registry API needs. */
-export interface ImageReference {
-  /** Registry host[:port] as written (docker.io when none). */
-  registry: string;
-  repository: string;
-  tag?: string;
-  digest?: string;
-}
+import { InvalidReferenceError, isLoopbackRegistry, parseImageReference, type ImageReference } from '../../oci/reference.js';
 
 const MANIFEST_TYPES = [
   'application/vnd.oci.image.index.v1+json',
@@ -19,29 +11,14 @@ const MANIFEST_TYPES = [
   'application/vnd.docker.distribution.manifest.v2+json',
 ].join(', ');
 
-/** Parses `host:port/repo/name:tag@sha256:...` the way container tools do (docker.io and library/ implied). */
-export function parseImageReference(image: string): ImageReference {
-  let rest = image;
-  let digest: string | undefined;
-  const at = rest.indexOf('@');
-  if (at >= 0) {
-    digest = rest.slice(at + 1);
-    rest = rest.slice(0, at);
+/** The image reference parsed by the same grammar `run bundle` uses; a malformed one is a one-line UsageError. */
+function parseReference(image: string): ImageReference {
+  try {
+    return parseImageReference(image);
+  } catch (err) {
+    if (err instanceof InvalidReferenceError) throw new UsageError(`--use-image-digests cannot resolve ${err.message}`, 'write it as registry/repository:tag', { cause: err });
+    throw err;
   }
-  let tag: string | undefined;
-  const lastSlash = rest.lastIndexOf('/');
-  const colon = rest.lastIndexOf(':');
-  if (colon > lastSlash) {
-    tag = rest.slice(colon + 1);
-    rest = rest.slice(0, colon);
-  }
-  const first = rest.split('/')[0]!;
-  const hasRegistry = rest.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
-  const registry = hasRegistry ? first : 'docker.io';
-  let repository = hasRegistry ? rest.slice(first.length + 1) : rest;
-  if (registry === 'docker.io' && !repository.includes('/')) repository = `library/${repository}`;
-  if (!repository) throw new UsageError(`image reference "${image}" has no repository`, 'write it as registry/repository:tag');
-  return { registry, repository, tag: tag ?? (digest ? undefined : 'latest'), digest };
 }
 
 /**
@@ -52,7 +29,7 @@ export function parseImageReference(image: string): ImageReference {
  * missing tag is a one-line UsageError.
  */
 export async function resolveImageDigest(image: string, fetchImpl: typeof fetch = fetch): Promise<string> {
-  const ref = parseImageReference(image);
+  const ref = parseReference(image);
   if (ref.digest) return image;
   const host = ref.registry === 'docker.io' ? 'registry-1.docker.io' : ref.registry;
   const scheme = isInsecureRegistry(host) ? 'http' : 'https';
@@ -98,7 +75,7 @@ export function registriesConfFiles(env: NodeJS.ProcessEnv = process.env): strin
  * `buildah push` and `--use-image-digests` alike.
  */
 export function isInsecureRegistry(host: string, files: string[] = registriesConfFiles()): boolean {
-  if (/^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(host)) return true;
+  if (isLoopbackRegistry(host)) return true;
   return files.some((file) => insecureLocations(file).includes(host));
 }
 
