@@ -22,10 +22,11 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../e2e/eventually.js';
 import { CLI, SCENARIOS, packRepository, scaffoldScenario } from '../scaffold/harness.js';
-import { NODE_VERSION, buildahEnvironment, nodeBaseImages, pushArchive, type BuildahEnvironment } from '../support/images.js';
+import { NODE_VERSION, type BuildahEnvironment } from '../support/images.js';
 import { useCluster } from './cluster.js';
 import { kubectl } from './kubectl.js';
 import { prepareLocalOlm, type LocalOlm } from './olm-local.js';
+import { kubectlJson, makeInProject, prepareImageBuilds } from './project.js';
 import { pushBusyboxImage } from './tiny-images.js';
 
 const cluster = useCluster();
@@ -90,13 +91,7 @@ let store: BuildahEnvironment;
 let image: string;
 let localOlm: LocalOlm | undefined;
 
-/** Runs make in the project against the cluster; asserts it succeeded and returns its output. */
-function make(args: string[], extraEnv: NodeJS.ProcessEnv = {}): string {
-  const { NODE_TEST_CONTEXT: _runner, ...env } = cluster().env(store.env);
-  const result = spawnSync('make', args, { cwd: project, encoding: 'utf8', env: { ...env, ...extraEnv, KUBECONFIG: cluster().kubeconfigPath }, timeout: 900_000, maxBuffer: 64 * 2 ** 20 });
-  assert.equal(result.status, 0, `make ${args.join(' ')} failed:\n${result.stdout.slice(-4000)}\n${result.stderr.slice(-4000)}`);
-  return result.stdout;
-}
+const make = (args: string[], extraEnv: NodeJS.ProcessEnv = {}): string => makeInProject(cluster(), store, project, args, extraEnv);
 
 /**
  * The CLI against the cluster, asynchronously: OLM's manifests are served
@@ -116,9 +111,7 @@ async function cliOk(args: string[], env: NodeJS.ProcessEnv = {}): Promise<strin
   return result.stderr;
 }
 
-function json<T>(args: string[]): T {
-  return JSON.parse(kubectl(cluster(), [...args, '-o', 'json'])) as T;
-}
+const json = <T>(args: string[]): T => kubectlJson<T>(cluster(), args);
 
 interface Pod {
   metadata: { name: string; uid: string; deletionTimestamp?: string; ownerReferences?: { kind: string; name: string }[] };
@@ -143,12 +136,8 @@ function leaseHolder(): string | undefined {
 /** Builds the image and scaffolds the project; a suite hook, so it runs once the cluster's root hook has started it. */
 async function setUp(): Promise<void> {
   const tarball = packRepository();
-  const bases = nodeBaseImages();
-  store = buildahEnvironment([cluster().registry]);
-  const builderImage = `${cluster().registry}/node-builder:${NODE_VERSION}`;
-  const baseImage = `${cluster().registry}/node-runtime:${NODE_VERSION}`;
-  pushArchive(bases.builder, builderImage, store.env);
-  pushArchive(bases.runtime, baseImage, store.env);
+  const images = prepareImageBuilds(cluster());
+  store = images.store;
   await pushBusyboxImage(cluster().registryUrl, 'busybox', '1');
   project = scaffoldScenario(SCENARIOS[0]!, { env: { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` } });
   const types = join(project, 'apis', 'v1', 'memcached_types.ts');
@@ -163,7 +152,7 @@ async function setUp(): Promise<void> {
   assert.ok(leaseName, `main.ts names its Lease (PROJECT:\n${projectFile})`);
   image = `${cluster().registry}/memcached-operator:v0.0.1`;
   // The store gets its buildah variables; make gets the cluster's KUBECONFIG.
-  make(['docker-build', 'docker-push', `IMG=${image}`, 'CONTAINER_TOOL=buildah', `DOCKER_BUILD_ARGS=--build-arg BUILDER_IMAGE=${builderImage} --build-arg BASE_IMAGE=${baseImage}`]);
+  make(images.dockerBuildPush(image));
 }
 
 describe('make deploy runs the operator as a pod on the cluster', { timeout: 3_600_000 }, () => {

@@ -29,10 +29,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../e2e/eventually.js';
 import { SCENARIOS, packRepository, runCliOk, scaffoldScenario } from '../scaffold/harness.js';
-import { NODE_VERSION, buildahEnvironment, nodeBaseImages, pushArchive, type BuildahEnvironment } from '../support/images.js';
+import type { BuildahEnvironment } from '../support/images.js';
 import { useCluster } from './cluster.js';
 import { kubectl } from './kubectl.js';
-import { kubectlJson, makeInProject } from './project.js';
+import { kubectlJson, makeInProject, prepareImageBuilds } from './project.js';
 
 const cluster = useCluster();
 
@@ -88,12 +88,8 @@ interface Pod {
 
 async function setUp(): Promise<void> {
   const tarball = packRepository();
-  const bases = nodeBaseImages();
-  store = buildahEnvironment([cluster().registry]);
-  const builderImage = `${cluster().registry}/node-builder:${NODE_VERSION}`;
-  const baseImage = `${cluster().registry}/node-runtime:${NODE_VERSION}`;
-  pushArchive(bases.builder, builderImage, store.env);
-  pushArchive(bases.runtime, baseImage, store.env);
+  const images = prepareImageBuilds(cluster());
+  store = images.store;
   const env = { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` };
   project = scaffoldScenario(SCENARIOS[0]!, { env });
   readmeSteps = readmeShellBlocks(readFileSync(join(project, 'README.md'), 'utf8'), '**Webhooks without cert-manager:**');
@@ -110,7 +106,7 @@ async function setUp(): Promise<void> {
   edit(webhook, '    // TODO(user): fill in your validation logic upon object creation.\n', `    if ((memcached.spec?.size ?? 0) > 5) throw new AdmissionDeniedError('${REFUSAL}');\n`);
 
   image = `${cluster().registry}/memcached-operator:v0.0.1`;
-  make(['docker-build', 'docker-push', `IMG=${image}`, 'CONTAINER_TOOL=buildah', `DOCKER_BUILD_ARGS=--build-arg BUILDER_IMAGE=${builderImage} --build-arg BASE_IMAGE=${baseImage}`]);
+  make(images.dockerBuildPush(image));
 }
 
 describe('the webhooks serve from the operator pod through their Service, with a certificate from a mounted Secret', { timeout: 3_600_000 }, () => {
