@@ -16,12 +16,12 @@
  * with TS_OPERATOR_SDK_CLUSTER_ASSETS and KUBEBUILDER_ASSETS set (scripts/test.sh does).
  */
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../e2e/eventually.js';
-import { CLI, SCENARIOS, packRepository, scaffoldScenario } from '../scaffold/harness.js';
+import { SCENARIOS, packRepository, runCliAsync, scaffoldScenario, type CliExit } from '../scaffold/harness.js';
 import { NODE_VERSION, type BuildahEnvironment } from '../support/images.js';
 import { useCluster } from './cluster.js';
 import { kubectl } from './kubectl.js';
@@ -97,12 +97,8 @@ const make = (args: string[], extraEnv: NodeJS.ProcessEnv = {}): string => makeI
  * The CLI against the cluster, asynchronously: OLM's manifests are served
  * from this process (olm-local.ts), so a synchronous child would starve it.
  */
-function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args, '--kubeconfig', cluster().kubeconfigPath], { env: { ...process.env, ...env }, timeout: 600_000, maxBuffer: 16 * 2 ** 20 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
+function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliExit> {
+  return runCliAsync([...args, '--kubeconfig', cluster().kubeconfigPath], { env });
 }
 
 async function cliOk(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
@@ -216,8 +212,16 @@ describe('make deploy runs the operator as a pod on the cluster', { timeout: 3_6
     const follower = pods.find((pod) => pod !== leader);
     assert.ok(leader && follower, `the holder ${holder} is one of ${pods.map((pod) => pod.metadata.name).join(', ')}`);
 
-    kubectl(cluster(), ['delete', 'pod', '-n', SYSTEM, leader.metadata.name, '--wait=false']);
-    await eventually('the follower to take the Lease', () => leaseHolder()?.startsWith(`${follower.metadata.name}_`), 180_000, 1000);
+    // The node is cordoned first: otherwise the Deployment's replacement for the deleted pod can win the
+    // race for the released Lease, and "the other replica takes over" would be left to chance.
+    const node = kubectl(cluster(), ['get', 'nodes', '-o', 'jsonpath={.items[0].metadata.name}']).trim();
+    kubectl(cluster(), ['cordon', node]);
+    try {
+      kubectl(cluster(), ['delete', 'pod', '-n', SYSTEM, leader.metadata.name, '--wait=false']);
+      await eventually('the follower to take the Lease', () => leaseHolder()?.startsWith(`${follower.metadata.name}_`), 180_000, 1000);
+    } finally {
+      kubectl(cluster(), ['uncordon', node]);
+    }
     // The new leader reconciles: a new CR gets its Deployment.
     kubectl(cluster(), ['apply', '-n', 'default', '-f', '-'], JSON.stringify({
       apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'after-failover', namespace: 'default' },
@@ -230,6 +234,19 @@ describe('make deploy runs the operator as a pod on the cluster', { timeout: 3_6
   });
 
   test('/metrics answers over HTTPS to a pod whose ServiceAccount is bound to metrics-reader, and refuses one that is not', { timeout: 600_000 }, async () => {
+    // One replica, the leader, that has reconciled: the Service then leads to the pod whose counters the
+    // assertions read (with two, kube-proxy may pick the standby, which has reconciled nothing).
+    kubectl(cluster(), ['scale', '-n', SYSTEM, `deployment/${MANAGER}`, '--replicas=1']);
+    const [manager] = await eventually('one Ready manager pod holding the Lease', () => {
+      const ready = json<{ items: Pod[] }>(['get', 'pods', '-n', SYSTEM, '-l', MANAGER_SELECTOR]).items.filter((pod) => !pod.metadata.deletionTimestamp);
+      return ready.length === 1 && isReady(ready[0]!) && leaseHolder()?.startsWith(`${ready[0]!.metadata.name}_`) ? ready : undefined;
+    }, 300_000, 2000);
+    kubectl(cluster(), ['apply', '-n', 'default', '-f', '-'], JSON.stringify({
+      apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'metrics-sample', namespace: 'default' },
+      spec: { size: 1, image: `${cluster().registry}/busybox:1` },
+    }));
+    await eventually('the Deployment of metrics-sample', () => spawnSync('kubectl', ['get', 'deployment', '-n', 'default', 'metrics-sample'], { env: cluster().env() }).status === 0, 180_000, 2000);
+    assert.ok(manager);
     // The test cluster runs no DNS: the Service by its ClusterIP (kube-proxy's rules lead it to the manager pod).
     const service = kubectl(cluster(), ['get', 'service', '-n', SYSTEM, `${MANAGER}-metrics-service`, '-o', 'jsonpath={.spec.clusterIP}']).trim();
     assert.match(service, /^\d+\.\d+\.\d+\.\d+$/);
@@ -271,6 +288,7 @@ describe('make deploy runs the operator as a pod on the cluster', { timeout: 3_6
     }, 300_000, 2000);
     assert.match(refused, /^STATUS 403$/m);
     kubectl(cluster(), ['delete', 'pod', '-n', 'default', 'metrics-scraper', 'metrics-stranger', '--wait=false']);
+    kubectl(cluster(), ['delete', '-n', 'default', 'memcached', 'metrics-sample', '--wait=true']);
     kubectl(cluster(), ['delete', 'clusterrolebinding', 'metrics-scraper']);
     kubectl(cluster(), ['delete', 'serviceaccount', '-n', 'default', 'metrics-scraper']);
   });

@@ -9,9 +9,8 @@
  * The local OLM images and loopback-served manifests come from olm-local.ts.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { after, test } from 'node:test';
-import { CLI } from '../scaffold/harness.js';
+import { runCliAsync, type CliExit } from '../scaffold/harness.js';
 import { FIXTURE_CRD, FIXTURE_PACKAGE, fixtureBundleFiles, pushImage } from '../e2e/olm-fixtures.js';
 import { useCluster } from './cluster.js';
 import { kubectl } from './kubectl.js';
@@ -24,19 +23,9 @@ const STEP_TIMEOUT = '5m';
 const NAMESPACE = 'olm-e2e';
 let localOlm: LocalOlm | undefined;
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Result = CliExit;
 
-function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args, '--kubeconfig', cluster().kubeconfigPath], { env: { ...process.env, ...env }, timeout: 600_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = (args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> => runCliAsync([...args, '--kubeconfig', cluster().kubeconfigPath], { env });
 
 function ok(result: Result, what: string): Result {
   assert.equal(result.code, 0, `${what} failed:\n${result.stderr}\n${result.stdout}`);

@@ -10,7 +10,6 @@
  * Run: KUBEBUILDER_ASSETS=... node --test dist/test/e2e/olm-run-bundle.test.js
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,24 +17,14 @@ import { after, before, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { RestClient } from '../../src/runtime/rest.js';
-import { CLI } from '../scaffold/harness.js';
+import { runCliAsync, type CliExit } from '../scaffold/harness.js';
 import { startControlPlane } from './control-plane.js';
 import { FIXTURE_CRD, FIXTURE_PACKAGE, fixtureBundleFiles, olmManifestFiles, pushImage, serveFiles, startRegistry, type LocalRegistry } from './olm-fixtures.js';
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Result = CliExit;
 
-/** Runs the CLI as a child process without blocking this process (the loopback servers live here). */
-function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: mkdtempSync(join(tmpdir(), 'olm-cli-')), env: { ...process.env, ...env }, timeout: 300_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+/** The CLI from an empty directory, without blocking this process (the loopback servers live here). */
+const cli = (args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> => runCliAsync(args, { env, cwd: mkdtempSync(join(tmpdir(), 'olm-cli-')), timeoutMs: 300_000 });
 
 /** Asserts the one-line failure: non-zero exit, exactly one `Error:` line that matches, with a fix sentence. */
 function assertOneLineFailure(result: Result, pattern: RegExp): string {

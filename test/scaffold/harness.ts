@@ -2,7 +2,7 @@
  * Shared by the CLI tests: runs the real entry point (bin/ts-operator-sdk.js)
  * as a child process with stdin closed (no TTY), and fingerprints directories.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,26 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** The CLI launcher users run. */
 export const CLI = join(REPO_ROOT, 'bin', 'ts-operator-sdk.js');
+
+/** What an asynchronous CLI run printed, and its exit code. */
+export interface CliExit {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the CLI as a child process without blocking this one: tests that serve
+ * files or a registry on loopback from this process would starve them with a
+ * synchronous child.
+ */
+export function runCliAsync(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CliExit> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { cwd: options.cwd, env: { ...process.env, ...options.env }, timeout: options.timeoutMs ?? 600_000, maxBuffer: 16 * 2 ** 20 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
 
 /** What a CLI run produced. */
 export interface CliResult {
