@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 /** Not an ES import: that would read node:http's WebSocket getters, which load Node's bundled undici (+9 MiB RSS). */
 const { createServer } = process.getBuiltinModule('node:http');
@@ -50,6 +50,8 @@ export interface RunningHttpsServer extends RunningServer {
 
 /** How often a draining server closes connections that went idle after their last response. */
 const DRAIN_POLL_MS = 50;
+/** How long `close()` lets requests in flight finish before it cuts every connection (API servers time webhook calls out at 10–30 s). */
+export const DRAIN_LIMIT_MS = 10_000;
 
 /**
  * Starts an HTTPS server (TLS 1.2 or later, HTTP/1.1 only, like
@@ -62,6 +64,12 @@ export async function serveHttps(address: { host?: string; port: number }, pair:
   const server: HttpsServer = createHttpsServer({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' }, guarded(handler));
   // A client that is not speaking TLS is its own problem, not the server's: nothing to log.
   server.on('tlsClientError', () => undefined);
+  // Raw sockets, including ones still in the TLS handshake, which the HTTP layer does not track yet.
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   await listen(server, address);
   return {
     address: boundAddress(server),
@@ -69,8 +77,16 @@ export async function serveHttps(address: { host?: string; port: number }, pair:
     close: () =>
       new Promise<void>((resolve) => {
         const drain = setInterval(() => server.closeIdleConnections(), DRAIN_POLL_MS);
+        // A connection that never becomes an idle HTTP connection (a TLS handshake left half done, a request
+        // that never ends) would hold close() forever and with it the manager's stop, as Go's Shutdown would
+        // without a context deadline: after DRAIN_LIMIT_MS every socket still open is cut.
+        const limit = setTimeout(() => {
+          server.closeAllConnections();
+          for (const socket of sockets) socket.destroy();
+        }, DRAIN_LIMIT_MS);
         server.close(() => {
           clearInterval(drain);
+          clearTimeout(limit);
           resolve();
         });
         server.closeIdleConnections();

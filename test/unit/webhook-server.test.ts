@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, test } from 'node:test';
 import { request } from 'node:https';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { AdmissionDeniedError, ConflictError, defineKind, silentLogger, WebhookServer, type SpokeConversion } from '../../src/runtime/index.js';
@@ -203,4 +203,23 @@ describe('webhook server over HTTPS', () => {
       assert.equal((await post('/validate-nothing', {})).status, 404);
     });
   });
+});
+
+test('an HTTPS server stops within its drain limit even with a client stuck in the TLS handshake', { timeout: 30_000 }, async () => {
+  const { serveHttps, DRAIN_LIMIT_MS } = await import('../../src/runtime/serving.js');
+  const { selfSignedCertificate } = await import('../../src/runtime/self-signed.js');
+  const { connect } = await import('node:net');
+  const server = await serveHttps({ host: '127.0.0.1', port: 0 }, await selfSignedCertificate(), (_req, res) => {
+    res.end('ok');
+  });
+  // A TCP connection that never sends a ClientHello: not yet an HTTP connection, so closeIdleConnections() skips it.
+  const port = Number(server.address.split(':').pop());
+  const stuck = connect({ host: '127.0.0.1', port });
+  await new Promise((resolve) => stuck.once('connect', resolve));
+  stuck.on('error', () => undefined);
+  const started = Date.now();
+  await server.close();
+  const took = Date.now() - started;
+  assert.ok(took >= DRAIN_LIMIT_MS - 100, `close() waited ${took} ms: the half-open client was cut before the drain limit`);
+  stuck.destroy();
 });
