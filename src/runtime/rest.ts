@@ -235,21 +235,9 @@ export class RestClient {
     };
     arm();
     const combined = AbortSignal.any([signal, idle.signal]);
-    const headersDeadline = this.deadline('watch', path, undefined);
     let response: RawResponse | undefined;
     try {
-      try {
-        response = await this.sendWithRetries('GET', path, { query: { ...query, watch: true } }, headersDeadline.signal(combined));
-        if (response.status >= 400) {
-          const text = await readBody(response.body);
-          throw apiErrorFrom(response.status, text ? safeJson(text) : undefined, `watch ${path}`);
-        }
-      } catch (err) {
-        throw headersDeadline.explain(err);
-      } finally {
-        // Cleared before the first event: the stream itself has no time limit.
-        headersDeadline.clear();
-      }
+      response = await this.openStream('watch', path, { ...query, watch: true }, combined, undefined);
       // Lines are found in the raw bytes: a chunk is decoded only as whole
       // lines, and a line split across chunks is joined once, not re-scanned.
       let pending: Buffer[] = [];
@@ -280,25 +268,35 @@ export class RestClient {
   }
 
   /**
+   * Sends a GET whose body streams (a watch, a followed log) and returns once
+   * its headers are in. The request deadline bounds only that wait: it is
+   * cleared before the first byte, since the stream itself has no time limit.
+   * `label` names the request in errors (`watch <path>`, `GET <path>`).
+   */
+  private async openStream(label: string, path: string, query: Query, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<RawResponse> {
+    const headersDeadline = this.deadline(label, path, timeoutMs);
+    try {
+      const response = await this.sendWithRetries('GET', path, { query }, headersDeadline.signal(signal));
+      if (response.status >= 400) {
+        const text = await readBody(response.body);
+        throw apiErrorFrom(response.status, text ? safeJson(text) : undefined, `${label} ${path}`);
+      }
+      return response;
+    } catch (err) {
+      throw headersDeadline.explain(err);
+    } finally {
+      headersDeadline.clear();
+    }
+  }
+
+  /**
    * Opens a GET whose body is an open-ended byte stream (a followed pod log)
    * and yields its chunks until the server ends it or `signal` aborts. Like
    * `watch`, the request timeout bounds only the wait for the headers.
    * @internal
    */
   async *stream(path: string, query: Query, signal: AbortSignal | undefined, timeoutMs?: number): AsyncGenerator<Buffer> {
-    const headersDeadline = this.deadline('GET', path, timeoutMs);
-    let response: RawResponse;
-    try {
-      response = await this.sendWithRetries('GET', path, { query }, headersDeadline.signal(signal));
-      if (response.status >= 400) {
-        const text = await readBody(response.body);
-        throw apiErrorFrom(response.status, text ? safeJson(text) : undefined, `GET ${path}`);
-      }
-    } catch (err) {
-      throw headersDeadline.explain(err);
-    } finally {
-      headersDeadline.clear();
-    }
+    const response = await this.openStream('GET', path, query, signal, timeoutMs);
     const onAbort = (): void => void response.body.destroy(signal?.reason as Error);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {

@@ -82,10 +82,6 @@ export class KubeSession {
     return this.rest.request<T>('POST', await this.pathOf(obj, false), { body: obj });
   }
 
-  async replace<T extends KubeObject>(obj: T): Promise<T> {
-    return this.rest.request<T>('PUT', await this.pathOf(obj), { body: obj });
-  }
-
   async mergePatch<T extends KubeObject>(obj: KubernetesObject, patch: unknown, subresource?: string): Promise<T> {
     return this.rest.request<T>('PATCH', (await this.pathOf(obj)) + (subresource ? `/${subresource}` : ''), { body: patch, contentType: 'application/merge-patch+json' });
   }
@@ -122,11 +118,6 @@ export class KubeSession {
       if (err instanceof NotFoundError || err instanceof NoKindMatchError) return false;
       throw err;
     }
-  }
-
-  /** Whether the object is gone. */
-  async gone(obj: KubernetesObject): Promise<boolean> {
-    return (await this.get(obj.apiVersion!, obj.kind!, obj.metadata!.name!, obj.metadata?.namespace)) === undefined;
   }
 
   async close(): Promise<void> {
