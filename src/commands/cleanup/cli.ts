@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../../cli/context.js';
+import { parseBooleanFlag } from '../../cli/flags.js';
 import { UsageError } from '../../errors.js';
 
 /**
@@ -12,19 +13,18 @@ export function registerCleanup(program: Command, ctx: CliContext): void {
     .command('cleanup')
     .description('Clean up an Operator deployed with the run command')
     .argument('<packageName>', 'the operator package name (the bundle\'s operators.operatorframework.io.bundle.package.v1)')
-    .option('--delete-all [bool]', 'enables all delete flags', 'true')
-    .option('--delete-crds [bool]', 'delete all owned CRDs and all CRs', 'false')
-    .option('--delete-operator-groups [bool]', 'delete operator groups', 'false')
+    .option('--delete-all [bool]', 'enables all delete flags', parseBooleanFlag, true)
+    .option('--delete-crds [bool]', 'delete all owned CRDs and all CRs', parseBooleanFlag, false)
+    .option('--delete-operator-groups [bool]', 'delete operator groups', parseBooleanFlag, false)
     .option('--kubeconfig <path>', 'path to the kubeconfig file to use for CLI requests')
     .option('-n, --namespace <namespace>', 'if present, namespace scope for this CLI request')
     .option('--timeout <duration>', 'time to wait for the command to complete before failing', '2m')
     .addHelpText('after', `
 Examples:
   $ ts-operator-sdk cleanup memcached-operator -n operators`)
-    .action(async (packageName: string, opts: { deleteAll: string | boolean; deleteCrds: string | boolean; deleteOperatorGroups: string | boolean; kubeconfig?: string; namespace?: string; timeout: string }) => {
+    .action(async (packageName: string, opts: { deleteAll: boolean; deleteCrds: boolean; deleteOperatorGroups: boolean; kubeconfig?: string; namespace?: string; timeout: string }) => {
       const { KubeSession, parseDuration, clusterError } = await import('../olm/kube.js');
       const { cleanupPackage } = await import('./cleanup.js');
-      const deleteAll = flagBool('--delete-all', opts.deleteAll);
       const timeoutMs = parseDuration('--timeout', opts.timeout);
       const session = KubeSession.open(opts.kubeconfig);
       const namespace = opts.namespace ?? session.defaultNamespace();
@@ -32,8 +32,8 @@ Examples:
         const deleted = await cleanupPackage(session, {
           packageName,
           namespace,
-          deleteCrds: deleteAll || flagBool('--delete-crds', opts.deleteCrds),
-          deleteOperatorGroups: deleteAll || flagBool('--delete-operator-groups', opts.deleteOperatorGroups),
+          deleteCrds: opts.deleteAll || opts.deleteCrds,
+          deleteOperatorGroups: opts.deleteAll || opts.deleteOperatorGroups,
           timeoutMs,
           io: ctx.io,
         });
@@ -45,11 +45,4 @@ Examples:
         await session.close();
       }
     });
-}
-
-/** A Go-style boolean flag value: `--flag`, `--flag=true`, `--flag=false`. */
-export function flagBool(flag: string, value: string | boolean): boolean {
-  if (value === true || value === 'true') return true;
-  if (value === false || value === 'false') return false;
-  throw new UsageError(`${flag} ${value} is not a boolean`, `pass ${flag}=true or ${flag}=false`);
 }
