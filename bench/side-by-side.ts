@@ -24,6 +24,8 @@
  * BENCH_NODE_OPTIONS (ours' Node flags instead of the scaffold's),
  * BENCH_NODE_ARGS (extra flags for ours, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`),
  * BENCH_MEMORY_LIMIT_MIB (the cgroup limit instead of the scaffold's; 0: no cgroup).
+ * BENCH_IDLE_ONLY=1 (`npm run bench:idle`): only idle RSS and start → synced, no burst and no
+ * ceiling, in a few seconds per run; the Go peer only if it is already built (BENCH_GO_OPERATOR set).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -42,13 +44,14 @@ const COUNT = Number(process.env.BENCH_CRS ?? 1000);
 const EXTRA = Number(process.env.BENCH_CACHED ?? 9000);
 const PARALLEL = 32;
 const LOADER_AGENT = 'side-by-side-loader';
-const goBinary = process.env.BENCH_GO_OPERATOR;
-if (!goBinary) {
+const IDLE_ONLY = process.env.BENCH_IDLE_ONLY === '1';
+const goBinary = process.env.BENCH_GO_OPERATOR || undefined;
+if (!goBinary && !IDLE_ONLY) {
   console.error('side-by-side: BENCH_GO_OPERATOR is not set; run `npm run bench:side-by-side`, which builds the Go peer (ci/build-bench-peer.sh)');
   process.exit(1);
 }
 const managerScript = fileURLToPath(new URL('../test/e2e/fixtures/memcached-manager.js', import.meta.url));
-const ONLY = process.env.BENCH_ONLY as Operator | undefined;
+const ONLY = (process.env.BENCH_ONLY as Operator | undefined) ?? (goBinary ? undefined : 'ours');
 
 /**
  * The scaffolded manager's Node flags (the Dockerfile's ENTRYPOINT) and memory
@@ -251,6 +254,7 @@ async function measure(which: Operator): Promise<Figures> {
     figures.syncCpuS = synced.cpu;
     await sleep(1000);
     figures.idleRssMiB = memoryMiB(running.pid, 'VmRSS');
+    if (IDLE_ONLY) return figures;
 
     // The burst: COUNT Memcacheds at once, until every Deployment and status is written.
     const cpuBefore = cpuSeconds(running.pid);
@@ -367,7 +371,7 @@ for (let run = 1; run <= RUNS; run++) {
     results[which].push(figures);
     console.error(`run ${run}/${RUNS} ${which}: load ${load.toFixed(2)} → ${JSON.stringify(Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Number(v.toFixed(3))])))}`);
   }
-  if (ONLY) continue;
+  if (ONLY || IDLE_ONLY) continue;
   const load = loadavg()[0]!;
   const figures = await ceiling();
   figures.load = load;
@@ -384,6 +388,15 @@ const cgroupCell = (which: Operator): string => {
   if (kills.some((k) => k === undefined)) return 'not measured (needs root and a memory cgroup)';
   return `${kills.reduce((a, b) => a! + b!, 0)} / ${fmt(m(which, 'cgroupPeakMiB'), 0)}`;
 };
+const loads = (which: Operator): string => results[which].map((f) => f.load!.toFixed(2)).join(', ');
+if (IDLE_ONLY) {
+  console.log(`\nside-by-side, idle only: medians of ${RUNS} run(s), fresh control plane each; ours with NODE_OPTIONS="${NODE_OPTIONS}"${NODE_ARGS.length ? ` ${NODE_ARGS.join(' ')}` : ''}${goBinary ? '' : '; Go peer not built (npm run bench:side-by-side builds it)'}`);
+  console.log('| figure | ours | Go | ours / Go |\n|---|---:|---:|---:|');
+  console.log(`| idle RSS right after start, 0 objects (MiB) | ${fmt(m('ours', 'idleRssMiB'), 1)} | ${fmt(m('go', 'idleRssMiB'), 1)} | ${ratio('idleRssMiB')} |`);
+  console.log(`| start → caches synced, 0 objects (s) / CPU used (s) | ${fmt(m('ours', 'syncS'), 2)} / ${fmt(m('ours', 'syncCpuS'), 2)} | ${fmt(m('go', 'syncS'), 2)} / ${fmt(m('go', 'syncCpuS'), 2)} | ${ratio('syncS')} / ${ratio('syncCpuS')} |`);
+  console.log(`ours idle RSS per run: ${results.ours.map((f) => f.idleRssMiB!.toFixed(1)).join(', ')}; load average (1 min) at the start of each run: ours ${loads('ours')}; Go ${loads('go')}`);
+  process.exit(0);
+}
 const rows: Array<[string, string, string, string]> = [
   ['every Deployment and status written (s)', fmt(m('ours', 'burstS'), 1), fmt(m('go', 'burstS'), 1), ratio('burstS')],
   ['first Deployment seen (s)', fmt(m('ours', 'firstDeploymentS'), 1), fmt(m('go', 'firstDeploymentS'), 1), ratio('firstDeploymentS')],
@@ -403,5 +416,4 @@ for (const row of rows) console.log(`| ${row.join(' | ')} |`);
 const ceiling1 = median(ceilings.map((f) => f.ceiling1S!));
 const ceilingN = median(ceilings.map((f) => f[`ceiling${PARALLEL}S`]!));
 console.log(`\nraw ceiling (our client in a tight loop, the same ${4 * COUNT} writes): ${fmt(ceiling1, 1)} s with 1 worker, ${fmt(ceilingN, 1)} s with ${PARALLEL} workers`);
-const loads = (which: Operator): string => results[which].map((f) => f.load!.toFixed(2)).join(', ');
 console.log(`load average (1 min) at the start of each run: ours ${loads('ours')}; Go ${loads('go')}; ceiling ${ceilings.map((f) => f.load!.toFixed(2)).join(', ')}`);

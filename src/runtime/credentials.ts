@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import type { KubeConfigCluster, KubeConfigSource, KubeConfigUser } from './kubeconfig.js';
 
@@ -161,7 +160,8 @@ class ExecCredentials implements CredentialSource {
     const env: NodeJS.ProcessEnv = { ...process.env, KUBERNETES_EXEC_INFO: JSON.stringify(info) };
     for (const { name, value } of exec.env ?? []) env[name] = value;
     const stdout = await new Promise<string>((resolve, reject) => {
-      execFile(exec.command!, exec.args ?? [], { env, timeout: 60_000, maxBuffer: 1 << 20 }, (err, out, stderr) => {
+      // child_process is taken only when an exec plugin runs: most operators never load it.
+      process.getBuiltinModule('node:child_process').execFile(exec.command!, exec.args ?? [], { env, timeout: 60_000, maxBuffer: 1 << 20 }, (err, out, stderr) => {
         if (err) {
           const how = typeof err.code === 'number' ? `exited with ${err.code}` : err.killed ? 'was killed (it ran over 60 s?)' : `could not run (${err.message})`;
           const said = String(stderr).trim().split('\n').join(' ');

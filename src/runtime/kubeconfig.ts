@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isIPv6 } from 'node:net';
-import { load as parseYaml } from 'js-yaml';
+import { createRequire } from 'node:module';
 
 /**
  * The kubeconfig loader the operator process uses. It reads kubeconfig files
@@ -163,6 +163,30 @@ export function inClusterConfig(dir = SERVICE_ACCOUNT_DIR, env: NodeJS.ProcessEn
 
 type YamlMap = Record<string, unknown>;
 
+/**
+ * A kubeconfig's text as a document. JSON (what client-node's `exportConfig()`
+ * and so envtest write, and a form kubectl reads) is a subset of YAML, so it
+ * is parsed by `JSON.parse` first, and js-yaml is loaded only for a file that
+ * is not JSON: its import and parse cost an idle operator about 2 MiB of RSS,
+ * and an operator in a cluster reads no kubeconfig at all.
+ */
+function parseKubeConfigText(text: string): YamlMap {
+  if (text.trimStart().startsWith('{')) {
+    try {
+      return JSON.parse(text) as YamlMap;
+    } catch {
+      // Not JSON after all (YAML flow style can start with "{" too): YAML decides.
+    }
+  }
+  return (yaml().load(text) ?? {}) as YamlMap;
+}
+
+let jsYaml: typeof import('js-yaml') | undefined;
+function yaml(): typeof import('js-yaml') {
+  jsYaml ??= createRequire(import.meta.url)('js-yaml') as typeof import('js-yaml');
+  return jsYaml;
+}
+
 function kubeConfigFromFiles(paths: string[]): RestConfig {
   const clusters = new Map<string, KubeConfigCluster>();
   const users = new Map<string, KubeConfigUser>();
@@ -179,7 +203,7 @@ function kubeConfigFromFiles(paths: string[]): RestConfig {
     }
     let doc: YamlMap;
     try {
-      doc = (parseYaml(text) ?? {}) as YamlMap;
+      doc = parseKubeConfigText(text);
     } catch (err) {
       throw new Error(`kubeconfig ${path} is not valid YAML: ${(err as Error).message}`, { cause: err });
     }
