@@ -49,6 +49,11 @@ export interface RunOptions {
   nodeBinary?: string;
   /** Text piped to stdin (then closed); stdin is closed at once when omitted. */
   input?: string;
+  /**
+   * Kill the CLI after this long. Default 60 s: spawnSync blocks the test's event loop,
+   * so a hung CLI could not be stopped by the test's own time limit.
+   */
+  timeoutMs?: number;
 }
 
 /** Runs `ts-operator-sdk <args>` in `cwd` with stdin closed. */
@@ -61,7 +66,7 @@ export function runCli(args: string[], cwd: string, options: RunOptions = {}): C
     encoding: 'utf8',
     uid: options.uid,
     gid: options.uid,
-    timeout: 60_000,
+    timeout: options.timeoutMs ?? 60_000,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -318,12 +323,16 @@ version: "3"
   },
 ];
 
+/** How long a CLI run that installs dependencies (init without --skip-install) may take. */
+const INSTALL_TIMEOUT_MS = 600_000;
+
 /** Runs a scenario's steps in a fresh directory; `extraInitArgs` go to init (e.g. --skip-install). */
 export function scaffoldScenario(scenario: Scenario, options: { extraInitArgs?: string[]; env?: NodeJS.ProcessEnv } = {}): string {
   const dir = tempProjectDir();
   for (const step of scenario.steps) {
     const args = step[0] === 'init' ? [...step, ...(options.extraInitArgs ?? [])] : step;
-    runCliOk(args, dir, { env: options.env });
+    // init runs npm install, which took over a minute on a busy CI machine.
+    runCliOk(args, dir, { env: options.env, timeoutMs: step[0] === 'init' ? INSTALL_TIMEOUT_MS : undefined });
   }
   return dir;
 }
