@@ -1,6 +1,6 @@
 /**
  * What an image build needs from the scaffold, without building one (that is
- * test/scaffold/images.test.ts): init copies a `file:` tarball into vendor/
+ * test/cluster/operator-workflow.test.ts): init copies a `file:` tarball into vendor/
  * and the Dockerfile COPYs it, only then; an unreadable tarball is one line
  * and no file written; and which registries `--use-image-digests` speaks
  * plain HTTP to (loopback, or `insecure = true` in a registries.conf).
