@@ -19,6 +19,7 @@ import type { Environment } from '../../src/runtime/envtest/index.js';
 import { RestClient } from '../../src/runtime/rest.js';
 import { runCliAsync, type CliExit } from '../scaffold/harness.js';
 import { startControlPlane } from './control-plane.js';
+import { startFaultProxy } from './fault-proxy.js';
 import { FIXTURE_CRD, FIXTURE_PACKAGE, fixtureBundleFiles, olmManifestFiles, pushImage, serveFiles, startRegistry, type LocalRegistry } from './olm-fixtures.js';
 
 type Result = CliExit;
@@ -120,16 +121,29 @@ describe('OLM commands fail cleanly on envtest', () => {
     assertOneLineFailure(result, /no operator with package widget-operator found in namespace default/);
   });
 
-  test('olm install that times out deletes what it created and fails', async () => {
+  test('olm install that times out deletes what it created and fails, asking again where a DELETE failed', async () => {
     const server = await serveFiles({ '/v0.28.0/crds.yaml': manifests.crds, '/v0.28.0/olm.yaml': manifests.olm });
+    // A fault injector in front of the real server: the first DELETE of one CRD gets a 500 (no Retry-After, so the
+    // client does not retry it itself); the cleanup must ask again rather than wait for a deletion that never began.
+    const proxy = await startFaultProxy(env);
+    proxy.addRule({ match: { method: 'DELETE', path: /\/customresourcedefinitions\/installplans\.operators\.coreos\.com$/ }, action: { type: 'status', status: 500 }, times: 1 });
     try {
       const started = Date.now();
-      const result = await cli(['olm', 'install', '--kubeconfig', kubeconfig, '--timeout', '20s'], { TS_OPERATOR_SDK_OLM_BASE_URL: server.url });
+      const result = await cli(['olm', 'install', '--kubeconfig', proxy.kubeConfigPath(), '--timeout', '20s'], { TS_OPERATOR_SDK_OLM_BASE_URL: server.url });
+      assert.match(result.stderr, /could not delete CustomResourceDefinition installplans\.operators\.coreos\.com/, 'the fault was not hit');
       const line = assertOneLineFailure(result, /^Error: timed out after 20s waiting for OLM: Deployment olm\/olm-operator has 0 of 1 replicas available and no pods .*or pass a longer --timeout\.$/);
       assert.ok(Date.now() - started < 240_000, `olm install took ${Date.now() - started}ms: ${line}`);
       // Every CRD and cluster-scoped object it created is gone; its namespaces are gone or terminating.
       const crds = await names('/apis/apiextensions.k8s.io/v1/customresourcedefinitions');
-      assert.deepEqual(crds.filter((name) => name.endsWith('.operators.coreos.com')), []);
+      const leftCrds = crds.filter((name) => name.endsWith('.operators.coreos.com'));
+      // If one is left, say what held it: the command's own lines and the CRD's deletion state and conditions.
+      const why = await Promise.all(
+        leftCrds.map(async (name) => {
+          const crd = await rest.request<{ metadata: { deletionTimestamp?: string; finalizers?: string[] }; status?: { conditions?: unknown } }>('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+          return `${name}: deletionTimestamp=${crd.metadata.deletionTimestamp ?? 'none'} finalizers=${JSON.stringify(crd.metadata.finalizers)} conditions=${JSON.stringify(crd.status?.conditions)}`;
+        }),
+      );
+      assert.deepEqual(leftCrds, [], `${result.stderr}\n${why.join('\n')}`);
       const roles = await names('/apis/rbac.authorization.k8s.io/v1/clusterroles');
       assert.deepEqual(roles.filter((name) => name === 'system:controller:operator-lifecycle-manager' || name.startsWith('aggregate-olm-')), []);
       for (const namespace of ['olm', 'operators']) {
@@ -141,6 +155,7 @@ describe('OLM commands fail cleanly on envtest', () => {
       const missing = await cli(['olm', 'install', '--kubeconfig', kubeconfig, '--version', '9.9.9'], { TS_OPERATOR_SDK_OLM_BASE_URL: server.url });
       assertOneLineFailure(missing, /^Error: OLM has no release manifest at .*\/v9\.9\.9\/crds\.yaml \(HTTP 404\)/);
     } finally {
+      await proxy.stop();
       await server.close();
     }
   });

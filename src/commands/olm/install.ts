@@ -178,33 +178,46 @@ function isOlmKind(obj: KubeObject): boolean {
 }
 
 async function deleteAndWait(session: KubeSession, order: readonly KubeObject[], deadline: number, io: CommandIO): Promise<KubeObject[]> {
-  for (const obj of order) {
-    try {
-      if (await session.delete(obj)) io.debug(`deleted ${describeObject(obj)}`);
-    } catch (err) {
-      io.progress(`could not delete ${describeObject(obj)}: ${(err as Error).message.split('\n')[0]}`);
-    }
-  }
+  for (const obj of order) await requestDeletion(session, obj, io);
   let left = [...order];
   await pollUntil(deadline, async () => {
     const still: KubeObject[] = [];
-    for (const obj of left) if (!(await deletedOrDeleting(session, obj))) still.push(obj);
+    for (const obj of left) {
+      const state = await deletionState(session, obj);
+      if (state === 'gone') continue;
+      still.push(obj);
+      // A DELETE that failed (a busy server's timeout or 5xx) must not leave the object for good: ask again.
+      if (state === 'present') await requestDeletion(session, obj, io);
+    }
     left = still;
     return left.length === 0 ? true : undefined;
   });
   return left;
 }
 
+/** Sends the DELETE; a failure is reported and left to the caller's next look. */
+async function requestDeletion(session: KubeSession, obj: KubeObject, io: CommandIO): Promise<void> {
+  try {
+    if (await session.delete(obj)) io.debug(`deleted ${describeObject(obj)}`);
+  } catch (err) {
+    io.progress(`could not delete ${describeObject(obj)}: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
+
 /**
- * Whether the object is gone; a Namespace counts once it is Terminating, since
- * the namespace controller finishes it and waiting for that can take minutes.
+ * `gone`, `deleting` (it has a deletionTimestamp: finalizers are running), or
+ * `present`. A Namespace counts as gone once it is Terminating, since the
+ * namespace controller finishes it and waiting for that can take minutes.
+ * An error reading it counts as `deleting`: look again, but do not re-delete.
  */
-async function deletedOrDeleting(session: KubeSession, obj: KubeObject): Promise<boolean> {
+async function deletionState(session: KubeSession, obj: KubeObject): Promise<'gone' | 'deleting' | 'present'> {
   try {
     const current = await session.get(obj.apiVersion!, obj.kind!, obj.metadata!.name!, obj.metadata?.namespace);
-    return current === undefined || (obj.kind === 'Namespace' && Boolean(current.metadata?.deletionTimestamp));
+    if (current === undefined) return 'gone';
+    if (!current.metadata?.deletionTimestamp) return 'present';
+    return obj.kind === 'Namespace' ? 'gone' : 'deleting';
   } catch {
-    return false;
+    return 'deleting';
   }
 }
 
