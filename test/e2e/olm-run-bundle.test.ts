@@ -121,7 +121,7 @@ describe('OLM commands fail cleanly on envtest', () => {
     assertOneLineFailure(result, /no operator with package widget-operator found in namespace default/);
   });
 
-  test('olm install that times out deletes what it created and fails, asking again where a DELETE failed', async () => {
+  test('olm install that times out deletes what it created and fails, asking again where a DELETE failed', async (t) => {
     const server = await serveFiles({ '/v0.28.0/crds.yaml': manifests.crds, '/v0.28.0/olm.yaml': manifests.olm });
     // A fault injector in front of the real server: the first DELETE of one CRD gets a 500 (no Retry-After, so the
     // client does not retry it itself); the cleanup must ask again rather than wait for a deletion that never began.
@@ -131,6 +131,8 @@ describe('OLM commands fail cleanly on envtest', () => {
       const started = Date.now();
       const result = await cli(['olm', 'install', '--kubeconfig', proxy.kubeConfigPath(), '--timeout', '20s'], { TS_OPERATOR_SDK_OLM_BASE_URL: server.url });
       assert.match(result.stderr, /could not delete CustomResourceDefinition installplans\.operators\.coreos\.com/, 'the fault was not hit');
+      // The API server's own CRD cleanup often fails at first here ("storage is (re)initializing") and backs off for minutes.
+      t.diagnostic(`CRD cleanups the command had to ask the API server to retry: ${result.stderr.split('\n').filter((l) => l.includes('asking it to retry now')).length}`);
       const line = assertOneLineFailure(result, /^Error: timed out after 20s waiting for OLM: Deployment olm\/olm-operator has 0 of 1 replicas available and no pods .*or pass a longer --timeout\.$/);
       assert.ok(Date.now() - started < 240_000, `olm install took ${Date.now() - started}ms: ${line}`);
       // Every CRD and cluster-scoped object it created is gone; its namespaces are gone or terminating.

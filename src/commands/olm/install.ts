@@ -180,14 +180,19 @@ function isOlmKind(obj: KubeObject): boolean {
 async function deleteAndWait(session: KubeSession, order: readonly KubeObject[], deadline: number, io: CommandIO): Promise<KubeObject[]> {
   for (const obj of order) await requestDeletion(session, obj, io);
   let left = [...order];
+  const lastNudge = new Map<KubeObject, number>();
   await pollUntil(deadline, async () => {
     const still: KubeObject[] = [];
     for (const obj of left) {
-      const state = await deletionState(session, obj);
+      const { state, current } = await deletionState(session, obj);
       if (state === 'gone') continue;
       still.push(obj);
       // A DELETE that failed (a busy server's timeout or 5xx) must not leave the object for good: ask again.
       if (state === 'present') await requestDeletion(session, obj, io);
+      else if (crdCleanupFailed(current) && Date.now() - (lastNudge.get(obj) ?? 0) >= CRD_NUDGE_INTERVAL_MS) {
+        lastNudge.set(obj, Date.now());
+        await nudgeCrdFinalizer(session, current!, io);
+      }
     }
     left = still;
     return left.length === 0 ? true : undefined;
@@ -206,19 +211,47 @@ async function requestDeletion(session: KubeSession, obj: KubeObject, io: Comman
 
 /**
  * `gone`, `deleting` (it has a deletionTimestamp: finalizers are running), or
- * `present`. A Namespace counts as gone once it is Terminating, since the
- * namespace controller finishes it and waiting for that can take minutes.
- * An error reading it counts as `deleting`: look again, but do not re-delete.
+ * `present`, with the object as read. A Namespace counts as gone once it is
+ * Terminating, since the namespace controller finishes it and waiting for that
+ * can take minutes. An error reading it counts as `deleting`: look again, but
+ * do not re-delete.
  */
-async function deletionState(session: KubeSession, obj: KubeObject): Promise<'gone' | 'deleting' | 'present'> {
+async function deletionState(session: KubeSession, obj: KubeObject): Promise<{ state: 'gone' | 'deleting' | 'present'; current?: KubeObject }> {
   try {
     const current = await session.get(obj.apiVersion!, obj.kind!, obj.metadata!.name!, obj.metadata?.namespace);
-    if (current === undefined) return 'gone';
-    if (!current.metadata?.deletionTimestamp) return 'present';
-    return obj.kind === 'Namespace' ? 'gone' : 'deleting';
+    if (current === undefined) return { state: 'gone' };
+    if (!current.metadata?.deletionTimestamp) return { state: 'present', current };
+    return { state: obj.kind === 'Namespace' ? 'gone' : 'deleting', current };
   } catch {
-    return 'deleting';
+    return { state: 'deleting' };
   }
+}
+
+/** How often a CRD whose cleanup failed is nudged (see nudgeCrdFinalizer). */
+const CRD_NUDGE_INTERVAL_MS = 5_000;
+
+/**
+ * Whether the API server's CRD finalizer failed its last attempt to remove the
+ * CRD's instances. Right after a CRD nobody has read is deleted, its instance
+ * storage is still initializing; the finalizer fails with "storage is
+ * (re)initializing" and retries with an exponential backoff that, measured on
+ * kube-apiserver v1.36, had grown past 4 minutes before the storage was ready.
+ */
+function crdCleanupFailed(current: KubeObject | undefined): boolean {
+  if (current?.kind !== 'CustomResourceDefinition') return false;
+  const terminating = ((current.status?.conditions ?? []) as { type: string; status: string; reason?: string }[]).find((c) => c.type === 'Terminating');
+  return terminating?.status === 'True' && (terminating.reason === 'InstanceDeletionFailed' || terminating.reason === 'InstanceDeletionCheck');
+}
+
+/**
+ * Touches an annotation on a terminating CRD. The finalizer queues the CRD
+ * again on any change other than its own Terminating condition, which skips
+ * the backoff: it retries now, when the storage is likely ready.
+ */
+async function nudgeCrdFinalizer(session: KubeSession, obj: KubeObject, io: CommandIO): Promise<void> {
+  const terminating = ((obj.status?.conditions ?? []) as { type: string; message?: string }[]).find((c) => c.type === 'Terminating');
+  io.progress(`the API server's cleanup of ${describeObject(obj)} failed (${terminating?.message ?? 'no message'}); asking it to retry now`);
+  await session.mergePatch(obj, { metadata: { annotations: { 'ts-operator-sdk.io/cleanup-retry': new Date().toISOString() } } }).catch(() => undefined);
 }
 
 /** Namespaces go last, CRDs just before them, so objects in them are deleted first. */
