@@ -7,6 +7,8 @@
  */
 import type { CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
+import type { Condition } from '../../runtime/apitypes.js';
+import { findStatusCondition } from '../../runtime/conditions.js';
 import { clusterError, describeObject, KubeSession, OLM_V1ALPHA1, pollUntil, type KubeObject } from './kube.js';
 import { DEFAULT_OLM_VERSION, fetchOlmManifests, type OlmManifests } from './manifests.js';
 
@@ -188,10 +190,14 @@ async function deleteAndWait(session: KubeSession, order: readonly KubeObject[],
       if (state === 'gone') continue;
       still.push(obj);
       // A DELETE that failed (a busy server's timeout or 5xx) must not leave the object for good: ask again.
-      if (state === 'present') await requestDeletion(session, obj, io);
-      else if (crdCleanupFailed(current) && Date.now() - (lastNudge.get(obj) ?? 0) >= CRD_NUDGE_INTERVAL_MS) {
+      if (state === 'present') {
+        await requestDeletion(session, obj, io);
+        continue;
+      }
+      const failure = failedCrdCleanup(current);
+      if (failure && Date.now() - (lastNudge.get(obj) ?? 0) >= CRD_NUDGE_INTERVAL_MS) {
         lastNudge.set(obj, Date.now());
-        await nudgeCrdFinalizer(session, current!, io);
+        await nudgeCrdFinalizer(session, obj, failure, io);
       }
     }
     left = still;
@@ -231,16 +237,16 @@ async function deletionState(session: KubeSession, obj: KubeObject): Promise<{ s
 const CRD_NUDGE_INTERVAL_MS = 5_000;
 
 /**
- * Whether the API server's CRD finalizer failed its last attempt to remove the
- * CRD's instances. Right after a CRD nobody has read is deleted, its instance
+ * The CRD's Terminating condition when the API server's CRD finalizer failed
+ * its last attempt to remove the CRD's instances, else undefined. Right after a CRD nobody has read is deleted, its instance
  * storage is still initializing; the finalizer fails with "storage is
  * (re)initializing" and retries with an exponential backoff that, measured on
  * kube-apiserver v1.36, had grown past 4 minutes before the storage was ready.
  */
-function crdCleanupFailed(current: KubeObject | undefined): boolean {
-  if (current?.kind !== 'CustomResourceDefinition') return false;
-  const terminating = ((current.status?.conditions ?? []) as { type: string; status: string; reason?: string }[]).find((c) => c.type === 'Terminating');
-  return terminating?.status === 'True' && (terminating.reason === 'InstanceDeletionFailed' || terminating.reason === 'InstanceDeletionCheck');
+function failedCrdCleanup(current: KubeObject | undefined): Condition | undefined {
+  if (current?.kind !== 'CustomResourceDefinition') return undefined;
+  const terminating = findStatusCondition(current.status?.conditions as Condition[] | undefined, 'Terminating');
+  return terminating?.status === 'True' && (terminating.reason === 'InstanceDeletionFailed' || terminating.reason === 'InstanceDeletionCheck') ? terminating : undefined;
 }
 
 /**
@@ -248,9 +254,8 @@ function crdCleanupFailed(current: KubeObject | undefined): boolean {
  * again on any change other than its own Terminating condition, which skips
  * the backoff: it retries now, when the storage is likely ready.
  */
-async function nudgeCrdFinalizer(session: KubeSession, obj: KubeObject, io: CommandIO): Promise<void> {
-  const terminating = ((obj.status?.conditions ?? []) as { type: string; message?: string }[]).find((c) => c.type === 'Terminating');
-  io.progress(`the API server's cleanup of ${describeObject(obj)} failed (${terminating?.message ?? 'no message'}); asking it to retry now`);
+async function nudgeCrdFinalizer(session: KubeSession, obj: KubeObject, failure: Condition, io: CommandIO): Promise<void> {
+  io.progress(`the API server's cleanup of ${describeObject(obj)} failed (${failure.message || 'no message'}); asking it to retry now`);
   await session.mergePatch(obj, { metadata: { annotations: { 'ts-operator-sdk.io/cleanup-retry': new Date().toISOString() } } }).catch(() => undefined);
 }
 
