@@ -8,7 +8,7 @@ import { admits, type Predicate, type WatchedEvent } from './predicates.js';
 import type { RequestMapper } from './handler.js';
 import type { RateLimiter } from './ratelimiter.js';
 import type { EventSource } from './source.js';
-import { WorkQueue } from './workqueue.js';
+import { LOW_PRIORITY, WorkQueue } from './workqueue.js';
 
 /** What to reconcile: controller-runtime's reconcile.Request. */
 export type Request = ObjectKey;
@@ -22,6 +22,11 @@ export interface Result {
    * RequeueAfter). Every duration in the runtime carries its unit: `Ms`.
    */
   requeueAfterMs?: number;
+  /**
+   * The priority of the requeue (controller-runtime's Result.Priority): higher
+   * is reconciled first. Default: the priority the key was queued at.
+   */
+  priority?: number;
   /**
    * The same as {@link requeueAfterMs}, which wins when both are set.
    * @deprecated Use `requeueAfterMs`: the name now says its unit, like every other duration here.
@@ -63,7 +68,11 @@ export interface Reconciler {
 export interface ControllerOptions {
   /** Keys reconciled in parallel (a key is never reconciled twice at once); values below 1 mean 1. Default: 1, as controller-runtime. */
   maxConcurrentReconciles?: number;
-  /** Delay before a failed or requeued key is retried. Default: `defaultControllerRateLimiter()` (5 ms → 1000 s per key, 10 qps / 100 burst). */
+  /**
+   * Delay before a failed or requeued key is retried. Default: 5 ms → 1000 s
+   * per key, as controller-runtime's priority queue; `defaultControllerRateLimiter()`
+   * adds client-go's overall 10 qps / 100 burst cap.
+   */
   rateLimiter?: RateLimiter;
   /** How long to wait for this controller's caches before start fails. Default: the manager's `cacheSyncTimeoutMs` (2 min). */
   cacheSyncTimeoutMs?: number;
@@ -116,17 +125,18 @@ export class Controller {
    */
   watch(watch: WatchSource): void {
     this.sources.push(watch);
-    // The union is built before queueing: adding one key twice could hand it to an idle worker
-    // and then mark it dirty, reconciling it twice for one event.
-    const add = (results: ObjectKey[][]): void => {
+    // The union is built before queueing, so one event queues each key once.
+    const add = (results: ObjectKey[][], priority: number): void => {
       const keys = new Set<string>();
       for (const requests of results) for (const request of requests) if (request.name) keys.add(keyOf(request));
-      for (const key of keys) this.queue.add(key);
+      for (const key of keys) this.queue.add(key, priority);
     };
     const failed = (err: unknown): void => {
       this.log.error({ err }, 'mapping a watched event to requests failed; the event is dropped');
     };
-    const enqueue = (event: WatchedEvent): void => {
+    // As controller-runtime's handlers: what the initial list found, and a resync that changed
+    // nothing, wait behind real changes (LowPriority), so a restart serves new work first.
+    const enqueue = (event: WatchedEvent, priority = 0): void => {
       if (!watch.predicates.every((predicate) => admits(predicate, event))) return;
       const objects = event.type === 'update' ? [event.oldObject, event.object] : [event.object];
       let mapped: Array<ObjectKey[] | Promise<ObjectKey[]>>;
@@ -138,14 +148,15 @@ export class Controller {
       }
       // Synchronous mappers (owners, the object itself) enqueue at once; async ones when they resolve.
       if (mapped.some((result) => result instanceof Promise)) {
-        Promise.all(mapped).then(add, failed);
+        Promise.all(mapped).then((results) => add(results, priority), failed);
       } else {
-        add(mapped as ObjectKey[][]);
+        add(mapped as ObjectKey[][], priority);
       }
     };
     watch.source.addEventHandler({
-      onAdd: (object: KubernetesObject) => enqueue({ type: 'create', object }),
-      onUpdate: (oldObject: KubernetesObject, object: KubernetesObject) => enqueue({ type: 'update', oldObject, object }),
+      onAdd: (object: KubernetesObject, info) => enqueue({ type: 'create', object }, info?.isInInitialList ? LOW_PRIORITY : 0),
+      onUpdate: (oldObject: KubernetesObject, object: KubernetesObject) =>
+        enqueue({ type: 'update', oldObject, object }, oldObject.metadata?.resourceVersion === object.metadata?.resourceVersion ? LOW_PRIORITY : 0),
       onDelete: (object: KubernetesObject, info) => enqueue({ type: 'delete', object, finalStateUnknown: info.finalStateUnknown }),
       onGeneric: (object: KubernetesObject) => enqueue({ type: 'generic', object }),
     });
@@ -204,15 +215,16 @@ export class Controller {
 
   private async work(): Promise<void> {
     for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
+      const taken = await this.queue.getWithPriority();
+      if (taken === undefined) return;
+      const { key, priority } = taken;
       if (this.reconcileAbort.signal.aborted) {
         this.queue.done(key);
         return;
       }
       this.metrics.activeWorkers.inc({ controller: this.name });
       try {
-        await this.reconcileKey(key);
+        await this.reconcileKey(key, priority);
       } finally {
         this.metrics.activeWorkers.dec({ controller: this.name });
         this.queue.done(key);
@@ -220,7 +232,8 @@ export class Controller {
     }
   }
 
-  private async reconcileKey(key: string): Promise<void> {
+  /** Reconciles one key; a requeue keeps `priority` unless the result names another. */
+  private async reconcileKey(key: string, priority: number): Promise<void> {
     const request = parseKey(key);
     const reconcileID = randomUUID();
     const log = this.log.child({ namespace: request.namespace ?? '', name: request.name, reconcileID });
@@ -231,7 +244,7 @@ export class Controller {
       result = await this.reconciler.reconcile({ signal: this.reconcileAbort.signal, log, reconcileID, controller: this.name }, request);
     } catch (err) {
       this.metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);
-      // `{ err }`: pino's serializer keeps the stack (and the cause chain), so a reconciler's bug arrives with its trace.
+      // `{ err }`: the logger's err serializer keeps the stack (and the cause chain), so a reconciler's bug arrives with its trace.
       if (isTerminalError(err)) {
         this.queue.forget(key);
         this.metrics.terminalReconcileErrors.inc(labels);
@@ -240,7 +253,7 @@ export class Controller {
         log.error({ err }, 'Reconciler error (terminal, not retried)');
         return;
       }
-      this.queue.addRateLimited(key);
+      this.queue.addRateLimited(key, priority);
       this.metrics.reconcileErrors.inc(labels);
       this.metrics.reconcileTotal.inc({ ...labels, result: 'error' });
       const panic = isReconcilePanic(err);
@@ -250,12 +263,13 @@ export class Controller {
     }
     this.metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);
     const requeueAfterMs = requeueDelayMs(result);
+    const requeuePriority = result?.priority ?? priority;
     if (requeueAfterMs > 0) {
       this.queue.forget(key);
-      this.queue.addAfter(key, requeueAfterMs);
+      this.queue.addAfter(key, requeueAfterMs, requeuePriority);
       this.metrics.reconcileTotal.inc({ ...labels, result: 'requeue_after' });
     } else if (result?.requeue) {
-      this.queue.addRateLimited(key);
+      this.queue.addRateLimited(key, requeuePriority);
       this.metrics.reconcileTotal.inc({ ...labels, result: 'requeue' });
     } else {
       this.queue.forget(key);

@@ -16,6 +16,19 @@ export interface DeleteInfo {
   finalStateUnknown: boolean;
 }
 
+/** What an add event knows besides the object. */
+export interface AddInfo {
+  /**
+   * True when the object came from the informer's first list (or was replayed
+   * from the store to a handler added later), not from a change seen on the
+   * watch: client-go's isInInitialList. Controllers queue such keys at low priority.
+   */
+  isInInitialList: boolean;
+}
+
+const INITIAL_LIST: AddInfo = Object.freeze({ isInInitialList: true });
+const WATCHED: AddInfo = Object.freeze({ isInInitialList: false });
+
 /**
  * Reacts to changes in an informer's store. On a resync (see
  * `InformerOptions.resyncPeriodMs`) every stored object is delivered to
@@ -23,7 +36,7 @@ export interface DeleteInfo {
  */
 export interface InformerEventHandler<T extends KubernetesObject = KubernetesObject> {
   /** An object entered the store (also replayed for every stored object when the handler is added). */
-  onAdd?(object: T): void;
+  onAdd?(object: T, info: AddInfo): void;
   /** An object changed, or a resync redelivered it unchanged. */
   onUpdate?(oldObject: T, newObject: T): void;
   /** An object left the store; see {@link DeleteInfo} for whether its final state is known. */
@@ -114,7 +127,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   /** Registers a handler; objects already in the store are replayed to it as adds. */
   addEventHandler(handler: InformerEventHandler<T>): void {
     this.handlers.push(handler);
-    for (const object of this.store.values()) handler.onAdd?.(object);
+    for (const object of this.store.values()) handler.onAdd?.(object, INITIAL_LIST);
   }
 
   /** Starts every list+watch loop, and the resync timer; they run until `signal` aborts. */
@@ -213,14 +226,15 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     if (this.hasSynced()) for (const waiter of this.syncWaiters.splice(0)) waiter();
   }
 
-  /** @internal Inserts or replaces an object, notifying handlers. */
-  upsert(object: T): void {
+  /** @internal Inserts or replaces an object, notifying handlers; `initialList` when the reflector's first list found it. */
+  upsert(object: T, initialList = false): void {
     const key = keyOf(object);
     const previous = this.store.get(key);
     this.store.set(key, object);
     this.indexObject(key, object, previous);
     if (!previous) {
-      for (const handler of this.handlers) safely(() => handler.onAdd?.(object), this.options.logger);
+      const info = initialList ? INITIAL_LIST : WATCHED;
+      for (const handler of this.handlers) safely(() => handler.onAdd?.(object, info), this.options.logger);
     } else if (previous.metadata?.resourceVersion !== object.metadata?.resourceVersion) {
       for (const handler of this.handlers) safely(() => handler.onUpdate?.(previous, object), this.options.logger);
     }
@@ -401,7 +415,7 @@ class Reflector<T extends KubernetesObject> {
     for (const key of this.informer.keysIn(this.namespace)) {
       if (!fresh.has(key)) this.informer.remove(key);
     }
-    for (const object of fresh.values()) this.informer.upsert(object);
+    for (const object of fresh.values()) this.informer.upsert(object, !this.synced);
     this.resourceVersion = listVersion;
     this.log.debug({ count: fresh.size, resourceVersion: listVersion }, 'listed');
     if (!this.synced) {

@@ -27,7 +27,7 @@ export class ManagerMetrics {
   readonly maxConcurrentReconciles = new Gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller', labelNames: ['controller'] as const, registers: [this.registry] });
   readonly activeWorkers = new Gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller', labelNames: ['controller'] as const, registers: [this.registry] });
 
-  readonly workqueueDepth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: ['name', 'controller'] as const, registers: [this.registry] });
+  readonly workqueueDepth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue by workqueue and priority', labelNames: ['name', 'controller', 'priority'] as const, registers: [this.registry] });
   readonly workqueueAdds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames: ['name', 'controller'] as const, registers: [this.registry] });
   readonly workqueueQueueDuration = new Histogram({ name: 'workqueue_queue_duration_seconds', help: 'How long in seconds an item stays in workqueue before being requested', labelNames: ['name', 'controller'] as const, buckets: WORKQUEUE_BUCKETS, registers: [this.registry] });
   readonly workqueueWorkDuration = new Histogram({ name: 'workqueue_work_duration_seconds', help: 'How long in seconds processing an item from workqueue takes', labelNames: ['name', 'controller'] as const, buckets: WORKQUEUE_BUCKETS, registers: [this.registry] });

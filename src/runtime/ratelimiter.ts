@@ -1,8 +1,9 @@
 /**
  * Requeue delays for failed keys, as client-go's workqueue rate limiters.
- * The controller default is the larger of a per-key exponential backoff and a
- * global token bucket, so one hot key backs off alone while a storm of
- * failures across many keys is still capped overall.
+ * A controller's default is a per-key exponential backoff alone, as with
+ * controller-runtime's priority queue; `defaultControllerRateLimiter()` is
+ * client-go's older default, which also caps a storm of retries across all
+ * keys with a token bucket.
  */
 export interface RateLimiter {
   /** Milliseconds to wait before retrying `key`; counts one more failure. */
@@ -97,7 +98,11 @@ export const DEFAULT_QPS = 10;
 /** ...with bursts of up to 100. */
 export const DEFAULT_BURST = 100;
 
-/** client-go's DefaultTypedControllerRateLimiter: max(5 ms→1000 s per key, 10 qps / 100 burst). */
+/**
+ * client-go's DefaultTypedControllerRateLimiter: max(5 ms→1000 s per key, 10 qps / 100 burst).
+ * controller-runtime uses it only with its priority queue turned off; pass it
+ * as `rateLimiter` to cap retries across all keys.
+ */
 export function defaultControllerRateLimiter(): RateLimiter {
   return new MaxOfRateLimiter(
     new ItemExponentialFailureRateLimiter(DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_DELAY_MS),

@@ -123,7 +123,7 @@ describe('Memcached operator on a real API server', () => {
       'controller_runtime_active_workers{controller="memcached"} 0',
       'controller_runtime_max_concurrent_reconciles{controller="memcached"} 1',
       'workqueue_adds_total{name="memcached",controller="memcached"}',
-      'workqueue_depth{name="memcached",controller="memcached"}',
+      'workqueue_depth{name="memcached",controller="memcached",priority="0"}',
     ]) {
       assert.ok(text.includes(series), `missing ${series}`);
     }

@@ -62,7 +62,7 @@ test('async mappers enqueue when they resolve; a rejected one drops only its eve
     },
     predicates: [],
   });
-  source.handler.onAdd!({ metadata: { namespace: 'ns', name: 'bad' } });
+  source.handler.onAdd!({ metadata: { namespace: 'ns', name: 'bad' } }, { isInInitialList: false });
   source.handler.onUpdate!({ metadata: { namespace: 'ns', name: 'old' } }, { metadata: { namespace: 'ns', name: 'new' } });
   assert.deepEqual(await queued(controller), ['ns/target-of-new', 'ns/target-of-old']);
 });
@@ -97,4 +97,29 @@ test('requeueAfterMs is the requeue delay; the deprecated requeueAfter still wor
   assert.equal(requeueDelayMs({}), 0);
   assert.equal(requeueDelayMs(undefined), 0);
   assert.equal(requeueDelayMs({ requeueAfterMs: -1 }), 0);
+});
+
+/** Keys in the order the queue hands them out (not sorted). */
+async function handedOut(controller: Controller): Promise<string[]> {
+  await new Promise((resolve) => setImmediate(resolve));
+  const keys: string[] = [];
+  while (controller.queue.len() > 0) {
+    const key = (await controller.queue.get())!;
+    keys.push(key);
+    controller.queue.done(key);
+  }
+  return keys;
+}
+
+test('the initial list and unchanged resyncs queue at low priority, behind real changes', async () => {
+  const controller = newController();
+  const source = new ManualSource();
+  controller.watch({ source, mapper: (object) => [{ namespace: 'ns', name: object.metadata!.name! }], predicates: [] });
+  const object = (name: string, resourceVersion: string): KubernetesObject => ({ metadata: { namespace: 'ns', name, resourceVersion } });
+  source.handler.onAdd!(object('listed', '1'), { isInInitialList: true });
+  source.handler.onUpdate!(object('resynced', '2'), object('resynced', '2'));
+  source.handler.onAdd!(object('created', '3'), { isInInitialList: false });
+  source.handler.onUpdate!(object('changed', '4'), object('changed', '5'));
+  source.handler.onDelete!(object('deleted', '6'), { finalStateUnknown: false });
+  assert.deepEqual(await handedOut(controller), ['ns/created', 'ns/changed', 'ns/deleted', 'ns/listed', 'ns/resynced']);
 });

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ManagerMetrics } from '../../src/runtime/metrics.js';
 import { BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, defaultControllerRateLimiter } from '../../src/runtime/ratelimiter.js';
-import { WorkQueue } from '../../src/runtime/workqueue.js';
+import { LOW_PRIORITY, WorkQueue } from '../../src/runtime/workqueue.js';
 
 test('duplicate adds of a waiting key fold into one', async () => {
   const queue = new WorkQueue({ name: 'fold' });
@@ -15,28 +15,100 @@ test('duplicate adds of a waiting key fold into one', async () => {
   assert.equal(await queue.get(), 'ns/b');
 });
 
+/** What `get()` resolves within `ms`, or 'nothing'. */
+const getWithin = (queue: WorkQueue, ms: number): Promise<string | undefined> =>
+  Promise.race([queue.get(), sleep(ms).then(() => 'nothing')]);
+
 test('a key added while processing is handed out again only after done()', async () => {
   const queue = new WorkQueue({ name: 'dirty' });
   queue.add('k');
   const key = await queue.get();
   queue.add('k');
-  assert.equal(queue.len(), 0, 'must not be available to a second worker while processing');
+  const second = queue.get();
+  assert.equal(await Promise.race([second, sleep(50).then(() => 'nothing')]), 'nothing', 'must not be handed to a second worker while processing');
   queue.done(key!);
-  assert.equal(queue.len(), 1);
-  assert.equal(await queue.get(), 'k');
+  assert.equal(await second, 'k', 'the add made while processing is not lost');
 });
 
-test('get() waits for an add, and resolves undefined after shutDown once drained', async () => {
+test('a key being processed does not hold up the keys behind it', async () => {
+  const queue = new WorkQueue({ name: 'skip' });
+  queue.add('a');
+  assert.equal(await queue.get(), 'a');
+  queue.add('a');
+  queue.add('b');
+  assert.equal(await queue.get(), 'b');
+  queue.done('a');
+  assert.equal(await queue.get(), 'a');
+});
+
+test('get() waits for an add, and resolves undefined at once after shutDown, dropping queued keys', async () => {
   const queue = new WorkQueue({ name: 'wait' });
   const pending = queue.get();
   queue.add('x');
   assert.equal(await pending, 'x');
-  queue.add('y');
+  const waiting = queue.get();
   queue.shutDown();
-  assert.equal(await queue.get(), 'y', 'waiting keys still drain');
-  assert.equal(await queue.get(), undefined);
-  queue.add('z');
+  assert.equal(await waiting, undefined, 'a waiting worker is released');
+  queue.add('y');
+  assert.equal(await queue.get(), undefined, 'as controller-runtime: queued keys are not drained after shutdown');
   assert.equal(queue.len(), 0, 'no adds after shutdown');
+});
+
+test('a requeue that its own watch event follows reconciles once, not twice', async () => {
+  const queue = new WorkQueue({ name: 'merge', rateLimiter: new ItemExponentialFailureRateLimiter(30, 1000) });
+  queue.add('k');
+  assert.equal(await queue.get(), 'k');
+  queue.addRateLimited('k'); // the reconcile asked to requeue
+  queue.done('k');
+  queue.add('k'); // and its write came back as a watch event
+  assert.equal(await getWithin(queue, 20), 'k', 'the event makes the waiting key ready at once');
+  queue.done('k');
+  assert.equal(await getWithin(queue, 100), 'nothing', 'the backoff does not hand it out a second time');
+  queue.shutDown();
+});
+
+test('a waiting key that an event makes ready keeps the place of its first add', async () => {
+  const queue = new WorkQueue({ name: 'place', rateLimiter: new ItemExponentialFailureRateLimiter(1000, 1000) });
+  queue.addRateLimited('first');
+  queue.add('second');
+  queue.add('first');
+  assert.equal(await queue.get(), 'first', 'ahead of a key added after its requeue');
+  assert.equal(await queue.get(), 'second');
+  queue.shutDown();
+});
+
+test('higher priorities go first; a raised key goes last among its new priority', async () => {
+  const queue = new WorkQueue({ name: 'priority' });
+  queue.add('low-1', LOW_PRIORITY);
+  queue.add('low-2', LOW_PRIORITY);
+  queue.add('normal');
+  queue.add('high', 10);
+  queue.add('low-2', 0);
+  queue.add('normal', LOW_PRIORITY); // a lower priority never demotes
+  const order: string[] = [];
+  for (let i = 0; i < 4; i++) order.push((await queue.get())!);
+  assert.deepEqual(order, ['high', 'normal', 'low-2', 'low-1']);
+  queue.shutDown();
+});
+
+test('a key that waited is ordered by when it became ready', async () => {
+  const queue = new WorkQueue({ name: 'ready-order' });
+  queue.addAfter('late', 30);
+  queue.add('held');
+  assert.equal(await queue.get(), 'held');
+  await sleep(60);
+  queue.add('after');
+  queue.done('held');
+  assert.deepEqual([await queue.get(), await queue.get()], ['late', 'after']);
+  queue.shutDown();
+});
+
+test('the default backoff has no overall bucket: many keys requeue after 5 ms each', async () => {
+  const queue = new WorkQueue({ name: 'no-bucket' });
+  for (let i = 0; i < 300; i++) queue.addRateLimited(`k${i}`);
+  await sleep(200);
+  assert.equal(queue.len(), 300, 'with client-go\'s 10 qps / 100 bucket, 200 of them would still wait');
+  queue.shutDown();
 });
 
 test('addAfter delays and keeps the earliest pending time', async () => {
@@ -78,7 +150,7 @@ test('the bucket allows a burst of 100 and then 10 per second', () => {
   assert.equal(bucket.when(), 100);
 });
 
-test('the controller default is the max of both limiters', () => {
+test('defaultControllerRateLimiter is client-go\'s max of both limiters', () => {
   const limiter = new MaxOfRateLimiter(new ItemExponentialFailureRateLimiter(5, 1_000_000), new BucketRateLimiter(10, 100, () => 0));
   assert.equal(limiter.when('a'), 5);
   assert.equal(limiter.when('a'), 10);
@@ -97,7 +169,7 @@ test('workqueue metrics count adds, retries and depth under controller-runtime n
   const text = await metrics.registry.metrics();
   assert.match(text, /workqueue_adds_total\{name="memcached",controller="memcached"\} 3/);
   assert.match(text, /workqueue_retries_total\{name="memcached",controller="memcached"\} 1/);
-  assert.match(text, /workqueue_depth\{name="memcached",controller="memcached"\} 2/);
+  assert.match(text, /workqueue_depth\{name="memcached",controller="memcached",priority="0"\} 2/);
   assert.match(text, /workqueue_work_duration_seconds_count\{name="memcached",controller="memcached"\} 1/);
   queue.shutDown();
 });
