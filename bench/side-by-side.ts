@@ -23,13 +23,14 @@
  * For measuring while tuning: BENCH_ONLY=ours|go (one side, no ceiling),
  * BENCH_NODE_OPTIONS (ours' Node flags instead of the scaffold's),
  * BENCH_NODE_ARGS (extra flags for ours, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`),
- * BENCH_MEMORY_LIMIT_MIB (the cgroup limit instead of the scaffold's; 0: no cgroup).
+ * BENCH_MEMORY_LIMIT_MIB (the cgroup limit instead of the scaffold's; 0: no cgroup),
+ * BENCH_LOG_DIR (keep every operator's whole log there, one file per start, e.g. to compare reconcile orders).
  * BENCH_IDLE_ONLY=1 (`npm run bench:idle`): only idle RSS and start → synced, no burst and no
  * ceiling, in a few seconds per run; the Go peer only if it is already built (BENCH_GO_OPERATOR set).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,6 +71,8 @@ const scaffold = scaffoldedManager();
 const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? scaffold.nodeOptions;
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const MEMORY_LIMIT_MIB = Number(process.env.BENCH_MEMORY_LIMIT_MIB ?? scaffold.memoryLimitMiB);
+const LOG_DIR = process.env.BENCH_LOG_DIR;
+let operatorStarts = 0;
 
 /**
  * A memory cgroup limited to `limitMiB`, under this process's own (v1: the
@@ -220,6 +223,10 @@ function startOperator(which: Operator, kubeconfig: string, cgroup: MemoryCgroup
   const [command, ...args] = cgroup ? cgroup.wrap(argv) : argv;
   const env = which === 'ours' ? { ...process.env, KUBECONFIG: kubeconfig, CACHE_CONFIGMAPS: 'true', NODE_OPTIONS } : { ...process.env, KUBECONFIG: kubeconfig };
   const child = spawn(command!, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  if (LOG_DIR) {
+    mkdirSync(LOG_DIR, { recursive: true });
+    child.stderr!.pipe(createWriteStream(join(LOG_DIR, `${++operatorStarts}-${which}.log`)));
+  }
   // Every line is read (both write all of them); only the few the benchmark uses are kept.
   const lines = collectJsonLines(child.stderr!, (line) => line.includes('"Starting workers"') || line.includes('"test: reconcile finished"'));
   return { child, pid: child.pid!, startedAt, lines };

@@ -71,7 +71,7 @@ export {
 export { RestClient, WatchStalledError, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_MAX_RETRIES, type UpgradeTarget, type RestClientOptions, type RequestObserver, type WatchEvent, type RequestOptions, type Query } from './rest.js';
 export { loadKubeConfig, inClusterConfig, RestConfig, type KubeConfigSource, type KubeConfigCluster, type KubeConfigUser, type KubeConfigContext } from './kubeconfig.js';
 export { toClientNodeKubeConfig } from './credentials.js';
-export { createLogger, silentLogger, type Logger, type LoggerOptions } from './log.js';
+export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogLevel, type LogFn } from './log.js';
 
 // -- manager, controllers, events --
 export { Manager, type ManagerOptions, type Runnable, GRACE_PERIOD_EXCEEDED_MESSAGE, DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS, DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_HEALTH_PROBE_BIND_ADDRESS } from './manager.js';
@@ -96,8 +96,8 @@ export { parseSelector, matchesLabels, requirementsOf, type LabelSelector, type 
 
 // -- cache and work queue --
 export { Cache, type CacheOptions, DEFAULT_CACHE_SYNC_TIMEOUT_MS } from './cache.js';
-export { Informer, DEFAULT_RESYNC_PERIOD_MS, type InformerEventHandler, type InformerOptions, type DeleteInfo, type IndexFunc } from './informer.js';
-export { WorkQueue, type WorkQueueOptions } from './workqueue.js';
+export { Informer, DEFAULT_RESYNC_PERIOD_MS, type InformerEventHandler, type InformerOptions, type AddInfo, type DeleteInfo, type IndexFunc } from './informer.js';
+export { WorkQueue, LOW_PRIORITY, type WorkQueueOptions, type AddOptions, type Taken } from './workqueue.js';
 export {
   defaultControllerRateLimiter,
   ItemExponentialFailureRateLimiter,

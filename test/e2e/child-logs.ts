@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 
 /**
- * Collects a child process's JSON log lines (pino on stderr) as objects, so a
+ * Collects a child process's JSON log lines (JSON lines on stderr) as objects, so a
  * test can wait for and inspect what an operator process reported. Lines
  * that are not JSON are kept as `{ msg: line }`.
  */

@@ -39,7 +39,7 @@ test('every line logged before process.exit(1) reaches stderr, in order', async 
   assert.equal(lines.length, LINES + 1);
   assert.ok(lines.slice(0, LINES).every((line, i) => line.i === i), 'lines arrive in the order they were logged');
   assert.equal(lines.at(-1)?.msg, 'giving up');
-  // error, not fatal: pino flushes after a fatal line itself; the exit hook must flush the rest.
+  // error, not fatal: a fatal line is written at once; the exit hook must flush the rest.
   assert.equal(lines.at(-1)?.level, 'error');
 });
 
