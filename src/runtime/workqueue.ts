@@ -229,12 +229,14 @@ export class WorkQueue {
 
   private wait(entry: Entry, readyAt: number): void {
     entry.readyAt = readyAt;
+    // Whole milliseconds, rounded up: Node truncates a fractional delay, which would hand the key out early.
+    const delayMs = Math.ceil(readyAt - performance.now());
     entry.timer = setTimeout(() => {
       entry.timer = undefined;
       // Ordered by when it became ready, not by when it was first added.
       entry.order = this.nextOrder++;
       this.makeReady(entry);
-    }, readyAt - performance.now());
+    }, delayMs);
   }
 
   private makeReady(entry: Entry): void {
