@@ -277,6 +277,7 @@ async function measure(which: Operator): Promise<Figures> {
       }
     })();
     await createAll(api, COUNT, memcachedNamed('default'));
+    figures.createdS = seconds(started); // when the loader's last create returned (per-run line only)
     // An operator killed mid-burst (the OOM killer, in its cgroup) fails the run at once.
     const burstRunner = running;
     const died = new Promise<never>((_, reject) => burstRunner.child.once('exit', (code, signal) => reject(new Error(`${which} exited during the burst (${signal ?? code}; OOM kills in its cgroup: ${cgroup?.oomKills() ?? 'no cgroup'})`))));
