@@ -14,5 +14,6 @@ TS_OPERATOR_SDK_OLM_ASSETS="${TS_OPERATOR_SDK_OLM_ASSETS:-$(bash ci/build-olm-as
 export TS_OPERATOR_SDK_OLM_ASSETS
 # --test-force-exit: a file whose tests have all finished ends even if a handle keeps its event loop
 # alive (one that hung kept a whole run waiting until CI's limit); its failures are still reported.
-exec bash scripts/with-test-assets.sh node --test --test-concurrency=1 --test-force-exit \
+# child-report-guard: no test result may be lost on its way to the runner (see the file).
+exec bash scripts/with-test-assets.sh node --test --test-concurrency=1 --test-force-exit --import ./dist/test/child-report-guard.js \
   'dist/test/unit/**/*.test.js' 'dist/test/e2e/**/*.test.js' 'dist/test/scaffold/**/*.test.js' 'dist/test/cluster/**/*.test.js'
