@@ -26,7 +26,8 @@ const owned = (...owners: string[]): KubernetesObject => ({
   metadata: { namespace: 'ns', name: 's', ownerReferences: owners.map((name) => ({ apiVersion: 'v1', kind: 'ConfigMap', name, uid: name, controller: true })) },
 });
 
-async function queued(controller: Controller): Promise<string[]> {
+/** Keys in the order the queue hands them out. */
+async function handedOut(controller: Controller): Promise<string[]> {
   await new Promise((resolve) => setImmediate(resolve));
   const keys: string[] = [];
   while (controller.queue.len() > 0) {
@@ -34,7 +35,12 @@ async function queued(controller: Controller): Promise<string[]> {
     keys.push(key);
     controller.queue.done(key);
   }
-  return keys.sort();
+  return keys;
+}
+
+/** The queued keys, sorted. */
+async function queued(controller: Controller): Promise<string[]> {
+  return (await handedOut(controller)).sort();
 }
 
 function newController(): Controller {
@@ -98,18 +104,6 @@ test('requeueAfterMs is the requeue delay; the deprecated requeueAfter still wor
   assert.equal(requeueDelayMs(undefined), 0);
   assert.equal(requeueDelayMs({ requeueAfterMs: -1 }), 0);
 });
-
-/** Keys in the order the queue hands them out (not sorted). */
-async function handedOut(controller: Controller): Promise<string[]> {
-  await new Promise((resolve) => setImmediate(resolve));
-  const keys: string[] = [];
-  while (controller.queue.len() > 0) {
-    const key = (await controller.queue.get())!;
-    keys.push(key);
-    controller.queue.done(key);
-  }
-  return keys;
-}
 
 test('the initial list and unchanged resyncs queue at low priority, behind real changes', async () => {
   const controller = newController();
