@@ -154,7 +154,7 @@ export class Controller {
       }
     };
     watch.source.addEventHandler({
-      onAdd: (object: KubernetesObject, info) => enqueue({ type: 'create', object }, info?.isInInitialList ? LOW_PRIORITY : 0),
+      onAdd: (object: KubernetesObject, info) => enqueue({ type: 'create', object }, info.isInInitialList ? LOW_PRIORITY : 0),
       onUpdate: (oldObject: KubernetesObject, object: KubernetesObject) =>
         enqueue({ type: 'update', oldObject, object }, oldObject.metadata?.resourceVersion === object.metadata?.resourceVersion ? LOW_PRIORITY : 0),
       onDelete: (object: KubernetesObject, info) => enqueue({ type: 'delete', object, finalStateUnknown: info.finalStateUnknown }),

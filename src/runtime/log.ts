@@ -143,19 +143,23 @@ class JsonLogger implements Logger {
       let fields: Record<string, unknown> = {};
       let message: string | undefined;
       if (typeof first === 'string') {
-        message = rest.length ? format(first, ...rest) : first;
-      } else if (first instanceof Error) {
-        fields = { err: first };
-        message = typeof rest[0] === 'string' ? format(rest[0], ...rest.slice(1)) : first.message;
+        message = interpolate(first, rest);
       } else {
-        if (first !== null && typeof first === 'object') fields = first as Record<string, unknown>;
-        if (typeof rest[0] === 'string') message = rest.length > 1 ? format(rest[0], ...rest.slice(1)) : rest[0];
+        if (first instanceof Error) fields = { err: first };
+        else if (first !== null && typeof first === 'object') fields = first as Record<string, unknown>;
+        const [template, ...args] = rest;
+        message = typeof template === 'string' ? interpolate(template, args) : first instanceof Error ? first.message : undefined;
       }
       this.sink.write(this.lineFormat(level, this.bound, serializeFields(fields), message));
       // A fatal line is the last word before an exit: written at once.
       if (level === 'fatal') this.sink.flush();
     }) as LogFn;
   }
+}
+
+/** A message with its printf-style arguments filled in (`%s`, `%d`, `%j`, ...), as pino does. */
+function interpolate(template: string, args: unknown[]): string {
+  return args.length ? format(template, ...args) : template;
 }
 
 const jsonFormat: LineFormat = (level, bound, fields, message) => {

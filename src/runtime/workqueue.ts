@@ -169,11 +169,6 @@ export class WorkQueue {
     return ready;
   }
 
-  /** The priority `key` is queued at, or undefined if it is not queued. */
-  priorityOf(key: string): number | undefined {
-    return this.entries.get(key)?.priority;
-  }
-
   /**
    * Waits for the next ready key that no worker holds and marks it as
    * processing. Resolves `undefined` once the queue is shut down: the worker
