@@ -4,7 +4,6 @@
  * a failure is logged, never thrown into the reconcile.
  */
 import { hostname } from 'node:os';
-import { format } from 'node:util';
 import type { CoreV1Event, KubernetesObject } from '@kubernetes/client-node';
 import { Client } from './client.js';
 import { toKubernetesTime } from './conditions.js';
@@ -12,6 +11,9 @@ import { NotFoundError } from './errors.js';
 import { resourcePath, Event } from './kinds.js';
 import { silentLogger, type Logger } from './log.js';
 import type { RestClient } from './rest.js';
+
+/** Not an ES import: that would read node:util's lazy getters (transferable AbortSignal and more), +0.7 MiB RSS at start. */
+const { format } = process.getBuiltinModule('node:util');
 
 /** The two event types the API accepts. */
 export type EventType = 'Normal' | 'Warning';

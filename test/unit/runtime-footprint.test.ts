@@ -1,0 +1,26 @@
+/**
+ * What an operator process loads just by importing the runtime. An ES import
+ * of a Node built-in reads every export, lazy getters included: `node:http`'s
+ * WebSocket getters load Node's bundled undici (+9 MiB RSS), and `node:util`'s
+ * load worker_threads, the stream stack and more (+0.7 MiB). The runtime
+ * reaches those two modules through process.getBuiltinModule instead; this
+ * test catches an ES import that slips back in.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const runtimeIndex = fileURLToPath(new URL('../../src/runtime/index.js', import.meta.url));
+
+/** Node's internal modules that only a lazy getter of node:http or node:util would load. */
+const GETTER_ONLY_MODULES = ['NativeModule internal/deps/undici/undici', 'NativeModule worker_threads', 'NativeModule internal/util/parse_args/parse_args'];
+
+test('importing the runtime loads neither undici nor worker_threads', () => {
+  const script = `await import(${JSON.stringify(runtimeIndex)}); process.stdout.write(JSON.stringify(process.moduleLoadList));`;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const loaded = new Set(JSON.parse(run.stdout) as string[]);
+  assert.ok(loaded.has('NativeModule https'), 'the probe should see the runtime load node:https');
+  assert.deepEqual(GETTER_ONLY_MODULES.filter((name) => loaded.has(name)), []);
+});
