@@ -273,7 +273,7 @@ describe('the generated operator\'s workflow on the cluster: images, deploy, web
     const config = (await (await fetch(`${registryUrl}/v2/memcached-operator/blobs/${manifest.config.digest}`)).json()) as {
       config: { Entrypoint: string[]; User: string };
     };
-    assert.deepEqual(config.config.Entrypoint, ['/nodejs/bin/node', '--max-semi-space-size=4', 'dist/main.js']);
+    assert.deepEqual(config.config.Entrypoint, ['/nodejs/bin/node', '--max-semi-space-size=1', 'dist/main.js']);
     // That the ENTRYPOINT runs (node, the modules and dist/ are all in the image) as this user, the deploy below shows.
     assert.equal(config.config.User, `${NONROOT_UID}:${NONROOT_UID}`);
   });
