@@ -24,7 +24,9 @@
  * BENCH_NODE_OPTIONS (ours' Node flags instead of the scaffold's),
  * BENCH_NODE_ARGS (extra flags for ours, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`),
  * BENCH_MEMORY_LIMIT_MIB (the cgroup limit instead of the scaffold's; 0: no cgroup),
- * BENCH_LOG_DIR (keep every operator's whole log there, one file per start, e.g. to compare reconcile orders).
+ * BENCH_LOG_DIR (keep every operator's whole log there, one file per start, e.g. to compare reconcile orders),
+ * BENCH_CPU_TRACE=1 (per half second of the burst's first 10 s: CPU used by the operator, kube-apiserver,
+ * etcd and this loader, and the operator's reconciles finished, to see who holds the two cores early).
  * BENCH_IDLE_ONLY=1 (`npm run bench:idle`): only idle RSS and start → synced, no burst and no
  * ceiling, in a few seconds per run; the Go peer only if it is already built (BENCH_GO_OPERATOR set).
  */
@@ -46,6 +48,7 @@ const EXTRA = Number(process.env.BENCH_CACHED ?? 9000);
 const PARALLEL = 32;
 const LOADER_AGENT = 'side-by-side-loader';
 const IDLE_ONLY = process.env.BENCH_IDLE_ONLY === '1';
+const CPU_TRACE = process.env.BENCH_CPU_TRACE === '1';
 const goBinary = process.env.BENCH_GO_OPERATOR || undefined;
 if (!goBinary && !IDLE_ONLY) {
   console.error('side-by-side: BENCH_GO_OPERATOR is not set; run `npm run bench:side-by-side`, which builds the Go peer (ci/build-bench-peer.sh)');
@@ -215,6 +218,8 @@ interface Running {
   pid: number;
   startedAt: number;
   lines: Array<Record<string, unknown>>;
+  /** Reconciles finished so far ("test: reconcile finished" lines). */
+  reconciles: () => number;
 }
 
 function startOperator(which: Operator, kubeconfig: string, cgroup: MemoryCgroup | undefined): Running {
@@ -228,14 +233,40 @@ function startOperator(which: Operator, kubeconfig: string, cgroup: MemoryCgroup
     child.stderr!.pipe(createWriteStream(join(LOG_DIR, `${++operatorStarts}-${which}.log`)));
   }
   // Every line is read (both write all of them); only the few the benchmark uses are kept.
-  const lines = collectJsonLines(child.stderr!, (line) => line.includes('"Starting workers"') || line.includes('"test: reconcile finished"'));
-  return { child, pid: child.pid!, startedAt, lines };
+  let reconciles = 0;
+  const lines = collectJsonLines(child.stderr!, (line) => {
+    const finished = line.includes('"test: reconcile finished"');
+    if (finished) reconciles++;
+    return line.includes('"Starting workers"') || finished;
+  });
+  return { child, pid: child.pid!, startedAt, lines, reconciles: () => reconciles };
 }
 
 async function stopOperator(running: Running): Promise<void> {
   if (running.child.exitCode !== null) return;
   running.child.kill('SIGTERM');
   await once(running.child, 'exit');
+}
+
+/**
+ * Samples, every half second for the burst's first 10 s, the CPU seconds each
+ * process used in that half second; returns a function that stops and prints it.
+ */
+function cpuTrace(running: Running, env: Environment): () => string {
+  const { apiServer, etcd } = env.pids;
+  const loaderCpu = (): number => { const usage = process.cpuUsage(); return (usage.user + usage.system) / 1e6; };
+  const sample = () => ({ operator: cpuSeconds(running.pid), apiServer: cpuSeconds(apiServer!), etcd: cpuSeconds(etcd!), loader: loaderCpu(), reconciles: running.reconciles() });
+  const rows: string[] = ['   t  operator  apiserver  etcd  loader  reconciles'];
+  let last = sample();
+  let t = 0;
+  const timer = setInterval(() => {
+    const now = sample();
+    t += 0.5;
+    rows.push(`${t.toFixed(1).padStart(4)}  ${(now.operator - last.operator).toFixed(2).padStart(8)}  ${(now.apiServer - last.apiServer).toFixed(2).padStart(9)}  ${(now.etcd - last.etcd).toFixed(2).padStart(4)}  ${(now.loader - last.loader).toFixed(2).padStart(6)}  ${String(now.reconciles).padStart(10)}`);
+    last = now;
+    if (t >= 10) clearInterval(timer);
+  }, 500);
+  return () => { clearInterval(timer); return rows.join('\n'); };
 }
 
 /** Waits for "Starting workers", the line both write once their caches are synced; returns seconds and CPU used. */
@@ -268,6 +299,7 @@ async function measure(which: Operator): Promise<Figures> {
     let peakRss = 0;
     const sampler = setInterval(() => { peakRss = Math.max(peakRss, memoryMiB(running!.pid, 'VmRSS')); }, 100);
     const started = performance.now();
+    const trace = CPU_TRACE ? cpuTrace(running, env) : undefined;
     let firstDeploymentS = NaN;
     const firstDeployment = (async () => {
       while (Number.isNaN(firstDeploymentS)) {
@@ -289,6 +321,7 @@ async function measure(which: Operator): Promise<Figures> {
     figures.burstS = seconds(started);
     await firstDeployment;
     figures.firstDeploymentS = firstDeploymentS;
+    if (trace) console.error(`${which} CPU trace (first Deployment ${firstDeploymentS.toFixed(1)} s, creates done ${figures.createdS.toFixed(1)} s):\n${trace()}`);
     figures.burstCpuS = cpuSeconds(running.pid) - cpuBefore;
     clearInterval(sampler);
     figures.peakRssMiB = Math.max(peakRss, memoryMiB(running.pid, 'VmHWM'));
