@@ -7,9 +7,7 @@ import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node
 import type { Client } from './client.js';
 import { isNotFound } from './errors.js';
 import { parseApiVersion } from './kinds.js';
-
-/** Not an ES import: that would read node:util's lazy getters (transferable AbortSignal and more), +0.7 MiB RSS at start. */
-const { isDeepStrictEqual } = process.getBuiltinModule('node:util');
+import { isDeepStrictEqual } from './node-builtins.js';
 
 /** The object already has a different controller; an object can have only one. */
 export class AlreadyOwnedError extends Error {

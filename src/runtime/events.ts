@@ -10,10 +10,8 @@ import { toKubernetesTime } from './conditions.js';
 import { NotFoundError } from './errors.js';
 import { resourcePath, Event } from './kinds.js';
 import { silentLogger, type Logger } from './log.js';
+import { format } from './node-builtins.js';
 import type { RestClient } from './rest.js';
-
-/** Not an ES import: that would read node:util's lazy getters (transferable AbortSignal and more), +0.7 MiB RSS at start. */
-const { format } = process.getBuiltinModule('node:util');
 
 /** The two event types the API accepts. */
 export type EventType = 'Normal' | 'Warning';

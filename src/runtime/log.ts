@@ -1,7 +1,5 @@
 import { writeSync } from 'node:fs';
-
-/** Not an ES import: that would read node:util's lazy getters (transferable AbortSignal and more), +0.7 MiB RSS at start. */
-const { format } = process.getBuiltinModule('node:util');
+import { format } from './node-builtins.js';
 
 /** Log levels, least to most severe; `silent` writes nothing. */
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';

@@ -2,6 +2,7 @@ import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage } from 'n
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { clusterTls, credentialSource, proxyAgent, type ClusterTls, type CredentialSource, type RequestCredentials } from './credentials.js';
 import { ApiConnectionError, RequestTimeoutError, apiErrorFrom } from './errors.js';
+import { HttpAgent as PlainAgent, httpRequest } from './node-builtins.js';
 import type { KubeConfigSource } from './kubeconfig.js';
 
 /** One event from a watch stream. */
@@ -103,14 +104,6 @@ export type RequestObserver = (info: {
   /** 1 for the first attempt of a call, 2 and up for its retries. */
   attempt: number;
 }) => void;
-
-/**
- * node:http taken as the CommonJS module, not through `import`: an ES import
- * of a built-in reads every export, and node:http's WebSocket, CloseEvent and
- * MessageEvent getters then load Node's bundled undici (measured: +9 MiB RSS
- * at start for nothing the runtime uses).
- */
-const { Agent: PlainAgent, request: httpRequest } = process.getBuiltinModule('node:http');
 
 /** A response whose headers have arrived; the body is still a stream. */
 interface RawResponse {

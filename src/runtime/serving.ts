@@ -1,10 +1,8 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-
-/** Not an ES import: that would read node:http's WebSocket getters, which load Node's bundled undici (+9 MiB RSS). */
-const { createServer } = process.getBuiltinModule('node:http');
-const { createServer: createHttpsServer } = process.getBuiltinModule('node:https');
+import { createServer as createHttpsServer } from 'node:https';
+import { createHttpServer } from './node-builtins.js';
 
 /**
  * Parses a Go-style bind address (`:8081`, `127.0.0.1:8080`, `[::1]:0`).
@@ -30,7 +28,7 @@ export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void | 
 
 /** Starts a small HTTP server; resolves once it listens. */
 export async function serveHttp(address: { host?: string; port: number }, handler: HttpHandler): Promise<RunningServer> {
-  const server: Server = createServer(guarded(handler));
+  const server: Server = createHttpServer(guarded(handler));
   await listen(server, address);
   return {
     address: boundAddress(server),
