@@ -190,14 +190,13 @@ const memcachedNamed = (namespace: string) => (i: number): Memcached => ({ apiVe
  * Deployment) met that wait in about half the runs and Go's never did. An
  * operator in a real cluster meets a long-running API server.
  */
-async function warmUp(env: Environment): Promise<void> {
-  const api = new Client({ rest: new RestClient(env.kubeConfig, LOADER_AGENT) });
+async function warmUp(api: Client): Promise<void> {
   const memcached = await api.create({ ...memcachedNamed('default')(0), metadata: { name: 'warm-up', namespace: 'default' } });
   await api.delete(memcached);
 }
 
-/** A fresh control plane whose API server writes an audit log at level Metadata, warmed up. */
-async function freshControlPlane(): Promise<{ env: Environment; auditLog: string; dir: string }> {
+/** A fresh control plane whose API server writes an audit log at level Metadata, warmed up, and the loader's clients for it. */
+async function freshControlPlane(): Promise<{ env: Environment; auditLog: string; dir: string; rest: RestClient; api: Client }> {
   const dir = mkdtempSync(join(tmpdir(), 'side-by-side-'));
   const policy = join(dir, 'audit-policy.yaml');
   const auditLog = join(dir, 'audit.log');
@@ -205,8 +204,15 @@ async function freshControlPlane(): Promise<{ env: Environment; auditLog: string
   writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: ["RequestReceived"]\nrules:\n- level: Metadata\n');
   const env = new Environment({ crds: [memcachedCRD], apiServerExtraArgs: { 'audit-policy-file': policy, 'audit-log-path': auditLog, 'audit-log-format': 'json', 'audit-log-maxsize': '0' } });
   await env.start();
-  await warmUp(env);
-  return { env, auditLog, dir };
+  const rest = new RestClient(env.kubeConfig, LOADER_AGENT);
+  const api = new Client({ rest });
+  try {
+    await warmUp(api);
+  } catch (err) {
+    await env.stop();
+    throw err;
+  }
+  return { env, auditLog, dir, rest, api };
 }
 
 /**
@@ -294,13 +300,11 @@ async function cachesSynced(running: Running): Promise<{ s: number; cpu: number 
 
 /** One fresh control plane, one operator: every figure of the table but the ceiling. */
 async function measure(which: Operator): Promise<Figures> {
-  const { env, auditLog, dir } = await freshControlPlane();
+  const { env, auditLog, dir, rest, api } = await freshControlPlane();
   const figures: Figures = {};
   let running: Running | undefined;
   const cgroup = MemoryCgroup.create(`side-by-side-${process.pid}-${which}`, MEMORY_LIMIT_MIB);
   try {
-    const rest = new RestClient(env.kubeConfig, LOADER_AGENT);
-    const api = new Client({ rest });
     const kubeconfig = env.kubeConfigPath();
     const auditFrom = statSync(auditLog).size;
     running = startOperator(which, kubeconfig, cgroup);
@@ -380,9 +384,8 @@ async function measure(which: Operator): Promise<Figures> {
 
 /** The raw ceiling: the operator's 4 writes per CR in a tight loop of our client, with 1 and with 32 workers. */
 async function ceiling(): Promise<Figures> {
-  const { env, dir } = await freshControlPlane();
+  const { env, dir, api } = await freshControlPlane();
   try {
-    const api = new Client({ rest: new RestClient(env.kubeConfig, LOADER_AGENT) });
     const figures: Figures = {};
     for (const [workers, namespace] of [[1, 'default'], [PARALLEL, 'kube-public']] as const) {
       const memcacheds = await createAll(api, COUNT, memcachedNamed(namespace));
