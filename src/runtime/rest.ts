@@ -114,7 +114,8 @@ interface RawResponse {
 
 /**
  * The one place the runtime talks HTTP to the API server, over Node's own
- * HTTP client with one keep-alive agent per client. The kubeconfig's TLS
+ * HTTP client with one keep-alive pool per client (and a second one for
+ * streams, see `agentFor`). The kubeconfig's TLS
  * material is decoded once, when the agent is built, and credentials are
  * cached (a token file re-read when it changes, an exec plugin's answer kept
  * until it expires), so a request costs no certificate parsing and no
@@ -138,8 +139,12 @@ export class RestClient {
   private readonly warningHandler: ((warning: string) => void) | undefined;
   /** The server's URL parts, TLS settings and credentials: worked out on the first request, then reused. */
   private endpoint?: { base: URL; secure: boolean; tls: ClusterTls; credentials: CredentialSource; proxy?: Promise<HttpAgent> };
-  /** The keep-alive agent, and the client certificate it was built with (an exec plugin may change it). */
-  private agent?: { agent: HttpAgent; cert?: string; key?: string };
+  /**
+   * The keep-alive agents, and the client certificate they were built with (an
+   * exec plugin may change it): `requests` for calls that answer at once,
+   * `streams` (built when first needed) for watches and followed logs.
+   */
+  private agent?: { requests: HttpAgent; streams?: HttpAgent; cert?: string; key?: string };
   /** Requests sent since creation (the benchmark's "API requests per reconcile"). */
   requestCount = 0;
 
@@ -204,7 +209,8 @@ export class RestClient {
   async close(): Promise<void> {
     const agent = this.agent;
     this.agent = undefined;
-    agent?.agent.destroy();
+    agent?.requests.destroy();
+    agent?.streams?.destroy();
     const proxy = this.endpoint?.proxy;
     if (proxy) (await proxy.catch(() => undefined))?.destroy();
   }
@@ -269,7 +275,7 @@ export class RestClient {
   private async openStream(label: string, path: string, query: Query, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<RawResponse> {
     const headersDeadline = this.deadline(label, path, timeoutMs);
     try {
-      const response = await this.sendWithRetries('GET', path, { query }, headersDeadline.signal(signal));
+      const response = await this.sendWithRetries('GET', path, { query }, headersDeadline.signal(signal), true);
       if (response.status >= 400) {
         const text = await readBody(response.body);
         throw apiErrorFrom(response.status, text ? safeJson(text) : undefined, `${label} ${path}`);
@@ -331,12 +337,12 @@ export class RestClient {
   }
 
   /** One call: attempts until a response that is not retryable, or the retries run out. */
-  private async sendWithRetries(method: string, path: string, options: RequestOptions, signal: AbortSignal | undefined): Promise<RawResponse> {
+  private async sendWithRetries(method: string, path: string, options: RequestOptions, signal: AbortSignal | undefined, longRunning = false): Promise<RawResponse> {
     for (let attempt = 1; ; attempt++) {
       let waitMs: number | undefined;
       let response: RawResponse | undefined;
       try {
-        response = await this.send(method, path, options, signal, attempt);
+        response = await this.send(method, path, options, signal, attempt, longRunning);
       } catch (err) {
         if (signal?.aborted || attempt > this.maxRetries || !(method === 'GET' && isConnectionReset(err))) throw err;
         waitMs = CONNECTION_RESET_RETRY_MS;
@@ -351,7 +357,7 @@ export class RestClient {
     }
   }
 
-  private async send(method: string, path: string, options: RequestOptions, signal: AbortSignal | undefined, attempt: number): Promise<RawResponse> {
+  private async send(method: string, path: string, options: RequestOptions, signal: AbortSignal | undefined, attempt: number, longRunning: boolean): Promise<RawResponse> {
     const endpoint = (this.endpoint ??= this.resolveEndpoint());
     let target = endpoint.base.pathname.replace(/\/+$/, '') + path;
     let separator = path.includes('?') ? '&' : '?';
@@ -361,7 +367,7 @@ export class RestClient {
       separator = '&';
     }
     const credentials = await endpoint.credentials.credentials();
-    const agent = endpoint.proxy ? await endpoint.proxy : this.agentFor(endpoint, credentials);
+    const agent = endpoint.proxy ? await endpoint.proxy : this.agentFor(endpoint, credentials, longRunning);
     const headers: Record<string, string | number> = { ...credentials.headers, accept: 'application/json', 'user-agent': this.userAgent };
     let body: string | undefined;
     if (options.body !== undefined) {
@@ -419,18 +425,32 @@ export class RestClient {
     return { base, secure: base.protocol === 'https:', tls: clusterTls(cluster), credentials: credentialSource(this.kubeConfig), proxy };
   }
 
-  /** The pooled agent, rebuilt only when the client certificate changes (an exec plugin's new one). */
-  private agentFor(endpoint: NonNullable<RestClient['endpoint']>, credentials: RequestCredentials): HttpAgent {
-    const current = this.agent;
-    if (current && current.cert === credentials.cert && current.key === credentials.key) return current.agent;
-    // Requests still on the old agent finish; its idle sockets close with it.
-    if (current) setTimeout(() => current.agent.destroy(), DEFAULT_REQUEST_TIMEOUT_MS).unref();
-    const common = { keepAlive: true, scheduling: 'lifo' as const };
-    const agent = endpoint.secure
-      ? new HttpsAgent({ ...common, ca: endpoint.tls.ca, cert: credentials.cert, key: credentials.key, rejectUnauthorized: endpoint.tls.rejectUnauthorized, servername: endpoint.tls.servername })
-      : new PlainAgent(common);
-    this.agent = { agent, cert: credentials.cert, key: credentials.key };
-    return agent;
+  /**
+   * The pooled agent for a call, rebuilt only when the client certificate
+   * changes (an exec plugin's new one).
+   *
+   * A long-running call (a watch, a followed log) holds its connection for
+   * minutes. It takes a pooled one only while another stays free; otherwise
+   * it goes to the streams agent. Taking the last free connection would make
+   * the next short call, typically a reconcile's first write right after the
+   * caches sync, wait for a new TLS handshake (about 25 ms on loopback, more
+   * across a network). client-go does not pay it: every call shares one
+   * HTTP/2 connection. At start, with every informer's list done, this costs
+   * at most one connection more than before, and that one would be opened
+   * by the first write anyway.
+   */
+  private agentFor(endpoint: NonNullable<RestClient['endpoint']>, credentials: RequestCredentials, longRunning: boolean): HttpAgent {
+    let current = this.agent;
+    if (!current || current.cert !== credentials.cert || current.key !== credentials.key) {
+      // Requests still on the old agents finish; their idle sockets close with them.
+      if (current) {
+        const old = current;
+        setTimeout(() => { old.requests.destroy(); old.streams?.destroy(); }, DEFAULT_REQUEST_TIMEOUT_MS).unref();
+      }
+      current = this.agent = { requests: newAgent(endpoint, credentials), cert: credentials.cert, key: credentials.key };
+    }
+    if (!longRunning || freeSocketCount(current.requests) > 1) return current.requests;
+    return (current.streams ??= newAgent(endpoint, credentials));
   }
 
   private deadline(method: string, path: string, override: number | undefined): Deadline {
@@ -485,6 +505,22 @@ class Deadline {
  * be retried. Like client-go, only whole seconds count; a date or garbage
  * in `Retry-After` means "do not retry".
  */
+/** A keep-alive agent for the endpoint, with the kubeconfig's TLS material and this client certificate. */
+function newAgent(endpoint: { secure: boolean; tls: ClusterTls }, credentials: RequestCredentials): HttpAgent {
+  // lifo: the most recently used connection is the one least likely to have been closed by the server.
+  const common = { keepAlive: true, scheduling: 'lifo' as const };
+  return endpoint.secure
+    ? new HttpsAgent({ ...common, ca: endpoint.tls.ca, cert: credentials.cert, key: credentials.key, rejectUnauthorized: endpoint.tls.rejectUnauthorized, servername: endpoint.tls.servername })
+    : new PlainAgent(common);
+}
+
+/** Idle keep-alive connections in the agent's pool (every one is to the same API server). */
+function freeSocketCount(agent: HttpAgent): number {
+  let count = 0;
+  for (const sockets of Object.values(agent.freeSockets)) count += sockets?.length ?? 0;
+  return count;
+}
+
 function retryAfterMs(response: RawResponse): number | undefined {
   if (response.status !== 429 && response.status < 500) return undefined;
   const raw = response.headers['retry-after'];

@@ -68,6 +68,8 @@ export interface SeenRequest {
   fault?: FaultAction['type'];
   /** The status code the client got, once known (absent for hung or reset requests). */
   status?: number;
+  /** Which client connection it came on: 1 for the proxy's first, 2 for its second, and so on. */
+  connection: number;
 }
 
 export interface FaultProxy {
@@ -185,9 +187,10 @@ export async function startFaultProxy(env: Environment, options: FaultProxyOptio
     req.pipe(outgoing);
   };
 
+  const connectionIds = new Map<Socket, number>();
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://proxy');
-    const seen: SeenRequest = { method: (req.method ?? 'GET').toUpperCase(), path: url.pathname, query: url.search.replace(/^\?/, ''), watch: isWatch(url.searchParams), at: performance.now() };
+    const seen: SeenRequest = { method: (req.method ?? 'GET').toUpperCase(), path: url.pathname, query: url.search.replace(/^\?/, ''), watch: isWatch(url.searchParams), at: performance.now(), connection: connectionIds.get(req.socket) ?? 0 };
     requests.push(seen);
     const rule = rules.find((candidate) => (candidate.times === undefined || candidate.used < candidate.times) && matches(candidate.match, seen));
     if (!rule) return forward(req, res, seen);
@@ -225,6 +228,7 @@ export async function startFaultProxy(env: Environment, options: FaultProxyOptio
     }
   });
   server.on('connection', (socket) => {
+    connectionIds.set(socket, connectionIds.size + 1);
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
