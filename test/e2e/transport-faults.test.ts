@@ -237,59 +237,49 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
   describe('connection pool', () => {
     const path = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
     type List = { metadata: { resourceVersion: string } };
+    /** The proxy's numbers of the connections each step's requests arrived on. */
+    interface Connections { lists: number[]; watch: number; get: number }
 
-    /** Opens a watch on `rest` and resolves once the proxy has seen its request; abort `signal` to end it. */
-    async function openWatch(rest: RestClient, resourceVersion: string, signal: AbortSignal): Promise<{ seen: (typeof proxy.requests)[number]; done: Promise<unknown> }> {
-      const from = proxy.requests.length;
-      const done = (async () => {
-        for await (const _event of rest.watch(path, { resourceVersion, allowWatchBookmarks: false }, signal, 60_000)) { /* no events are written */ }
-      })().catch(() => undefined);
-      const seen = await eventually('the proxy sees the watch request', () => proxy.requests.slice(from).find((request) => request.watch));
-      return { seen, done };
+    /**
+     * On a new client through the proxy: `lists` GETs at once (leaving that many
+     * free connections in the pool), then a watch, then one more GET while the
+     * watch is open. Returns where each arrived.
+     */
+    async function listWatchGet(lists: number): Promise<Connections> {
+      const rest = new RestClient(proxy.kubeConfig);
+      const abort = new AbortController();
+      let watching: Promise<unknown> | undefined;
+      try {
+        const from = proxy.requests.length;
+        const answers = await Promise.all(Array.from({ length: lists }, () => rest.request<List>('GET', path)));
+        const { resourceVersion } = answers[0]!.metadata;
+        const listed = proxy.requests.slice(from).map((request) => request.connection);
+        const watchFrom = proxy.requests.length;
+        watching = (async () => {
+          for await (const _event of rest.watch(path, { resourceVersion, allowWatchBookmarks: false }, abort.signal, 60_000)) { /* no events are written */ }
+        })().catch(() => undefined);
+        const watch = await eventually('the proxy sees the watch request', () => proxy.requests.slice(watchFrom).find((request) => request.watch));
+        const getFrom = proxy.requests.length;
+        await rest.request('GET', path);
+        return { lists: listed, watch: watch.connection, get: proxy.requests[getFrom]!.connection };
+      } finally {
+        abort.abort();
+        await watching;
+        await rest.close();
+      }
     }
 
     it('a watch does not take the last free connection, so the next short call reuses it', async () => {
-      const rest = new RestClient(proxy.kubeConfig);
-      const abort = new AbortController();
-      let watch: Awaited<ReturnType<typeof openWatch>> | undefined;
-      try {
-        const from = proxy.requests.length;
-        const { resourceVersion } = (await rest.request<List>('GET', path)).metadata;
-        const listed = proxy.requests[from]!;
-        watch = await openWatch(rest, resourceVersion, abort.signal);
-        const before = proxy.requests.length;
-        await rest.request('GET', path);
-        const got = proxy.requests[before]!;
-        assert.notEqual(watch.seen.connection, listed.connection, 'the watch opened its own connection instead of taking the only free one');
-        assert.equal(got.connection, listed.connection, 'the GET after the watch reused the pooled connection rather than opening one');
-      } finally {
-        abort.abort();
-        await watch?.done;
-        await rest.close();
-      }
+      const seen = await listWatchGet(1);
+      assert.notEqual(seen.watch, seen.lists[0], 'the watch opened its own connection instead of taking the only free one');
+      assert.equal(seen.get, seen.lists[0], 'the GET after the watch reused the pooled connection rather than opening one');
     });
 
     it('a watch takes a pooled connection while another one stays free', async () => {
-      const rest = new RestClient(proxy.kubeConfig);
-      const abort = new AbortController();
-      let watch: Awaited<ReturnType<typeof openWatch>> | undefined;
-      try {
-        const from = proxy.requests.length;
-        // Two lists at once leave two free connections in the pool.
-        const [{ metadata: { resourceVersion } }] = await Promise.all([rest.request<List>('GET', path), rest.request<List>('GET', path)]);
-        const listConnections = new Set(proxy.requests.slice(from).map((request) => request.connection));
-        assert.equal(listConnections.size, 2, 'two lists at once took two connections');
-        watch = await openWatch(rest, resourceVersion, abort.signal);
-        assert.ok(listConnections.has(watch.seen.connection), `the watch took a pooled connection, not a new one (it came on ${watch.seen.connection}, the lists on ${[...listConnections].join(' and ')})`);
-        const before = proxy.requests.length;
-        await rest.request('GET', path);
-        const got = proxy.requests[before]!;
-        assert.ok(listConnections.has(got.connection) && got.connection !== watch.seen.connection, 'the GET used the other pooled connection');
-      } finally {
-        abort.abort();
-        await watch?.done;
-        await rest.close();
-      }
+      const seen = await listWatchGet(2);
+      assert.equal(new Set(seen.lists).size, 2, 'two lists at once took two connections');
+      assert.ok(seen.lists.includes(seen.watch), `the watch took a pooled connection, not a new one (it came on ${seen.watch}, the lists on ${seen.lists.join(' and ')})`);
+      assert.ok(seen.lists.includes(seen.get) && seen.get !== seen.watch, 'the GET used the other pooled connection');
     });
   });
 });
