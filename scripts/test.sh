@@ -18,6 +18,8 @@ export TS_OPERATOR_SDK_OLM_ASSETS
 # KEEP_TEST_TMPDIR=1 keeps it for a post-mortem. --one-file-system: never follow a mount a
 # cluster test left behind out of the directory.
 RUN_TMPDIR="$(mktemp -d "${TMPDIR:-/tmp}/ts-operator-sdk-test-XXXXXX")"
+# It stands in for /tmp, so it gets /tmp's mode: the bad-input tests run the CLI as `nobody`.
+chmod 1777 "$RUN_TMPDIR"
 export TMPDIR="$RUN_TMPDIR"
 remove_run_tmpdir() {
   if [[ "${KEEP_TEST_TMPDIR:-}" == 1 ]]; then
