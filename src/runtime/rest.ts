@@ -144,7 +144,7 @@ export class RestClient {
    * exec plugin may change it): `requests` for calls that answer at once,
    * `streams` (built when first needed) for watches and followed logs.
    */
-  private agent?: { requests: HttpAgent; streams?: HttpAgent; cert?: string; key?: string };
+  private agents?: { requests: HttpAgent; streams?: HttpAgent; cert?: string; key?: string };
   /** Requests sent since creation (the benchmark's "API requests per reconcile"). */
   requestCount = 0;
 
@@ -207,10 +207,9 @@ export class RestClient {
    * believed it had stopped.
    */
   async close(): Promise<void> {
-    const agent = this.agent;
-    this.agent = undefined;
-    agent?.requests.destroy();
-    agent?.streams?.destroy();
+    const agents = this.agents;
+    this.agents = undefined;
+    if (agents) destroyAgents(agents);
     const proxy = this.endpoint?.proxy;
     if (proxy) (await proxy.catch(() => undefined))?.destroy();
   }
@@ -440,14 +439,12 @@ export class RestClient {
    * by the first write anyway.
    */
   private agentFor(endpoint: NonNullable<RestClient['endpoint']>, credentials: RequestCredentials, longRunning: boolean): HttpAgent {
-    let current = this.agent;
+    const old = this.agents;
+    let current = old;
     if (!current || current.cert !== credentials.cert || current.key !== credentials.key) {
       // Requests still on the old agents finish; their idle sockets close with them.
-      if (current) {
-        const old = current;
-        setTimeout(() => { old.requests.destroy(); old.streams?.destroy(); }, DEFAULT_REQUEST_TIMEOUT_MS).unref();
-      }
-      current = this.agent = { requests: newAgent(endpoint, credentials), cert: credentials.cert, key: credentials.key };
+      if (old) setTimeout(() => destroyAgents(old), DEFAULT_REQUEST_TIMEOUT_MS).unref();
+      current = this.agents = { requests: newAgent(endpoint, credentials), cert: credentials.cert, key: credentials.key };
     }
     if (!longRunning || freeSocketCount(current.requests) > 1) return current.requests;
     return (current.streams ??= newAgent(endpoint, credentials));
@@ -500,11 +497,6 @@ class Deadline {
   }
 }
 
-/**
- * The wait a 429 or 5xx response asks for, or undefined when it is not to
- * be retried. Like client-go, only whole seconds count; a date or garbage
- * in `Retry-After` means "do not retry".
- */
 /** A keep-alive agent for the endpoint, with the kubeconfig's TLS material and this client certificate. */
 function newAgent(endpoint: { secure: boolean; tls: ClusterTls }, credentials: RequestCredentials): HttpAgent {
   // lifo: the most recently used connection is the one least likely to have been closed by the server.
@@ -514,6 +506,12 @@ function newAgent(endpoint: { secure: boolean; tls: ClusterTls }, credentials: R
     : new PlainAgent(common);
 }
 
+/** Closes both agents' connections; requests still on them fail. */
+function destroyAgents(agents: { requests: HttpAgent; streams?: HttpAgent }): void {
+  agents.requests.destroy();
+  agents.streams?.destroy();
+}
+
 /** Idle keep-alive connections in the agent's pool (every one is to the same API server). */
 function freeSocketCount(agent: HttpAgent): number {
   let count = 0;
@@ -521,6 +519,11 @@ function freeSocketCount(agent: HttpAgent): number {
   return count;
 }
 
+/**
+ * The wait a 429 or 5xx response asks for, or undefined when it is not to
+ * be retried. Like client-go, only whole seconds count; a date or garbage
+ * in `Retry-After` means "do not retry".
+ */
 function retryAfterMs(response: RawResponse): number | undefined {
   if (response.status !== 429 && response.status < 500) return undefined;
   const raw = response.headers['retry-after'];
