@@ -173,6 +173,38 @@ describe('kubeconfig loader and credentials on a real API server', () => {
     });
   }
 
+  it('presents the new client certificate once an exec plugin renews it, on new connections', async () => {
+    // Two identities from envtest's CA; the plugin answers with the first, then, once that expires, the second.
+    for (const [index, name] of ['cert-renewed-1', 'cert-renewed-2'].entries()) {
+      const user = (await env.addUser({ name })).getCurrentUser()!;
+      writeFileSync(join(dir, `renewed-credential-${index + 1}.json`), JSON.stringify({
+        apiVersion: 'client.authentication.k8s.io/v1',
+        kind: 'ExecCredential',
+        status: { clientCertificateData: Buffer.from(user.certData!, 'base64').toString('utf8'), clientKeyData: Buffer.from(user.keyData!, 'base64').toString('utf8'), expirationTimestamp: 'EXPIRY' },
+      }));
+    }
+    const runs = join(dir, 'renewed-credential-runs');
+    writeFileSync(join(dir, 'renewing-plugin.sh'), [
+      '#!/bin/sh',
+      'echo run >> "$RUNS_FILE"',
+      'n=$(wc -l < "$RUNS_FILE")',
+      // Expires in 12 s; the client refreshes 10 s early, so the call after the sleep below needs the second.
+      `expiry=$(date -u -d @$(( $(date +%s) + 12 )) +%Y-%m-%dT%H:%M:%SZ)`,
+      `sed "s/EXPIRY/$expiry/" "${dir}/renewed-credential-$n.json"`,
+      '',
+    ].join('\n'));
+    chmodSync(join(dir, 'renewing-plugin.sh'), 0o755);
+    const path = writeKubeConfig('exec-renewed-certificate', ['exec:', '  apiVersion: client.authentication.k8s.io/v1', '  command: ./renewing-plugin.sh', '  env:', `  - { name: RUNS_FILE, value: ${runs} }`].join('\n'));
+    const rest = new RestClient(loadKubeConfig(path));
+    try {
+      assert.equal(await whoAmI(rest), 'cert-renewed-1');
+      await sleep(2500);
+      assert.equal(await whoAmI(rest), 'cert-renewed-2', 'the pooled connection made with the old certificate is not reused');
+    } finally {
+      await rest.close();
+    }
+  });
+
   it('a failing exec plugin fails the request with a message naming the plugin', async () => {
     const plugin = join(dir, 'failing-plugin.sh');
     writeFileSync(plugin, '#!/bin/sh\necho "cannot reach the identity provider" >&2\nexit 3\n');
