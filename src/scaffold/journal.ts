@@ -22,7 +22,19 @@
  *
  * The journal is removed once the backups are gone. `kill -9` at any point
  * leaves a journal that {@link recoverInterruptedWrite}, called by the CLI
- * entry before any command runs, completes or undoes.
+ * entry before any command runs, completes or undoes. The journal records a
+ * fingerprint of each target before and after, so recovery never overwrites
+ * a file that the user changed after the interruption: it names the file and
+ * stops instead.
+ *
+ * Two more guarantees are checked here, because every project file reaches
+ * the disk through this module and nothing else:
+ * - the boundary ({@link ownedPath}): every path is inside the project or an
+ *   output directory the user named, after resolving symbolic links; a
+ *   symlinked file is written at its target, so the link stays a link;
+ * - no lost update: once the journal (which only one command can hold) is
+ *   created, everything the command read must still be as it read it, or
+ *   the commit is refused and nothing is written.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
@@ -31,6 +43,8 @@ import { copyFile, link, mkdir, open, rename, rmdir, stat, unlink, type FileHand
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UsageError } from '../errors.js';
+import { ownedPath, realPathOf, writeBoundary } from './boundary.js';
+import { bytesFingerprint, contentFingerprint, fingerprintLike, listingFingerprint, type Fingerprint } from './fingerprint.js';
 import { beginUninterruptible, exitForInterruption, type UninterruptibleSection } from './interruption.js';
 
 /** The journal's name at the project root. */
@@ -66,10 +80,28 @@ interface Journal {
   command: string;
   /** Directories this commit creates, parents first. */
   directories: string[];
-  changes: { action: FileChange['action']; path: string }[];
+  /**
+   * `before`: the target's content when the commit began (`content:absent`
+   * for a file it creates); `after`: what the commit writes (none for a
+   * deletion). Recovery compares the disk with them, so it never overwrites
+   * a change made after the interruption.
+   */
+  changes: { action: FileChange['action']; path: string; before: Fingerprint; after?: Fingerprint }[];
 }
 
-const JOURNAL_FORMAT = 1;
+/** Options of {@link commitChanges}. */
+export interface CommitOptions {
+  /** Output directories outside the root that the user named; every other path must be inside the root. */
+  outputs?: readonly string[];
+  /**
+   * What the command saw of the disk, by path relative to the root (a
+   * directory listing's path ends in `/`): checked once the journal is held,
+   * and the commit is refused if any of it changed.
+   */
+  seen?: ReadonlyMap<string, Fingerprint>;
+}
+
+const JOURNAL_FORMAT = 2;
 const ID_PATTERN = /^[0-9]+-[0-9a-f]{8}$/;
 /** Journal temp files are `<JOURNAL_FILE>.<id>.tmp`; the id's pid tells whether the writer still runs. */
 const JOURNAL_TEMP_PATTERN = /^\.ts-operator-sdk-journal\.json\.([0-9]+)-[0-9a-f]{8}\.tmp$/;
@@ -92,9 +124,12 @@ const commitsInProgress = new Set<string>();
  * write is undone (if no file was changed yet) or finished, and the process
  * exits with 128 + the signal number.
  */
-export async function commitChanges(root: string, changes: readonly FileChange[]): Promise<void> {
-  if (changes.length === 0) return;
-  root = resolve(root);
+export async function commitChanges(root: string, requested: readonly FileChange[], options: CommitOptions = {}): Promise<void> {
+  if (requested.length === 0) return;
+  const givenRoot = resolve(root);
+  const boundary = writeBoundary(givenRoot, options.outputs);
+  root = boundary.realRoot;
+  const changes = ownedChanges(boundary, requested);
   const id = `${process.pid}-${randomBytes(4).toString('hex')}`;
   const delayMs = testWriteDelay();
   const section = beginUninterruptible();
@@ -108,12 +143,21 @@ export async function commitChanges(root: string, changes: readonly FileChange[]
       owner: { pid: process.pid, started: processStart(process.pid) },
       command: currentCommand(),
       directories: missingDirectories(root, changes),
-      changes: changes.map(({ action, path }) => ({ action, path })),
+      changes: changes.map(({ action, path, content }) => ({
+        action,
+        path,
+        before: contentFingerprint(join(root, path)),
+        ...(action === 'DELETE' ? {} : { after: bytesFingerprint(content ?? '') }),
+      })),
     };
     let journalCreated = false;
     try {
       await createJournal(root, journal);
       journalCreated = true;
+      // Holding the journal, no other command can commit: what this one read
+      // (and each target) is checked now, and stays so until the write ends.
+      checkNothingChanged(givenRoot, options.seen);
+      checkNothingChanged(root, new Map(journal.changes.map((change) => [change.path, change.before])));
       await stage(root, journal, changes, section, delayMs);
       if (section.signal) throw new Interrupted();
       await replaceJournal(root, { ...journal, state: 'applying' });
@@ -152,14 +196,21 @@ export async function commitChanges(root: string, changes: readonly FileChange[]
 }
 
 /**
- * Completes or undoes a write that a killed command left behind in `root`,
- * and removes its staged files and backups. Reports what it did in one line.
- * Does nothing when there is no journal, or when its command is still
- * running. Call it before any command reads the project.
+ * Completes or undoes a write that a killed command left behind in the
+ * project that `directory` is in (the directory itself, or the nearest parent
+ * holding a journal or a PROJECT file, so a command started in a
+ * subdirectory recovers too), and removes its staged files and backups.
+ * Reports what it did in one line. Does nothing when there is no journal, or
+ * when its command is still running. Stops with a {@link UsageError} naming
+ * the file when finishing (or undoing) would overwrite a change made after
+ * the interruption. Call it before any command reads the project.
  */
-export async function recoverInterruptedWrite(root: string, report: (line: string) => void): Promise<void> {
+export async function recoverInterruptedWrite(directory: string, report: (line: string) => void): Promise<void> {
+  const found = projectRootOf(directory);
+  let root: string;
   let names: string[];
   try {
+    root = realPathOf(found);
     names = readdirSync(root);
   } catch {
     // No readable working directory: the command itself reports that.
@@ -174,28 +225,33 @@ export async function recoverInterruptedWrite(root: string, report: (line: strin
   if (isWriteInProgress(journal)) return;
   const command = `\`ts-operator-sdk ${journal.command}\``;
   const count = `${journal.changes.length} file change${journal.changes.length === 1 ? '' : 's'}`;
+  const where = resolve(found) === resolve(directory) ? '' : ` in ${found}`;
   try {
     if (journal.state === 'staging') {
       await discardStaging(root, journal);
-      report(`Recovered an interrupted write: ${command} was stopped before it changed any project file; removed its staged files.`);
+      report(`Recovered an interrupted write${where}: ${command} was stopped before it changed any project file; removed its staged files.`);
       return;
     }
     if (journal.state === 'applying') {
+      refuseToOverwriteNewerChanges(root, journal, command, 'finish');
       try {
         await applyChanges(root, journal, 0);
       } catch (error) {
+        refuseToOverwriteNewerChanges(root, journal, command, 'undo');
         await replaceJournal(root, { ...journal, state: 'undoing' });
         await undoApplied(root, journal, { insideRootOnly: true });
-        report(`Recovered an interrupted write: undid the ${count} of ${command}, which could not be completed (${describeError(root, error)}).`);
+        report(`Recovered an interrupted write${where}: undid the ${count} of ${command}, which could not be completed (${describeError(root, error)}).`);
         return;
       }
       await finishApplied(root, journal);
-      report(`Recovered an interrupted write: completed the ${count} of ${command}.`);
+      report(`Recovered an interrupted write${where}: completed the ${count} of ${command}.`);
       return;
     }
+    refuseToOverwriteNewerChanges(root, journal, command, 'undo');
     await undoApplied(root, journal, { insideRootOnly: true });
-    report(`Recovered an interrupted write: finished undoing the ${count} of ${command}.`);
+    report(`Recovered an interrupted write${where}: finished undoing the ${count} of ${command}.`);
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     throw new UsageError(
       `could not recover the interrupted write of ${command} recorded in ${JOURNAL_FILE} (${describeError(root, error)})`,
       'fix the cause (e.g. make the directory writable) and run the command again; the journal is kept until recovery succeeds',
@@ -204,8 +260,75 @@ export async function recoverInterruptedWrite(root: string, report: (line: strin
   }
 }
 
+/** `directory`, or the nearest parent holding a journal or a PROJECT file (the project root); `directory` when there is none. */
+function projectRootOf(directory: string): string {
+  for (let current = resolve(directory); ; current = dirname(current)) {
+    if (exists(join(current, JOURNAL_FILE)) || exists(join(current, 'PROJECT'))) return current;
+    if (dirname(current) === current) return directory;
+  }
+}
+
+/**
+ * Throws, naming the file, when finishing (or undoing) the journal's write
+ * would replace a file that is not as the interrupted command left it: the
+ * user edited it since, and recovery must not lose that edit. The journal
+ * and the command's staged files and backups stay, so nothing is lost
+ * either way.
+ */
+function refuseToOverwriteNewerChanges(root: string, journal: Journal, command: string, direction: 'finish' | 'undo'): void {
+  for (const change of journal.changes) {
+    const target = join(root, change.path);
+    const staged = stagedPath(target, journal.id);
+    const backup = backupPath(target, journal.id);
+    let expected: Fingerprint | undefined;
+    if (direction === 'finish') {
+      // Steps not taken yet replace the target, which must still be as the command found it.
+      const pending = change.action === 'DELETE' ? exists(backup) && exists(target) : exists(staged);
+      if (pending) expected = change.before;
+    } else if (change.action !== 'DELETE' && !exists(staged) && exists(target) && (change.action === 'CREATE' || exists(backup))) {
+      // Steps taken are reverted, so the target must still be what the command wrote.
+      expected = change.after;
+    }
+    if (expected === undefined || contentFingerprint(target) === expected) continue;
+    const ownFiles = `the files ending in .ts-operator-sdk-${journal.id}.tmp or .bak`;
+    const version = direction === 'finish' ? `its version of ${change.path} is ${relative(root, staged)}` : change.action === 'UPDATE' ? `the version from before it is ${relative(root, backup)}` : `it created ${change.path}`;
+    throw new UsageError(
+      `the interrupted write of ${command} was not ${direction === 'finish' ? 'finished' : 'undone'}: ${change.path} changed after the command was interrupted, and ${direction === 'finish' ? 'finishing' : 'undoing'} the write would overwrite that change`,
+      `${version}: keep what you need, then delete ${JOURNAL_FILE} and ${ownFiles}, and run the command again`,
+    );
+  }
+}
+
 /** Thrown inside a commit to undo its staging after a signal. */
 class Interrupted extends Error {}
+
+/** The changes with the paths they really write ({@link ownedPath}); two names for one file are refused. */
+function ownedChanges(boundary: ReturnType<typeof writeBoundary>, requested: readonly FileChange[]): FileChange[] {
+  const byRealPath = new Map<string, string>();
+  return requested.map((change) => {
+    const path = ownedPath(boundary, change.path, change.action === 'DELETE' ? 'delete' : 'write');
+    const other = byRealPath.get(path);
+    if (other !== undefined) {
+      throw new UsageError(`${other} and ${change.path} are the same file (through a symbolic link), and this command would write both`, 'replace one of the links with its own file and run the command again');
+    }
+    byRealPath.set(path, change.path);
+    return { ...change, path };
+  });
+}
+
+/** Throws, naming the first path, unless everything in `seen` is on disk as it was seen. */
+function checkNothingChanged(root: string, seen: ReadonlyMap<string, Fingerprint> | undefined): void {
+  for (const [path, fingerprint] of seen ?? []) {
+    const absolute = join(root, path);
+    const now = path.endsWith('/') ? listingFingerprint(absolute) : fingerprintLike(fingerprint, absolute);
+    if (now !== fingerprint) {
+      throw new UsageError(
+        `${path.replace(/\/$/, '') || '.'} changed while this command ran (another ts-operator-sdk command, or an editor, wrote to the project), so nothing was written`,
+        'run the command again',
+      );
+    }
+  }
+}
 
 async function stage(root: string, journal: Journal, changes: readonly FileChange[], section: UninterruptibleSection, delayMs: number): Promise<void> {
   for (const directory of journal.directories) await mkdir(join(root, directory));
@@ -415,7 +538,7 @@ function isJournal(value: unknown): value is Journal {
     Array.isArray(journal.directories) &&
     journal.directories.every(relativePath) &&
     Array.isArray(journal.changes) &&
-    journal.changes.every((change) => ['CREATE', 'UPDATE', 'DELETE'].includes(change?.action) && relativePath(change.path))
+    journal.changes.every((change) => ['CREATE', 'UPDATE', 'DELETE'].includes(change?.action) && relativePath(change.path) && typeof change.before === 'string')
   );
 }
 

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { UsageError } from '../../src/errors.js';
+import { bytesFingerprint } from '../../src/scaffold/fingerprint.js';
 import { JOURNAL_FILE, recoverInterruptedWrite } from '../../src/scaffold/journal.js';
 import { VirtualTree } from '../../src/scaffold/tree.js';
 import { hashTree } from '../scaffold/harness.js';
@@ -25,10 +26,24 @@ function deadPid(): number {
   return spawnSync(process.execPath, ['-e', '']).pid!;
 }
 
-function writeJournal(dir: string, journal: { id: string; state: string; pid: number; changes: { action: string; path: string }[]; directories?: string[] }): void {
+/** One change as written here: the target's text before the command (absent: it did not exist) and the text it writes. */
+interface HandChange {
+  action: string;
+  path: string;
+  before?: string;
+  after?: string;
+}
+
+function writeJournal(dir: string, journal: { id: string; state: string; pid: number; changes: HandChange[]; directories?: string[] }): void {
+  const changes = journal.changes.map(({ action, path, before, after }) => ({
+    action,
+    path,
+    before: before === undefined ? 'content:absent' : bytesFingerprint(before),
+    ...(after === undefined ? {} : { after: bytesFingerprint(after) }),
+  }));
   writeFileSync(
     join(dir, JOURNAL_FILE),
-    JSON.stringify({ format: 1, id: journal.id, state: journal.state, owner: { pid: journal.pid }, command: 'create api --kind Test', directories: journal.directories ?? [], changes: journal.changes }),
+    JSON.stringify({ format: 2, id: journal.id, state: journal.state, owner: { pid: journal.pid }, command: 'create api --kind Test', directories: journal.directories ?? [], changes }),
   );
 }
 
@@ -93,9 +108,9 @@ test('recovery finishes undoing a write that was being undone', async () => {
     pid: Number(id.split('-')[0]),
     directories: ['sub/created'],
     changes: [
-      { action: 'UPDATE', path: 'a.txt' },
-      { action: 'DELETE', path: 'gone.txt' },
-      { action: 'CREATE', path: 'sub/created/new.txt' },
+      { action: 'UPDATE', path: 'a.txt', before: 'old a', after: 'new a' },
+      { action: 'DELETE', path: 'gone.txt', before: 'deleted file' },
+      { action: 'CREATE', path: 'sub/created/new.txt', after: 'new' },
     ],
   });
   assert.deepEqual(await recover(dir), ['Recovered an interrupted write: finished undoing the 3 file changes of `ts-operator-sdk create api --kind Test`.']);
@@ -110,8 +125,8 @@ test('recovery completes an applying write, and undoes it when it cannot be comp
   const id = `${deadPid()}-0123abcd`;
   const pid = Number(id.split('-')[0]);
   const changes = [
-    { action: 'UPDATE', path: 'a.txt' },
-    { action: 'CREATE', path: 'zzz' },
+    { action: 'UPDATE', path: 'a.txt', before: 'old a', after: 'new a' },
+    { action: 'CREATE', path: 'zzz', after: 'file' },
   ];
   // a.txt was applied; zzz's staged file waits, but zzz has become a directory.
   writeFileSync(join(dir, `a.txt.ts-operator-sdk-${id}.bak`), 'old a');
@@ -141,7 +156,7 @@ test('a journal from the directory never makes recovery delete a file outside th
   mkdirSync(dir);
   writeFileSync(join(parent, 'precious.txt'), 'keep me');
   const id = `${deadPid()}-0123abcd`;
-  writeJournal(dir, { id, state: 'undoing', pid: Number(id.split('-')[0]), changes: [{ action: 'CREATE', path: '../precious.txt' }] });
+  writeJournal(dir, { id, state: 'undoing', pid: Number(id.split('-')[0]), changes: [{ action: 'CREATE', path: '../precious.txt', after: 'keep me' }] });
   await recover(dir);
   assert.equal(readFileSync(join(parent, 'precious.txt'), 'utf8'), 'keep me');
   assert.equal(existsSync(join(dir, JOURNAL_FILE)), false);
@@ -153,7 +168,7 @@ test('the journal of a command still running is left alone, and a second write r
   writeFileSync(join(dir, 'a.txt'), 'a');
   const running = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
   try {
-    writeJournal(dir, { id: `${running.pid}-0123abcd`, state: 'applying', pid: running.pid!, changes: [{ action: 'UPDATE', path: 'a.txt' }] });
+    writeJournal(dir, { id: `${running.pid}-0123abcd`, state: 'applying', pid: running.pid!, changes: [{ action: 'UPDATE', path: 'a.txt', before: 'a', after: 'b' }] });
     const before = hashTree(dir);
     assert.deepEqual(await recover(dir), []);
     assert.equal(hashTree(dir), before);

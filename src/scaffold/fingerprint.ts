@@ -1,0 +1,68 @@
+/**
+ * What a command saw of the disk, so that at commit time it can tell whether
+ * anything it read has changed since: another command writing the same
+ * project, or an editor saving a file. A command that read a stale PROJECT
+ * must not write its view of it back (the other command's update would be
+ * lost), so the journal refuses the commit instead.
+ */
+import { createHash } from 'node:crypto';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * `content:<sha256>` or `content:absent` for a file read,
+ * `exists:yes|no` for a file only checked for, `listing:<sha256>` for a
+ * directory listed. Each form is compared only with its own form.
+ */
+export type Fingerprint = `content:${string}` | `exists:${'yes' | 'no'}` | `listing:${string}`;
+
+/** The fingerprint of a file's bytes, or `content:absent`. */
+export function contentFingerprint(path: string): Fingerprint {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch {
+    return 'content:absent';
+  }
+  return `content:${hashOf(bytes)}`;
+}
+
+/** The fingerprint of given bytes, as {@link contentFingerprint} would give for a file holding them. */
+export function bytesFingerprint(bytes: string | Buffer): Fingerprint {
+  return `content:${hashOf(bytes)}`;
+}
+
+/** Whether `path` exists (a dangling link counts: it is an entry a write would meet). */
+export function existenceFingerprint(path: string): Fingerprint {
+  return lstatSync(path, { throwIfNoEntry: false }) ? 'exists:yes' : 'exists:no';
+}
+
+/**
+ * The journal's own files (the journal, its temp files, staged files and
+ * backups): they come and go while a command commits, and are not part of
+ * the project a command lists.
+ */
+const JOURNAL_OWN_FILE = /^\.ts-operator-sdk-journal\.json|\.ts-operator-sdk-[0-9]+-[0-9a-f]{8}\.(tmp|bak)$/;
+
+/** The sorted names in a directory (none when it is missing or not a directory), the journal's own files left out. */
+export function listingFingerprint(path: string): Fingerprint {
+  let names: string[];
+  try {
+    names = readdirSync(path)
+      .filter((name) => !JOURNAL_OWN_FILE.test(name))
+      .sort();
+  } catch {
+    names = [];
+  }
+  return `listing:${hashOf(names.join('\0'))}`;
+}
+
+/** `path`'s fingerprint now, of the same form as `seen`. */
+export function fingerprintLike(seen: Fingerprint, path: string): Fingerprint {
+  if (seen.startsWith('exists:')) return existenceFingerprint(path);
+  if (seen.startsWith('listing:')) return listingFingerprint(path);
+  return contentFingerprint(path);
+}
+
+function hashOf(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
