@@ -27,6 +27,20 @@ export function validateProjectName(name: string): void {
   }
 }
 
+/**
+ * Throws unless `name` can be an OLM package name, which names the CSV and
+ * its files (`<package>.clusterserviceversion.yaml`): a DNS-1123 label, as
+ * the projectName it defaults to. `from` is where it came from: `--package`
+ * or `PROJECT` (its projectName).
+ */
+export function validatePackageName(name: string, from: '--package' | 'PROJECT'): void {
+  if (isDns1123Label(name)) return;
+  throw new UsageError(
+    `${from === 'PROJECT' ? 'the projectName in PROJECT, ' : ''}package name "${name}", is not a DNS-1123 label (at most 63 lowercase letters, digits and '-')`,
+    from === 'PROJECT' ? 'fix projectName in PROJECT, or pass --package with a name such as memcached-operator' : 'pass a name such as --package memcached-operator',
+  );
+}
+
 /** Throws unless `group` (possibly empty) plus `domain` (from PROJECT) forms a valid API group. */
 export function validateGroup(group: string, domain: string): void {
   const qualified = group && domain ? `${group}.${domain}` : group || domain;

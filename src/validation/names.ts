@@ -80,6 +80,24 @@ export function qualifiedNameProblems(value: string): string[] {
   return problems;
 }
 
+/**
+ * Why `name` cannot name an object of `kind` in `group`, by the rule the
+ * API server applies to it, or undefined when it can: RBAC objects take any
+ * path segment (ValidatePathSegmentName: not `.` or `..`, no `/` or `%`,
+ * so `system:controller:x` is fine), Services and Namespaces a DNS label,
+ * everything else a DNS-1123 subdomain. Every rule keeps a name usable as
+ * a file name, which is what `generate bundle` makes of it.
+ */
+export function objectNameProblem(group: string, kind: string, name: string): string | undefined {
+  if (group === 'rbac.authorization.k8s.io') {
+    if (name === '' || name === '.' || name === '..') return `may not be ${JSON.stringify(name)}`;
+    return /[/%]/.test(name) ? "may not contain '/' or '%'" : undefined;
+  }
+  if (group === '' && kind === 'Service') return isDns1035Label(name) ? undefined : "must be a DNS-1035 label (at most 63 lowercase letters, digits and '-', starting with a letter)";
+  if (group === '' && kind === 'Namespace') return isDns1123Label(name) ? undefined : "must be a DNS-1123 label (at most 63 lowercase letters, digits and '-')";
+  return isDns1123Subdomain(name) ? undefined : "must be a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')";
+}
+
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$/;
 
 /** A parsed semantic version (build metadata dropped, pre-release kept for display only). */

@@ -310,10 +310,12 @@ describe('path flags and arguments accept absolute paths', () => {
     assert.equal(validate.status, 0, validate.stdout + validate.stderr);
   });
 
-  test('generate bundle --deploy-dir config/rbac skips kustomization.yaml, as operator-sdk does', () => {
+  test('generate bundle --deploy-dir skips kustomization.yaml, as operator-sdk does', () => {
     const project = copyProject(baseProject);
-    runCliOk([...GENERATE, '--deploy-dir', 'config/rbac', '--crds-dir', 'config/crd/bases'], project);
-    // No Deployment in config/rbac, so its roles ship as bundle manifests rather than CSV permissions.
+    // config/rbac (with its kustomization.yaml) plus the manager's Deployment: a whole input, so the bundle may be replaced.
+    cpSync(join(project, 'config', 'rbac'), join(project, 'deploy'), { recursive: true });
+    cpSync(join(project, 'config', 'manager', 'manager.yaml'), join(project, 'deploy', 'manager.yaml'));
+    runCliOk([...GENERATE, '--deploy-dir', 'deploy', '--crds-dir', 'config/crd/bases'], project);
     const files = readdirSync(join(project, 'bundle', 'manifests'));
     assert.ok(files.some((name) => /_clusterrole\.yaml$/.test(name)), files.join(', '));
     assert.ok(!files.some((name) => /kustomization/i.test(name)), files.join(', '));

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { chmodSync, copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { hashTree, runCli, type RunOptions } from '../scaffold/harness.js';
 
@@ -24,6 +24,18 @@ export interface BadInput {
   run?: () => RunOptions & { setup?(dir: string): void };
   /** Must match the one error line. */
   error: RegExp;
+  /**
+   * Also keep the project's parent directory byte-identical: for input that
+   * tries to write outside the project (`../` in a name, a link out). The
+   * project must be the only entry of a temp directory (as copies are).
+   */
+  watchParent?: boolean;
+  /**
+   * For a problem in the user's sources: the one `file:line: message` line
+   * printed above the error line (compilers' form, so editors can jump to
+   * it). Default: no such line.
+   */
+  problem?: RegExp;
   /**
    * The form of the one line; default `Error: <sentence>.`. `bundle
    * validate` reports a bundle it cannot load as operator-sdk does, one
@@ -44,16 +56,18 @@ export function badInputSuite(title: string, cases: readonly BadInput[], default
         bad.prepare?.(dir);
         const run = bad.run?.() ?? {};
         run.setup?.(dir);
-        const before = hashTree(dir);
+        const watched = bad.watchParent ? dirname(dir) : dir;
+        const before = hashTree(watched);
         const result = runCli(bad.args, dir, run);
         assert.equal(result.status, 1, result.stderr);
         const lines = result.stderr.trimEnd().split('\n');
+        if (bad.problem) assert.match(lines.shift()!, bad.problem);
         assert.equal(lines.length, 1, `expected one line of error, got:\n${result.stderr}`);
         assert.match(lines[0]!, bad.line ?? /^Error: .+\.$/);
         assert.doesNotMatch(lines[0]!, /\n\s+at |This is a bug/);
         assert.match(lines[0]!, bad.error);
         assert.equal(result.stdout, '');
-        assert.equal(hashTree(dir), before, 'the directory changed');
+        assert.equal(hashTree(watched), before, bad.watchParent ? 'the project or its parent directory changed' : 'the directory changed');
       });
     }
   });

@@ -1,11 +1,12 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import YAML from 'yaml';
 import { finishTree, type CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
 import { resolveFlagPath, treePath } from '../../paths.js';
 import { generateBundle, type BundleSource } from '../../generators/bundle/bundle.js';
 import { annotationsYaml, bundleDockerfile, type BundleMetadataOptions } from '../../generators/bundle/writer.js';
 import { packageInfo } from '../../scaffold/package-info.js';
+import { validatePackageName } from '../../scaffold/names.js';
 import { readProject } from '../../scaffold/project.js';
 import { VirtualTree } from '../../scaffold/tree.js';
 import { parseSemver } from '../../validation/names.js';
@@ -37,7 +38,18 @@ export interface GenerateBundleOptions {
   env?: NodeJS.ProcessEnv;
   /** Injected for the digest resolver's tests. */
   fetchImpl?: typeof fetch;
+  /** Print the CREATE/UPDATE/DELETE lines instead of writing. */
+  dryRun?: boolean;
 }
+
+/**
+ * The bundle's record of the files in `manifests/` that `generate bundle`
+ * wrote, at the bundle's root (outside `manifests/` and `metadata/`, which
+ * the bundle image and the validators read). A later run removes only files
+ * listed here that it no longer produces: anything else in `manifests/` (a
+ * README, a hand-added manifest) is the user's, and stays.
+ */
+export const GENERATED_MANIFESTS_RECORD = '.ts-operator-sdk-generated.yaml';
 
 /**
  * `generate bundle`: reads the operator's manifests (stdin, --input-dir, or
@@ -48,15 +60,18 @@ export interface GenerateBundleOptions {
  */
 export async function generateBundleCommand(options: GenerateBundleOptions, io: CommandIO): Promise<void> {
   const projectDir = resolve(options.directory);
-  const tree = new VirtualTree(projectDir);
+  const outputAbs = resolveFlagPath(projectDir, options.outputDir ?? 'bundle');
+  const tree = new VirtualTree(projectDir, { outputs: options.outputDir === undefined ? [] : [outputAbs] });
+  // Under --dry-run the CREATE/UPDATE/DELETE lines are the whole report.
   const info = (line: string): void => {
-    if (!options.quiet) io.progress(`INFO ${line}`);
+    if (!options.quiet && options.dryRun !== true) io.progress(`INFO ${line}`);
   };
   validateInputFlags(options);
   if (options.version !== undefined) validateVersion(options.version);
   const project = tree.exists('PROJECT') ? readProject(tree) : undefined;
   const packageName = options.packageName ?? project?.projectName;
   if (!packageName) throw new UsageError('--package <name> must be set if PROJECT config file is not present', 'pass --package <name>, or run in the project root');
+  validatePackageName(packageName, options.packageName !== undefined ? '--package' : 'PROJECT');
   const projectLayout = project?.layout?.length ? project.layout.join(',') : 'unknown';
   const builder = `ts-operator-sdk-v${packageInfo.version}`;
   const channels = (options.channels ?? 'alpha').split(',').map((c) => c.trim()).filter(Boolean);
@@ -66,7 +81,7 @@ export async function generateBundleCommand(options: GenerateBundleOptions, io: 
   }
   const writeManifests = options.manifests || !options.metadata;
   const writeMetadata = (options.metadata || !options.manifests) && !options.stdout;
-  const outputRel = treePath(projectDir, resolveFlagPath(projectDir, options.outputDir ?? 'bundle'));
+  const outputRel = treePath(projectDir, outputAbs);
 
   let withScorecard = tree.exists(`${outputRel}/tests/scorecard/config.yaml`);
   if (writeManifests) {
@@ -91,13 +106,18 @@ export async function generateBundleCommand(options: GenerateBundleOptions, io: 
       return;
     }
     info('Generating bundle manifests');
-    const produced = new Set(bundle.manifests.map((f) => `${outputRel}/manifests/${f.name}`));
     for (const file of bundle.manifests) writeIfChanged(tree, `${outputRel}/manifests/${file.name}`, file.content);
-    // A CRD or object removed from the input must not linger in the bundle.
-    const manifestsDir = join(projectDir, outputRel, 'manifests');
-    if (existsSync(manifestsDir)) {
-      for (const name of readdirSync(manifestsDir)) if (!produced.has(`${outputRel}/manifests/${name}`)) tree.delete(`${outputRel}/manifests/${name}`);
+    // A CRD or object removed from the input must not linger in the bundle;
+    // only files an earlier run recorded as its own are removed.
+    const recordPath = `${outputRel}/${GENERATED_MANIFESTS_RECORD}`;
+    const produced = bundle.manifests.map((file) => file.name);
+    for (const name of readGeneratedRecord(tree, recordPath)) {
+      const path = `${outputRel}/manifests/${name}`;
+      if (produced.includes(name) || !tree.exists(path)) continue;
+      tree.delete(path);
+      info(`Removed ${path}: an earlier generate bundle wrote it, and the input no longer produces it`);
     }
+    writeIfChanged(tree, recordPath, generatedRecord(produced));
     if (bundle.scorecardConfig !== undefined) {
       writeIfChanged(tree, `${outputRel}/tests/scorecard/config.yaml`, bundle.scorecardConfig);
       withScorecard = true;
@@ -117,7 +137,34 @@ export async function generateBundleCommand(options: GenerateBundleOptions, io: 
       info('Bundle metadata generated successfully');
     }
   }
-  await finishTree(tree, io, false);
+  await finishTree(tree, io, options.dryRun === true);
+}
+
+/** The record's text: a comment saying what it is, then the file names, sorted. */
+function generatedRecord(names: readonly string[]): string {
+  return [
+    '# The files of manifests/ that `ts-operator-sdk generate bundle` wrote. A later run',
+    '# removes only these, when its input no longer produces them; keep this file with the bundle.',
+    YAML.stringify({ manifests: [...names].sort() }).trimEnd(),
+    '',
+  ].join('\n');
+}
+
+/** The file names an earlier run recorded (none without a record); a record that is not one is refused. */
+function readGeneratedRecord(tree: VirtualTree, path: string): string[] {
+  const text = tree.read(path);
+  if (text === undefined) return [];
+  let names: unknown;
+  try {
+    names = (YAML.parse(text) as { manifests?: unknown } | null)?.manifests;
+  } catch {
+    names = undefined;
+  }
+  // Plain file names only: the record is data from the disk, and never names a path elsewhere.
+  if (!Array.isArray(names) || !names.every((name) => typeof name === 'string' && /^[^/\\\0]+$/.test(name) && name !== '.' && name !== '..')) {
+    throw new UsageError(`${path} is not the list of generated manifests that generate bundle keeps`, `restore it from version control, or delete it (generate bundle then removes no file from ${path.replace(/[^/]+$/, '')}manifests)`);
+  }
+  return names as string[];
 }
 
 function writeIfChanged(tree: VirtualTree, path: string, content: string): void {

@@ -11,6 +11,15 @@ export function generateCommand(program: Command): Command {
   return commandGroup(program, 'generate', 'Generate manifests, CSV bases and bundles from the project');
 }
 
+/**
+ * `--output-dir` when the user gave it, else undefined: an output directory
+ * the user names may be anywhere (a link in it is followed), while the
+ * default one is part of the project and must stay inside it.
+ */
+function namedOutput(command: Command, value: string): string | undefined {
+  return command.getOptionValueSource('outputDir') === 'default' ? undefined : value;
+}
+
 /** Registers `generate manifests`. */
 export function registerGenerateManifests(program: Command, ctx: CliContext): void {
   generateCommand(program)
@@ -43,6 +52,7 @@ export function registerGenerateKustomizeManifests(program: Command, ctx: CliCon
     .option('--apis-dir <dir>', 'root directory of the API types', 'apis')
     .option('--interactive [bool]', 'ask for UI metadata (display name, description, provider, keywords, maintainers); only on a terminal, and only when no base exists', parseBooleanFlag)
     .option('-q, --quiet', 'print nothing on success', false)
+    .option('--dry-run', 'print the files that would change, write nothing', false)
     .addHelpText('after', `
 Examples:
   # What \`make bundle\` runs; never prompts without a terminal
@@ -50,7 +60,7 @@ Examples:
 
   # Placeholders instead of prompts, even on a terminal
   $ ts-operator-sdk generate kustomize manifests --interactive=false`)
-    .action(async (opts: { package?: string; inputDir?: string; outputDir: string; apisDir: string; interactive?: boolean; quiet: boolean }) => {
+    .action(async (opts: { package?: string; inputDir?: string; outputDir: string; apisDir: string; interactive?: boolean; quiet: boolean; dryRun: boolean }, command: Command) => {
       const { generateKustomizeManifestsCommand } = await import('./kustomize-manifests.js');
       const reader = queuedLineReader();
       const ask = async (question: string): Promise<string> => {
@@ -61,7 +71,7 @@ Examples:
       };
       try {
         await generateKustomizeManifestsCommand(
-          { directory: ctx.cwd, packageName: opts.package, inputDir: opts.inputDir, outputDir: opts.outputDir, apisDir: opts.apisDir, interactive: opts.interactive, terminal: ctx.interactive, quiet: opts.quiet, ask },
+          { directory: ctx.cwd, packageName: opts.package, inputDir: opts.inputDir, outputDir: namedOutput(command, opts.outputDir), apisDir: opts.apisDir, interactive: opts.interactive, terminal: ctx.interactive, quiet: opts.quiet, dryRun: opts.dryRun, ask },
           ctx.io,
         );
       } finally {
@@ -91,6 +101,7 @@ export function registerGenerateBundle(program: Command, ctx: CliContext): void 
     .option('--extra-service-accounts <names>', 'comma-separated ServiceAccounts whose RBAC also goes into the CSV', (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)])
     .option('--use-image-digests', 'pin every image to its digest through the registry (needs network)', false)
     .option('-q, --quiet', 'print nothing on success', false)
+    .option('--dry-run', 'print the files that would change, write nothing', false)
     .addHelpText('after', `
 Examples:
   # What \`make bundle\` runs
@@ -98,7 +109,7 @@ Examples:
 
   # From a directory of manifests
   $ ts-operator-sdk generate bundle --input-dir dist/manifests --version 0.0.2 --channels stable,fast --default-channel stable`)
-    .action(async (opts: { inputDir?: string; deployDir?: string; crdsDir?: string; kustomizeDir: string; version?: string; channels: string; defaultChannel?: string; package?: string; outputDir: string; overwrite: boolean; manifests: boolean; metadata: boolean; stdout: boolean; extraServiceAccounts?: string[]; useImageDigests: boolean; quiet: boolean }) => {
+    .action(async (opts: { inputDir?: string; deployDir?: string; crdsDir?: string; kustomizeDir: string; version?: string; channels: string; defaultChannel?: string; package?: string; outputDir: string; overwrite: boolean; manifests: boolean; metadata: boolean; stdout: boolean; extraServiceAccounts?: string[]; useImageDigests: boolean; quiet: boolean; dryRun: boolean }, command: Command) => {
       const { generateBundleCommand } = await import('./bundle.js');
       // Only a pipe or a redirected file is input: a terminal or /dev/null (closed stdin in CI) never blocks.
       const stdin = ctx.interactive ? undefined : await readPipedStdin(MAX_MANIFEST_STREAM_BYTES);
@@ -114,7 +125,7 @@ Examples:
           channels: opts.channels,
           defaultChannel: opts.defaultChannel,
           packageName: opts.package,
-          outputDir: opts.outputDir,
+          outputDir: namedOutput(command, opts.outputDir),
           overwrite: opts.overwrite,
           manifests: opts.manifests,
           metadata: opts.metadata,
@@ -122,6 +133,7 @@ Examples:
           extraServiceAccounts: opts.extraServiceAccounts,
           useImageDigests: opts.useImageDigests,
           quiet: opts.quiet,
+          dryRun: opts.dryRun,
         },
         ctx.io,
       );

@@ -3,7 +3,7 @@ import { newBaseCsv, renderYaml, updateBaseCsvText, type CsvUiMetadata } from '.
 import { readOwnedCrdDescriptions } from '../../generators/csv/descriptors.js';
 import { UsageError } from '../../errors.js';
 import { displayPath, resolveFlagPath, treePath } from '../../paths.js';
-import { isDns1123Label } from '../../validation/names.js';
+import { validatePackageName } from '../../scaffold/names.js';
 import { readProject } from '../../scaffold/project.js';
 import { renderTemplate } from '../../scaffold/render.js';
 import { VirtualTree } from '../../scaffold/tree.js';
@@ -17,7 +17,7 @@ export interface GenerateKustomizeManifestsOptions {
   packageName?: string;
   /** Where an existing base is read from (default `config/manifests`). */
   inputDir?: string;
-  /** Where the base and kustomization are written (default `config/manifests`). */
+  /** Where the base and kustomization are written, when the user named it (default `config/manifests`, inside the project). */
   outputDir?: string;
   /** The API types root (default `apis`); PROJECT resource paths under `apis/` are re-rooted here. */
   apisDir?: string;
@@ -26,6 +26,8 @@ export interface GenerateKustomizeManifestsOptions {
   /** Whether stdin is a terminal. Prompts never run without one. */
   terminal: boolean;
   quiet: boolean;
+  /** Print the CREATE/UPDATE lines instead of writing. */
+  dryRun?: boolean;
   /** Asks one free-text question (only called when prompting). */
   ask?: (question: string) => Promise<string>;
 }
@@ -39,15 +41,13 @@ export interface GenerateKustomizeManifestsOptions {
  */
 export async function generateKustomizeManifestsCommand(options: GenerateKustomizeManifestsOptions, io: CommandIO): Promise<void> {
   const projectDir = resolve(options.directory);
-  const tree = new VirtualTree(projectDir);
+  // Tree paths relative to the project (`../` when outside it), so absolute flags are not glued onto it.
+  const outputAbs = resolveFlagPath(projectDir, options.outputDir ?? 'config/manifests');
+  const tree = new VirtualTree(projectDir, { outputs: options.outputDir === undefined ? [] : [outputAbs] });
   const project = tree.exists('PROJECT') ? readProject(tree) : undefined;
   const packageName = options.packageName ?? project?.projectName;
   if (!packageName) throw new UsageError('--package <name> must be set if PROJECT config file is not present', 'pass --package, or run in the project root');
-  if (!isDns1123Label(packageName)) {
-    throw new UsageError(`package name "${packageName}" is not a DNS-1123 label`, 'use lower-case letters, digits and dashes, e.g. --package memcached-operator');
-  }
-  // Tree paths relative to the project (`../` when outside it), so absolute flags are not glued onto it.
-  const outputAbs = resolveFlagPath(projectDir, options.outputDir ?? 'config/manifests');
+  validatePackageName(packageName, options.packageName !== undefined ? '--package' : 'PROJECT');
   const outputDir = treePath(projectDir, outputAbs);
   const inputDir = options.inputDir === undefined ? outputDir : treePath(projectDir, resolveFlagPath(projectDir, options.inputDir));
   const apisDir = treePath(projectDir, resolveFlagPath(projectDir, options.apisDir ?? 'apis'));
@@ -79,7 +79,7 @@ export async function generateKustomizeManifestsCommand(options: GenerateKustomi
   if (tree.read(outputBase) !== content) tree.write(outputBase, content);
   const kustomization = `${outputDir}/kustomization.yaml`;
   if (!tree.exists(kustomization)) tree.write(kustomization, renderTemplate('init/config/manifests/kustomization.yaml.hbs', { projectName: packageName }));
-  await finishTree(tree, io, false);
+  if (!(await finishTree(tree, io, options.dryRun === true))) return;
   if (!options.quiet) io.progress(`Kustomize files generated successfully in ${displayPath(projectDir, outputAbs)}`);
 }
 

@@ -5,6 +5,7 @@
  * result into its tree.
  */
 import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
+import YAML from 'yaml';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { displayPath, resolveFlagPath } from '../../paths.js';
@@ -12,7 +13,7 @@ import { checkRegularFile, fileError, formatSize, MAX_MANIFEST_STREAM_BYTES, par
 import { checkBaseCsvShape } from './shapes.js';
 import { CSV_API_VERSION, CSV_KIND, newBaseCsv, renderYaml, type CsvObject } from '../csv/base.js';
 import { fillCsv, type RelatedImage } from '../csv/fill.js';
-import { collectManifests, parseManifests, type KubeObject } from './collector.js';
+import { collectManifests, parseManifests, type CollectedManifests, type KubeObject } from './collector.js';
 import { resolveImageDigest } from './digests.js';
 import { chooseCreatedAt, manifestFiles, withCreatedAt, withoutNamespace, type ManifestFile } from './writer.js';
 
@@ -72,6 +73,7 @@ export async function generateBundle(inputs: BundleInputs): Promise<GeneratedBun
   }
   const manifests = collectManifests(objects);
   const base = chooseBase(manifests.csvs, inputs.packageName, inputs.projectDir, inputs.kustomizeDir, inputs.info);
+  checkInputIsWhole(manifests, base, inputs);
   const { csv, leftovers } = fillCsv(base, manifests, {
     packageName: inputs.packageName,
     version: inputs.version,
@@ -85,6 +87,46 @@ export async function generateBundle(inputs: BundleInputs): Promise<GeneratedBun
     manifests: manifestFiles(inputs.packageName, withCreatedAt(csv, createdAt), manifests.crds, leftovers),
     scorecardConfig: manifests.scorecardConfig ? renderYaml(withoutNamespace(manifests.scorecardConfig)) : undefined,
   };
+}
+
+/**
+ * Refuses input that lacks what the bundle must hold, before anything is
+ * written: a partial input (`--deploy-dir config/manager` alone, an empty
+ * directory beside `--crds-dir`) would otherwise replace a whole bundle with
+ * one that installs nothing, drops its CRDs or its RBAC, and still passes
+ * `bundle validate`.
+ */
+function checkInputIsWhole(manifests: CollectedManifests, base: CsvObject, inputs: BundleInputs): void {
+  const where = 'stdin' in inputs.source ? 'the input on stdin' : `the input (${inputs.source.directories.join(', ')})`;
+  const wholeInput = 'pass all of the operator\'s manifests, e.g. `kubectl kustomize config/manifests | ts-operator-sdk generate bundle`, or --input-dir with a directory that holds them all';
+  if (manifests.deployments.length === 0) {
+    throw new UsageError(`${where} has no Deployment, so the bundle's CSV would install no operator; the bundle was left as it was`, wholeInput);
+  }
+  const owned = ((base.spec['customresourcedefinitions'] as { owned?: Array<{ name?: unknown }> } | undefined)?.owned ?? []).map((crd) => crd.name).filter((name): name is string => typeof name === 'string');
+  const present = new Set(manifests.crds.map((crd) => crd.metadata.name));
+  const missing = owned.filter((name) => !present.has(name));
+  if (missing.length > 0) {
+    throw new UsageError(
+      `the base CSV owns ${missing.join(', ')}, but ${where} has no such CRD; the bundle was left as it was`,
+      `${wholeInput} (with --deploy-dir, add --crds-dir config/crd/bases); if the API was removed, run \`ts-operator-sdk generate kustomize manifests\` first`,
+    );
+  }
+  const hadRbac = previousPermissions(inputs.previousCsv);
+  if (hadRbac && manifests.roles.length + manifests.clusterRoles.length === 0) {
+    throw new UsageError(`${where} has no Role or ClusterRole, but the bundle's CSV grants the operator permissions now; the bundle was left as it was`, wholeInput);
+  }
+}
+
+/** Whether the bundle's current CSV grants any permissions (an unreadable CSV counts as none: it is replaced anyway). */
+function previousPermissions(previousCsv: string | undefined): boolean {
+  if (previousCsv === undefined) return false;
+  let install: { permissions?: unknown; clusterPermissions?: unknown } | undefined;
+  try {
+    install = (YAML.parse(previousCsv) as { spec?: { install?: { spec?: typeof install } } } | null)?.spec?.install?.spec;
+  } catch {
+    return false;
+  }
+  return [install?.permissions, install?.clusterPermissions].some((list) => Array.isArray(list) && list.length > 0);
 }
 
 function readSource(source: BundleSource, projectDir: string): KubeObject[] {

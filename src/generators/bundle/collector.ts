@@ -3,6 +3,7 @@ import { UsageError } from '../../errors.js';
 import { sortKeysDeep } from '../render-yaml.js';
 import { parseYamlDocuments } from '../../yaml-input.js';
 import { checkManifestShapes } from './shapes.js';
+import { isDns1123Label, isDns1123Subdomain, objectNameProblem } from '../../validation/names.js';
 
 /** Any Kubernetes object read from the input manifests. */
 export interface KubeObject {
@@ -69,11 +70,40 @@ export function parseManifests(text: string, source: string): KubeObject[] {
       if (!object.metadata || typeof object.metadata !== 'object' || typeof object.metadata.name !== 'string' || object.metadata.name === '') {
         throw new UsageError(`a ${object.kind} in ${source} has no metadata.name`, 'give every object a name');
       }
+      checkNamesForFiles(object as KubeObject, source);
       objects.push(object as KubeObject);
     };
     add(value);
   });
   return objects;
+}
+
+/**
+ * The apiVersion, kind and name of an object become the name of its file in
+ * the bundle (`<name>_<group>_<version>_<kind>.yaml`, `<group>_<plural>.yaml`
+ * for a CRD), so each must be what the API server accepts, which also keeps
+ * it a plain file name: a name such as `../../x` is refused here, before any
+ * path is made of it.
+ */
+function checkNamesForFiles(object: KubeObject, source: string): void {
+  const what = `${object.kind} ${JSON.stringify(object.metadata.name)} in ${source}`;
+  const fix = 'fix it in the input manifests (the API server would refuse it too)';
+  const parts = object.apiVersion.split('/');
+  const [group, version] = parts.length === 2 ? parts : ['', parts[0]!];
+  if (parts.length > 2 || (group !== '' && !isDns1123Subdomain(group!)) || !isDns1123Label(version!)) {
+    throw new UsageError(`the apiVersion ${JSON.stringify(object.apiVersion)} of ${what} is not <group>/<version> or <version>`, fix);
+  }
+  if (!/^[A-Za-z][A-Za-z0-9]*$/.test(object.kind)) throw new UsageError(`the kind of ${what} is not a Kubernetes kind (letters and digits)`, fix);
+  const nameProblem = objectNameProblem(group!, object.kind, object.metadata.name);
+  if (nameProblem !== undefined) throw new UsageError(`the name of ${what} is invalid: it ${nameProblem}`, fix);
+  if (group === 'apiextensions.k8s.io' && object.kind === 'CustomResourceDefinition') {
+    const spec = (object['spec'] ?? {}) as { group?: unknown; names?: { plural?: unknown } };
+    const crdGroup = typeof spec.group === 'string' ? spec.group : '';
+    const plural = typeof spec.names?.plural === 'string' ? spec.names.plural : '';
+    if (!isDns1123Subdomain(crdGroup)) throw new UsageError(`spec.group ${JSON.stringify(spec.group ?? null)} of ${what} is not a DNS-1123 subdomain`, fix);
+    if (!isDns1123Label(plural)) throw new UsageError(`spec.names.plural ${JSON.stringify(spec.names?.plural ?? null)} of ${what} is not a DNS-1123 label`, fix);
+    if (object.metadata.name !== `${plural}.${crdGroup}`) throw new UsageError(`the name of ${what} must be ${plural}.${crdGroup} (<plural>.<group>)`, fix);
+  }
 }
 
 /** The API group of an object (`""` for the core group). */

@@ -3,6 +3,7 @@ import { ApiError, NotFoundError } from '../../runtime/errors.js';
 import { loadKubeConfig } from '../../runtime/kubeconfig.js';
 import { RestClient } from '../../runtime/rest.js';
 import { parseYamlDocuments, readManifestFile } from '../../yaml-input.js';
+import { isDns1123Label, isDns1123Subdomain } from '../../validation/names.js';
 import type { JsonSchema } from './schema-to-typescript.js';
 
 /** One version of a CustomResourceDefinition, as far as type generation needs it. */
@@ -105,7 +106,12 @@ export function crdModel(crd: unknown, source: string): CrdModel {
     if (typeof schema !== 'object' || schema === null) throw bad(`version ${version.name} has no schema.openAPIV3Schema`);
     return { name: version.name, served: version.served === true, storage: version.storage === true, deprecated: version.deprecated === true, schema: schema as JsonSchema };
   });
-  const name = typeof object.metadata?.name === 'string' ? object.metadata.name : `${names.plural}.${spec.group}`;
+  // The group and plural name the copied CRD's file (config/crd/external/<group>_<plural>.yaml): the API server's rules first.
+  if (!isDns1123Subdomain(spec.group)) throw bad(`spec.group "${spec.group}" is not a DNS-1123 subdomain`);
+  if (!isDns1123Label(names.plural)) throw bad(`spec.names.plural "${names.plural}" is not a DNS-1123 label`);
+  const expectedName = `${names.plural}.${spec.group}`;
+  if (object.metadata?.name !== undefined && object.metadata.name !== expectedName) throw bad(`metadata.name is ${JSON.stringify(object.metadata.name)}, not ${expectedName} (<plural>.<group>)`);
+  const name = expectedName;
   return { name, group: spec.group, kind: names.kind, plural: names.plural, namespaced: spec.scope === 'Namespaced', versions, spec };
 }
 

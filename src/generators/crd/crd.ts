@@ -6,6 +6,7 @@ import type { Marker, RawValue } from '../markers/grammar.js';
 import type { ProblemList } from '../problems.js';
 import { API_VERSION_DESCRIPTION, KIND_DESCRIPTION } from './known-types.js';
 import { pluralize } from '../../scaffold/names.js';
+import { isDns1123Label } from '../../validation/names.js';
 import { SourceMap, type JSONSchemaProps } from './schema-types.js';
 import { checkStructural } from './structural.js';
 import { checkDefineKind, type NameSource } from './define-kind-check.js';
@@ -186,8 +187,12 @@ function assembleCrd(group: string, versions: BuiltVersion[], context: CrdBuildC
     if (resourceMarker && v === (storage ?? first)) {
       const a = resourceMarker.args;
       if (typeof a['path'] === 'string') {
-        names['plural'] = a['path'];
-        sources.plural = { marker: `+kubebuilder:resource:path=${a['path']}`, file: resourceMarker.file, line: resourceMarker.line };
+        // The plural names the CRD and its file in config/crd/bases, so it must be what the API server accepts.
+        if (!isDns1123Label(a['path'])) fail(v, resourceMarker, `${resourceMarker.source}: path must be a lowercase resource name (a DNS-1123 label: lowercase letters, digits and '-'), found "${a['path']}"`);
+        else {
+          names['plural'] = a['path'];
+          sources.plural = { marker: `+kubebuilder:resource:path=${a['path']}`, file: resourceMarker.file, line: resourceMarker.line };
+        }
       }
       if (typeof a['singular'] === 'string') names['singular'] = a['singular'];
       if (Array.isArray(a['shortName'])) names['shortNames'] = a['shortName'].map((r) => r.text);
