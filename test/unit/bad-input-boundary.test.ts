@@ -6,15 +6,17 @@
  * Each case keeps the contract of ./bad-input.ts (exit 1, one line naming
  * problem and fix, a byte-identical directory); cases whose input aims
  * outside the project also keep its parent directory byte-identical.
- * Cost: about 25 s (one CLI run per case, one scaffolded project).
+ * The same file checks what generate bundle may still remove, and --dry-run.
+ * Cost: about 60 s on 2 busy cores (one CLI run per case, one scaffolded project).
  */
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { before } from 'node:test';
+import { before, test } from 'node:test';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { badInputSuite, type BadInput } from './bad-input.js';
-import { copyProject, runCliOk, SCENARIOS, scaffoldScenario, type RunOptions } from '../scaffold/harness.js';
+import { copyProject, hashTree, runCliOk, SCENARIOS, scaffoldScenario, type RunOptions } from '../scaffold/harness.js';
 
 const GENERATE = ['generate', 'bundle', '-q', '--overwrite', '--version', '0.0.1'];
 /** A run that changes the bundle (a new version), so it must write. */
@@ -166,3 +168,30 @@ const CASES: BadInput[] = [
 ];
 
 badInputSuite('bad input (the file boundary): one line of error, exit 1, nothing written in or outside the project', CASES, () => copyProject(baseProject));
+
+test('generate bundle removes only what it wrote: a README and a hand-added manifest stay, a dropped object goes, and it says so', () => {
+  const dir = copyProject(baseProject);
+  put('bundle/manifests/README.txt', 'notes for reviewers\n')(dir);
+  put('bundle/manifests/namespace.yaml', stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'extra' } }))(dir);
+  const extra = `${manifests}\n---\n${stringify(configMap('extra-settings'))}`;
+  runCliOk(GENERATE, dir, { input: extra });
+  assert.ok(existsSync(join(dir, 'bundle/manifests/extra-settings_v1_configmap.yaml')));
+  assert.match(readFileSync(join(dir, RECORD), 'utf8'), /- extra-settings_v1_configmap\.yaml/);
+  const result = runCliOk(['generate', 'bundle', '--overwrite', '--version', '0.0.1'], dir, { input: manifests });
+  assert.match(result.stderr, /^INFO Removed bundle\/manifests\/extra-settings_v1_configmap\.yaml: an earlier generate bundle wrote it, and the input no longer produces it$/m);
+  assert.equal(existsSync(join(dir, 'bundle/manifests/extra-settings_v1_configmap.yaml')), false);
+  assert.equal(readFileSync(join(dir, 'bundle/manifests/README.txt'), 'utf8'), 'notes for reviewers\n');
+  assert.ok(existsSync(join(dir, 'bundle/manifests/namespace.yaml')));
+  assert.doesNotMatch(readFileSync(join(dir, RECORD), 'utf8'), /extra-settings|README|namespace\.yaml/);
+});
+
+test('--dry-run of generate bundle and generate kustomize manifests lists the changes and writes nothing', () => {
+  const dir = copyProject(baseProject);
+  rmSync(join(dir, 'config/manifests/bases'), { recursive: true });
+  const before = hashTree(dir);
+  const bundle = runCliOk([...NEXT_VERSION, '--dry-run'], dir, { input: manifests });
+  assert.match(bundle.stdout, /^UPDATE bundle\/manifests\/memcached-operator\.clusterserviceversion\.yaml$/m);
+  const kustomize = runCliOk(['generate', 'kustomize', 'manifests', '-q', '--dry-run'], dir);
+  assert.equal(kustomize.stdout, 'CREATE config/manifests/bases/memcached-operator.clusterserviceversion.yaml\n');
+  assert.equal(hashTree(dir), before);
+});
