@@ -287,7 +287,11 @@ export class LeaderElector {
  * that ignores its abort must not hold up the renew deadline.
  */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    // The request started all the same (a retry after the deadline passed in its wait): its failure is expected, not unhandled.
+    promise.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });

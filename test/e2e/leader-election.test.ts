@@ -2,9 +2,9 @@
  * Leader election under failure, on operator processes against the real API
  * server. Each replica talks through its own fault proxy (a fault injector in
  * front of the real kube-apiserver, not a mock), so the tests can black-hole
- * one replica's Lease requests: a hung renewal must cost the leader its
- * leadership at the renew deadline, and it must stop reconciling before any
- * other replica can start.
+ * one replica's Lease requests or make them fail at once: a renewal that
+ * hangs or fails must cost the leader its leadership at the renew deadline,
+ * and it must stop reconciling before any other replica can start.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
@@ -24,6 +24,8 @@ const BUSY = { RECONCILE_DELAY_MS: '1500', REQUEUE_AFTER_MS: '100', MAX_CONCURRE
 /** Timers fire late on a loaded machine; lateness this large never comes from a working elector. */
 const TIMER_SLACK_MS = 2_000;
 const LEASE_REQUESTS = { path: /\/apis\/coordination\.k8s\.io\/v1\/namespaces\/[^/]+\/leases(\/|$)/ };
+/** Timings for the tests that only need a leader to lose, fast: the 15/10/2 s ratios, shorter. */
+const FAST_TIMINGS = { LEASE_DURATION_MS: '3000', RENEW_DEADLINE_MS: '2000', RETRY_PERIOD_MS: '500' };
 
 describe('leader election under failure', () => {
   let env: Environment;
@@ -144,5 +146,28 @@ describe('leader election under failure', () => {
     assert.deepEqual(overlaps, [], 'no two reconciles of different replicas overlap');
     second.replica.child.kill('SIGTERM');
     assert.equal(await exitWithin(second.replica, 60_000), 0);
+  });
+
+  it('lease requests that fail at once (500, reset, refused), three times each: no unhandled rejection, start() rejects with the lease-lost error, exit 1', async (t) => {
+    const faults: Record<string, (proxy: FaultProxy) => unknown> = {
+      500: (proxy) => proxy.addRule({ match: LEASE_REQUESTS, action: { type: 'status', status: 500 } }),
+      reset: (proxy) => proxy.addRule({ match: LEASE_REQUESTS, action: { type: 'reset' } }),
+      refused: (proxy) => proxy.refuseConnections(),
+    };
+    for (const [fault, inject] of Object.entries(faults)) {
+      await Promise.all([1, 2, 3].map(async (run) => {
+        const { replica, proxy } = await replicaBehindProxy(`fails-${fault}-${run}`, await leaseNamespace(), { ...FAST_TIMINGS, RECONCILE_DELAY_MS: '0', REQUEUE_AFTER_MS: '0' });
+        await eventually('elected', () => firstAt(replica, 'test: elected'), 30_000);
+        await inject(proxy);
+        const code = await exitWithin(replica, 30_000);
+        const unhandled = linesOf(replica, 'test: unhandled rejection').map((line) => (line.err as { message?: string })?.message);
+        assert.deepEqual(unhandled, [], `${fault} #${run}: no unhandled rejection`);
+        assert.equal(code, 1, `${fault} #${run}: exit 1 (got ${code})`);
+        const err = linesOf(replica, 'test: manager failed')[0]?.err as { type?: string; message?: string } | undefined;
+        assert.equal(err?.type, 'LeaderElectionLostError', `${fault} #${run}: start() rejected with the lease-lost error (got ${err?.type}: ${err?.message})`);
+        assert.match(err?.message ?? '', /^leader election lost/);
+      }));
+      t.diagnostic(`${fault}: 3 leaders lost their lease and exited 1, none through an unhandled rejection`);
+    }
   });
 });
