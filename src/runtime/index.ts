@@ -68,7 +68,7 @@ export {
 } from './errors.js';
 
 // -- transport and configuration --
-export { RestClient, WatchStalledError, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_MAX_RETRIES, type UpgradeTarget, type RestClientOptions, type RequestObserver, type WatchEvent, type RequestOptions, type Query } from './rest.js';
+export { RestClient, WatchStalledError, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_MAX_RETRIES, type UpgradeTarget, type WriteFence, type RestClientOptions, type RequestObserver, type WatchEvent, type RequestOptions, type Query } from './rest.js';
 export { loadKubeConfig, inClusterConfig, RestConfig, type KubeConfigSource, type KubeConfigCluster, type KubeConfigUser, type KubeConfigContext } from './kubeconfig.js';
 export { toClientNodeKubeConfig } from './credentials.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogLevel, type LogFn } from './log.js';
