@@ -111,7 +111,7 @@ export {
 } from './ratelimiter.js';
 
 // -- leader election, metrics, health --
-export { LeaderElector, LeaderElectionLostError, systemLeaseClock, type LeaseClock, type LeaderElectorOptions, DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from './leaderelection.js';
+export { LeaderElector, LeaderElectionLostError, isLeaderElectionLost, systemLeaseClock, type LeaseClock, type LeaderElectorOptions, DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from './leaderelection.js';
 export { LeaderForLife, type LeaderForLifeOptions, type LeaderForLifeOutcome, DEFAULT_LEADER_FOR_LIFE_MAX_BACKOFF_MS } from './leaderforlife.js';
 export { ManagerMetrics } from './metrics.js';
 export { ping, type Checker } from './healthz.js';
