@@ -158,7 +158,11 @@ describe('a leader frozen past its lease', () => {
 
       const code = await exitWithin(leader, 30_000);
       assert.equal(code, 1, `round ${round}: the woken leader ${leader.name} exits 1 (got ${code})`);
-      const refused = linesOf(leader, 'Reconciler error (leadership lost, not retried)').length;
+      // Every reconcile whose write the fence refused, and how the controller took it.
+      const refusals = leader.lines.filter((line) => String(line.msg).startsWith('Reconciler error') && (line.err as { type?: string } | undefined)?.type === 'LeaderElectionLostError');
+      const retried = refusals.filter((line) => line.msg !== 'Reconciler error (leadership lost, not retried)');
+      assert.deepEqual(retried.map((line) => line.msg), [], `round ${round}: a reconcile refused for lost leadership is not retried`);
+      const refused = refusals.length;
       refusedPerRound.push(refused);
       t.diagnostic(`round ${round}: ${leader.name} frozen ${Math.round(frozenMs)} ms, ${successor} took over, ${refused} writes refused on waking`);
       assert.deepEqual(writesAfterTakeover(), [], `round ${round}`);
