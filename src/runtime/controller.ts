@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
 import { isReconcilePanic, isTerminalError } from './errors.js';
+import { isLeaderElectionLost } from './leaderelection.js';
 import { keyOf, parseKey, type Kind, type ObjectKey } from './kinds.js';
 import type { Logger } from './log.js';
 import type { ManagerMetrics } from './metrics.js';
@@ -245,12 +246,14 @@ export class Controller {
     } catch (err) {
       this.metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);
       // `{ err }`: the logger's err serializer keeps the stack (and the cause chain), so a reconciler's bug arrives with its trace.
-      if (isTerminalError(err)) {
+      // A write refused for lost leadership is not retried here: another replica leads now.
+      const leadershipLost = isLeaderElectionLost(err);
+      if (leadershipLost || isTerminalError(err)) {
         this.queue.forget(key);
-        this.metrics.terminalReconcileErrors.inc(labels);
+        if (!leadershipLost) this.metrics.terminalReconcileErrors.inc(labels);
         this.metrics.reconcileErrors.inc(labels);
         this.metrics.reconcileTotal.inc({ ...labels, result: 'error' });
-        log.error({ err }, 'Reconciler error (terminal, not retried)');
+        log.error({ err }, leadershipLost ? 'Reconciler error (leadership lost, not retried)' : 'Reconciler error (terminal, not retried)');
         return;
       }
       this.queue.addRateLimited(key, priority);

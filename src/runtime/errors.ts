@@ -161,13 +161,18 @@ export class TerminalError extends Error {
  * `errors.Join`), as `errors.Is` looks into a joined error. Cycles are safe.
  */
 export function isTerminalError(err: unknown): boolean {
+  return errorChainHas(err, TerminalError);
+}
+
+/** @internal Whether `err` or any error it wraps, as isTerminalError follows them, is a `type`. */
+export function errorChainHas<T extends Error>(err: unknown, type: abstract new (...args: never[]) => T): boolean {
   const seen = new Set<unknown>();
   const pending: unknown[] = [err];
   while (pending.length > 0) {
     const current = pending.pop();
     if (!(current instanceof Error) || seen.has(current)) continue;
     seen.add(current);
-    if (current instanceof TerminalError) return true;
+    if (current instanceof type) return true;
     if (current.cause !== undefined) pending.push(current.cause);
     if (current instanceof AggregateError) pending.push(...(current.errors as unknown[]));
   }

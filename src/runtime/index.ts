@@ -68,7 +68,7 @@ export {
 } from './errors.js';
 
 // -- transport and configuration --
-export { RestClient, WatchStalledError, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_MAX_RETRIES, type UpgradeTarget, type RestClientOptions, type RequestObserver, type WatchEvent, type RequestOptions, type Query } from './rest.js';
+export { RestClient, WatchStalledError, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_MAX_RETRIES, type UpgradeTarget, type WriteFence, type RestClientOptions, type RequestObserver, type WatchEvent, type RequestOptions, type Query } from './rest.js';
 export { loadKubeConfig, inClusterConfig, RestConfig, type KubeConfigSource, type KubeConfigCluster, type KubeConfigUser, type KubeConfigContext } from './kubeconfig.js';
 export { toClientNodeKubeConfig } from './credentials.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogLevel, type LogFn } from './log.js';
@@ -111,7 +111,7 @@ export {
 } from './ratelimiter.js';
 
 // -- leader election, metrics, health --
-export { LeaderElector, LeaderElectionLostError, systemLeaseClock, type LeaseClock, type LeaderElectorOptions, DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from './leaderelection.js';
+export { LeaderElector, LeaderElectionLostError, isLeaderElectionLost, systemLeaseClock, type LeaseClock, type LeaderElectorOptions, DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from './leaderelection.js';
 export { LeaderForLife, type LeaderForLifeOptions, type LeaderForLifeOutcome, DEFAULT_LEADER_FOR_LIFE_MAX_BACKOFF_MS } from './leaderforlife.js';
 export { ManagerMetrics } from './metrics.js';
 export { ping, type Checker } from './healthz.js';

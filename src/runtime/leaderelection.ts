@@ -1,6 +1,6 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
+import { errorChainHas, isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import { Lease, resourcePath } from './kinds.js';
 import type { Logger } from './log.js';
 import type { ManagerMetrics } from './metrics.js';
@@ -77,13 +77,20 @@ export interface LeaderElectorOptions {
   metrics?: ManagerMetrics;
 }
 
-/** Thrown by holdUntil() when the lease could not be renewed within the renew deadline. */
+/**
+ * Leadership is over: the lease could not be renewed within the renew
+ * deadline. holdUntil() rejects with it, and so does every write the
+ * elector's fence refuses from then on.
+ */
 export class LeaderElectionLostError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'LeaderElectionLostError';
   }
 }
+
+/** Whether `err` is, or wraps (`cause`, AggregateError), a LeaderElectionLostError: a write refused once leadership was lost. */
+export const isLeaderElectionLost = (err: unknown): boolean => errorChainHas(err, LeaderElectionLostError);
 
 /**
  * Lease-based leader election as client-go's leaderelection package: acquire
@@ -98,6 +105,16 @@ export class LeaderElectionLostError extends Error {
  * *start* of the last successful renewal, so a slow answer cannot stretch it:
  * a leader stops leading at most renewDeadline after the last renewTime the
  * server accepted, while a rival waits leaseDuration after *observing* it.
+ *
+ * Timers alone cannot keep that promise: a process frozen past its deadline
+ * (a long GC pause, a stopped container) runs the I/O callbacks that piled
+ * up before its timers notice anything. So once acquired, the elector fences
+ * every write of its RestClient ({@link LeaderElector.assertHoldsLease}): a
+ * write leaves only while the deadline has not passed by the monotonic
+ * clock, checked at the moment it is sent, and the first refusal ends the
+ * leadership at once. The gap between the renew deadline and the lease
+ * duration is the margin for a write that passed the check and is already
+ * on its way.
  */
 export class LeaderElector {
   private readonly leaseDurationMs: number;
@@ -109,7 +126,12 @@ export class LeaderElector {
   /** Monotonic start of the last attempt that acquired or renewed the lease. */
   private lastSuccessStartedAt = 0;
   private leading = false;
+  /** Aborted, with the LeaderElectionLostError, when this term of leadership ends; renewed by each acquire(). */
+  private term = new AbortController();
+  private fenced = false;
   private readonly log: Logger;
+  private readonly leasesPath: string;
+  private readonly leasePath: string;
 
   constructor(private readonly options: LeaderElectorOptions) {
     this.leaseDurationMs = options.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
@@ -120,6 +142,8 @@ export class LeaderElector {
     if (this.leaseDurationMs <= this.renewDeadlineMs) throw new Error('leaseDuration must be greater than renewDeadline');
     if (this.renewDeadlineMs <= this.retryPeriodMs) throw new Error('renewDeadline must be greater than retryPeriod');
     this.log = options.logger.child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
+    this.leasesPath = resourcePath(Lease, options.namespace);
+    this.leasePath = resourcePath(Lease, options.namespace, options.name);
     options.metrics?.leaderElectionMasterStatus.set({ name: options.name }, 0);
   }
 
@@ -137,7 +161,12 @@ export class LeaderElector {
       const attempt = AbortSignal.any([signal, AbortSignal.timeout(this.renewDeadlineMs)]);
       if (await this.tryAcquireOrRenew(attempt)) {
         this.lastSuccessStartedAt = startedAt;
+        this.term = new AbortController();
         this.setLeading(true);
+        if (!this.fenced) {
+          this.fenced = true;
+          this.options.rest.fenceWrites((_method, path) => this.fence(path));
+        }
         this.log.info('successfully acquired lease');
         return;
       }
@@ -147,15 +176,19 @@ export class LeaderElector {
 
   /**
    * Renews every retry period until `signal` aborts (resolves; the lease is
-   * kept: see release()) or no renewal succeeds within the renew deadline
-   * (rejects with LeaderElectionLostError the moment the deadline passes).
+   * kept: see release()) or leadership is lost (rejects with
+   * LeaderElectionLostError): no renewal succeeded within the renew
+   * deadline, or the write fence found the deadline passed first.
    */
   async holdUntil(signal: AbortSignal): Promise<void> {
+    const term = this.term.signal;
+    const stopped = AbortSignal.any([signal, term]);
     while (!signal.aborted) {
-      await sleep(this.retryPeriodMs, undefined, { signal }).catch(() => undefined);
+      await sleep(this.retryPeriodMs, undefined, { signal: stopped }).catch(() => undefined);
       if (signal.aborted) return;
+      term.throwIfAborted();
       const deadlineAt = this.lastSuccessStartedAt + this.renewDeadlineMs;
-      const round = AbortSignal.any([signal, AbortSignal.timeout(Math.max(0, Math.ceil(deadlineAt - this.clock.monotonic())))]);
+      const round = AbortSignal.any([stopped, AbortSignal.timeout(Math.max(0, Math.ceil(deadlineAt - this.clock.monotonic())))]);
       for (;;) {
         const startedAt = this.clock.monotonic();
         if (await this.tryAcquireOrRenew(round)) {
@@ -163,15 +196,45 @@ export class LeaderElector {
           break;
         }
         if (signal.aborted) return;
-        if (round.aborted || this.clock.monotonic() >= deadlineAt) {
-          this.setLeading(false);
-          throw new LeaderElectionLostError(
-            `leader election lost: could not renew lease ${this.options.namespace}/${this.options.name} within the ${this.renewDeadlineMs / 1000}s renew deadline`,
-          );
-        }
+        if (round.aborted || this.clock.monotonic() >= deadlineAt) throw this.loseLease(`could not renew lease ${this.options.namespace}/${this.options.name} within the ${this.renewDeadlineMs / 1000}s renew deadline`);
         await sleep(this.retryPeriodMs, undefined, { signal: round }).catch(() => undefined);
       }
+      // A write the fence refused while this renewal was on its way ended the term all the same.
+      term.throwIfAborted();
     }
+  }
+
+  /**
+   * The write fence: returns if this process holds the lease by its own
+   * monotonic clock, that is, it leads and the renew deadline, counted from
+   * the start of the last successful renewal, has not passed; otherwise ends
+   * the leadership and throws LeaderElectionLostError. Synchronous and one
+   * clock read, because it runs before every write (see RestClient.fenceWrites).
+   */
+  assertHoldsLease(): void {
+    if (this.leading && this.clock.monotonic() < this.lastSuccessStartedAt + this.renewDeadlineMs) return;
+    const lease = `${this.options.namespace}/${this.options.name}`;
+    throw this.loseLease(this.leading ? `lease ${lease} not renewed within the ${this.renewDeadlineMs / 1000}s renew deadline, so writes are refused` : `this process no longer holds lease ${lease}, so writes are refused`);
+  }
+
+  /**
+   * What the RestClient runs before each write. A candidate's own Lease
+   * requests pass, so acquire() can run again after a loss (the server's
+   * resourceVersion check keeps them safe); a leader's renewals are fenced
+   * like any write, so none leaves after its deadline.
+   */
+  private fence(path: string): void {
+    if (!this.leading && (path === this.leasesPath || path === this.leasePath)) return;
+    this.assertHoldsLease();
+  }
+
+  /** Ends the term once, with one error for every later refusal and for holdUntil(). */
+  private loseLease(why: string): LeaderElectionLostError {
+    if (!this.term.signal.aborted) {
+      this.setLeading(false);
+      this.term.abort(new LeaderElectionLostError(`leader election lost: ${why}`));
+    }
+    return this.term.signal.reason as LeaderElectionLostError;
   }
 
   /**
@@ -187,7 +250,7 @@ export class LeaderElector {
       if (lease?.spec?.holderIdentity !== this.options.identity) return;
       const now = microTime(this.clock.now());
       lease.spec = { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, renewTime: now, acquireTime: now };
-      await this.options.rest.request('PUT', this.path(this.options.name), { body: lease, signal: this.requestSignal(signal) });
+      await this.options.rest.request('PUT', this.leasePath, { body: lease, signal: this.requestSignal(signal) });
       this.log.info('released leader lease');
     } catch (err) {
       this.log.error({ err }, 'failed to release leader lease');
@@ -224,7 +287,7 @@ export class LeaderElector {
         metadata: { name, namespace },
         spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
       };
-      await this.options.rest.request('POST', this.path(), { body: lease, signal: this.requestSignal(signal) });
+      await this.options.rest.request('POST', this.leasesPath, { body: lease, signal: this.requestSignal(signal) });
       this.observe(lease);
       return true;
     }
@@ -244,7 +307,7 @@ export class LeaderElector {
       acquireTime: takingOver ? microTime(now) : spec.acquireTime ?? microTime(now),
       leaseTransitions: (spec.leaseTransitions ?? 0) + (takingOver ? 1 : 0),
     };
-    const updated = await this.options.rest.request<LeaseRecord>('PUT', this.path(name), { body: existing, signal: this.requestSignal(signal) });
+    const updated = await this.options.rest.request<LeaseRecord>('PUT', this.leasePath, { body: existing, signal: this.requestSignal(signal) });
     this.observe(updated);
     if (takingOver) this.log.info({ previousHolder: holder || '(none)' }, 'lease taken over');
     return true;
@@ -252,7 +315,7 @@ export class LeaderElector {
 
   private async get(signal: AbortSignal): Promise<LeaseRecord | undefined> {
     try {
-      return await this.options.rest.request<LeaseRecord>('GET', this.path(this.options.name), { signal: this.requestSignal(signal) });
+      return await this.options.rest.request<LeaseRecord>('GET', this.leasePath, { signal: this.requestSignal(signal) });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -272,10 +335,6 @@ export class LeaderElector {
     }
   }
 
-  private path(name?: string): string {
-    return resourcePath(Lease, this.options.namespace, name);
-  }
-
   private setLeading(leading: boolean): void {
     this.leading = leading;
     this.options.metrics?.leaderElectionMasterStatus.set({ name: this.options.name }, leading ? 1 : 0);
@@ -287,7 +346,11 @@ export class LeaderElector {
  * that ignores its abort must not hold up the renew deadline.
  */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    // The request started all the same (a retry after the deadline passed in its wait): its failure is expected, not unhandled.
+    promise.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });

@@ -76,7 +76,13 @@ export interface ManagerOptions {
   webhookServer?: WebhookServerOptions;
   /** Where /healthz and /readyz are served; `"0"` or `""` turns them off. Default: `:8081`. */
   healthProbeBindAddress?: string;
-  /** Run controllers only while leading, so replicas don't reconcile the same objects at once. Default: false. */
+  /**
+   * Run controllers only while leading, so replicas don't reconcile the same
+   * objects at once. With a Lease, the leader's writes are fenced as well:
+   * once it has acquired the Lease, every write of this manager (its client,
+   * Events, exec) leaves only while the Lease is held by the monotonic clock
+   * (see LeaderElector.assertHoldsLease). Default: false.
+   */
   leaderElection?: boolean;
   /** Name of the Lease (or leader-for-life ConfigMap). Required when `leaderElection` is on; no default. */
   leaderElectionID?: string;

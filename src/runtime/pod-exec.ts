@@ -17,7 +17,7 @@ import type { Writable } from 'node:stream';
 import type WebSocket from 'ws';
 import { ApiConnectionError, RequestTimeoutError, apiErrorFrom, type StatusBody } from './errors.js';
 import { podKey, podMeta, podSubresourcePath, refinePodError, type PodReference } from './pod-subresources.js';
-import type { RestClient } from './rest.js';
+import { isWriteRefusal, type RestClient } from './rest.js';
 
 /** The channel protocols offered, best first: v5 can close stdin; v4 is what API servers before 1.30 speak. */
 const EXEC_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'];
@@ -210,6 +210,7 @@ async function runExec(rest: RestClient, pod: PodReference, container: string | 
       agent: target.agent,
       perMessageDeflate: false,
       followRedirects: false,
+      finishRequest: target.finishRequest,
     });
     let settled = false;
     let errorChannel = '';
@@ -249,7 +250,7 @@ async function runExec(rest: RestClient, pod: PodReference, container: string | 
         request.destroy();
       });
     });
-    socket.on('error', (err) => finish(settled ? undefined : new ApiConnectionError('GET', path, err)));
+    socket.on('error', (err) => finish(settled ? undefined : isWriteRefusal(err) ? err : new ApiConnectionError('GET', path, err)));
 
     const outputs: Array<ExecIo['onStdout']> = [];
     outputs[STDOUT] = io.onStdout;

@@ -1,4 +1,6 @@
-import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { clusterTls, credentialSource, proxyAgent, type ClusterTls, type CredentialSource, type RequestCredentials } from './credentials.js';
 import { ApiConnectionError, RequestTimeoutError, apiErrorFrom } from './errors.js';
@@ -53,6 +55,12 @@ export interface UpgradeTarget {
   rejectUnauthorized: boolean;
   servername?: string;
   agent?: HttpAgent;
+  /**
+   * Sends the upgrade request (ws's `finishRequest` option): an upgrade such
+   * as pods/exec changes the cluster, so it passes the client's write fence
+   * as every write does, and is destroyed with the fence's error if refused.
+   */
+  finishRequest(request: ClientRequest): void;
 }
 
 /**
@@ -105,6 +113,15 @@ export type RequestObserver = (info: {
   attempt: number;
 }) => void;
 
+/**
+ * Decides whether a write may leave for the API server: it returns to let it
+ * go and throws to refuse it, and the caller gets what it threw. It runs
+ * synchronously at the last moment before the request's bytes go out, so it
+ * must be cheap: leader election uses it to check the lease by the monotonic
+ * clock (see {@link RestClient.fenceWrites}).
+ */
+export type WriteFence = (method: string, path: string) => void;
+
 /** A response whose headers have arrived; the body is still a stream. */
 interface RawResponse {
   status: number;
@@ -130,6 +147,10 @@ interface RawResponse {
  * `Retry-After`, or a 429 without it, is returned to the caller: a write may
  * have happened. A GET whose connection was reset is retried after one
  * second, since reading twice is harmless; other verbs are not.
+ *
+ * Writes can be fenced ({@link RestClient.fenceWrites}): every request that
+ * can change the cluster goes out through `send` or `upgradeTarget`, and both
+ * run the fence with nothing asynchronous between it and the bytes leaving.
  */
 export class RestClient {
   private readonly observers: RequestObserver[] = [];
@@ -145,6 +166,8 @@ export class RestClient {
    * `streams` (built when first needed) for watches and followed logs.
    */
   private agents?: { requests: HttpAgent; streams?: HttpAgent; cert?: string; key?: string };
+  /** Runs before every write; undefined (no cost) until {@link RestClient.fenceWrites}. */
+  private writeFence?: WriteFence;
   /** Requests sent since creation (the benchmark's "API requests per reconcile"). */
   requestCount = 0;
 
@@ -175,6 +198,28 @@ export class RestClient {
   /** Calls `observer` after every HTTP attempt, retries included (the manager counts them as metrics). */
   observe(observer: RequestObserver): void {
     this.observers.push(observer);
+  }
+
+  /**
+   * Makes every later write through this client pass `fence` first: every
+   * verb but GET and HEAD, each retry of it, and every WebSocket upgrade
+   * (pods/exec). The fence runs synchronously just before the request is
+   * created and again just before its bytes leave: on a pooled connection in
+   * the same synchronous run as the write to the socket, on a new one once it
+   * is connected, the request held back until then. A write it refuses is
+   * never sent and fails with what the fence threw. Fences add up: a write
+   * must pass every one. A LeaderElector fences its client when it first
+   * acquires the lease, so that a leader that lost it, even one that has
+   * just woken from a freeze and not yet noticed, writes nothing.
+   */
+  fenceWrites(fence: WriteFence): void {
+    const earlier = this.writeFence;
+    this.writeFence = earlier
+      ? (method, path) => {
+          earlier(method, path);
+          fence(method, path);
+        }
+      : fence;
   }
 
   /**
@@ -323,7 +368,15 @@ export class RestClient {
     url.search = search;
     const credentials = await endpoint.credentials.credentials();
     this.requestCount++;
+    const finishRequest = (request: ClientRequest): void => {
+      // Read when the request is made, not when the target was: a fence may have been added since.
+      const fence = this.writeFence;
+      if (fence && !passes(request, fence, 'GET', path)) return;
+      if (fence) fenceOnSocket(request, fence, 'GET', path);
+      request.end();
+    };
     return {
+      finishRequest,
       url,
       headers: { ...credentials.headers, 'user-agent': this.userAgent },
       ca: endpoint.tls.ca,
@@ -374,6 +427,9 @@ export class RestClient {
       body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
       headers['content-length'] = Buffer.byteLength(body);
     }
+    // Nothing is awaited from the fence to the request, and the socket is fenced again (fenceOnSocket).
+    const fence = method === 'GET' || method === 'HEAD' ? undefined : this.writeFence;
+    if (fence) refusable(fence, method, path);
     const started = performance.now();
     this.requestCount++;
     let statusCode = 0;
@@ -390,6 +446,7 @@ export class RestClient {
           agent,
           signal,
         });
+        if (fence) fenceOnSocket(request, fence, method, path);
         request.once('response', (res) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res }));
         // `on`, not `once`: a socket error after the response must not go unhandled.
         request.on('error', reject);
@@ -399,6 +456,7 @@ export class RestClient {
       if (this.warningHandler) for (const warning of warningTexts(response.headers.warning)) this.warningHandler(warning);
       return response;
     } catch (err) {
+      if (isWriteRefusal(err)) throw err;
       // An abort is the caller's (or the deadline's) doing, not the connection's.
       if (signal?.aborted) throw signal.reason;
       throw new ApiConnectionError(method, path, err);
@@ -453,6 +511,64 @@ export class RestClient {
   private deadline(method: string, path: string, override: number | undefined): Deadline {
     return new Deadline(`${method} ${path}`, override === undefined ? this.timeoutMs : checkedMs('timeoutMs', override));
   }
+}
+
+/** What fences threw: passed to the caller as it is, never taken for a connection failure. */
+const refusals = new WeakSet<object>();
+
+/** @internal Whether `err` is a write fence's refusal (see {@link RestClient.fenceWrites}). */
+export function isWriteRefusal(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && refusals.has(err);
+}
+
+/** Runs a fence; what it throws is marked as a refusal and rethrown. */
+function refusable(fence: WriteFence, method: string, path: string): void {
+  try {
+    fence(method, path);
+  } catch (thrown) {
+    const err = typeof thrown === 'object' && thrown !== null ? thrown : new Error(String(thrown));
+    refusals.add(err);
+    throw err;
+  }
+}
+
+/** Runs a fence for `request`: a refusal destroys the request, whose 'error' then carries it. */
+function passes(request: ClientRequest, fence: WriteFence, method: string, path: string): boolean {
+  try {
+    refusable(fence, method, path);
+    return true;
+  } catch (err) {
+    request.destroy(err as Error);
+    return false;
+  }
+}
+
+/**
+ * Runs the fence again when `request` gets its socket, so that no wait
+ * separates the check from the bytes leaving: a process frozen in such a
+ * wait would otherwise send on the strength of a check made before the
+ * freeze. Node writes a pooled, connected socket in the same synchronous run
+ * that emits 'socket'; a new connection is corked until it is connected
+ * (and, for TLS, its handshake done), then checked and uncorked.
+ */
+function fenceOnSocket(request: ClientRequest, fence: WriteFence, method: string, path: string): void {
+  request.once('socket', (socket: Socket) => {
+    if (isConnected(socket)) {
+      passes(request, fence, method, path);
+      return;
+    }
+    socket.cork();
+    socket.once(isTls(socket) ? 'secureConnect' : 'connect', () => {
+      if (passes(request, fence, method, path)) socket.uncork();
+    });
+  });
+}
+
+const isTls = (socket: Socket): socket is TLSSocket => (socket as Partial<TLSSocket>).encrypted === true;
+
+/** Whether bytes written now leave at once: TCP connected and, for TLS, the handshake finished. */
+function isConnected(socket: Socket): boolean {
+  return isTls(socket) ? socket.getFinished() !== undefined : !socket.connecting;
 }
 
 /** The whole body of a response, as text. */

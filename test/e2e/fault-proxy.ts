@@ -7,8 +7,8 @@
  *
  * It exists for the failures a healthy API server cannot produce on demand:
  * a request that hangs, API Priority and Fairness throttling (429 with
- * Retry-After), a watch the server closes at once, 5xx answers, and
- * "too large resource version". Tests choose which requests are faulted with
+ * Retry-After), a watch the server closes at once or that goes silent, 5xx
+ * answers, reset or refused connections, and "too large resource version". Tests choose which requests are faulted with
  * rules, so one replica's Lease requests can be black-holed while the rest
  * of its traffic, and every other process's, reaches the server untouched.
  */
@@ -43,6 +43,8 @@ export type FaultAction =
   | { type: 'close-watch' }
   /** A watch that carries one ERROR event with `status` and then ends. */
   | { type: 'watch-error'; status: object }
+  /** A watch that is answered (200, watch headers) and then never carries a byte, as over a half-open connection; held until the rule is removed. */
+  | { type: 'silent-watch' }
   /** Forwarded to the real server after a delay. */
   | { type: 'delay'; ms: number }
   /** The client's socket is destroyed without an answer. */
@@ -83,6 +85,8 @@ export interface FaultProxy {
   addRule(rule: FaultRule): () => void;
   /** Removes every rule and destroys the requests they hold hung. */
   clearRules(): void;
+  /** Stops accepting connections and destroys the open ones, so every request fails at once with ECONNREFUSED. */
+  refuseConnections(): Promise<void>;
   /** Every request seen, in arrival order. */
   readonly requests: readonly SeenRequest[];
   /** How many requests seen so far match. */
@@ -217,6 +221,14 @@ export async function startFaultProxy(env: Environment, options: FaultProxyOptio
         res.end(body);
         return;
       }
+      case 'silent-watch':
+        req.resume();
+        seen.status = 200;
+        res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+        res.flushHeaders();
+        rule.held.add(res);
+        res.on('close', () => rule.held.delete(res));
+        return;
       case 'close-watch':
       case 'watch-error':
         req.resume();
@@ -268,6 +280,11 @@ export async function startFaultProxy(env: Environment, options: FaultProxyOptio
     clearRules() {
       for (const rule of [...rules]) removeRule(rule);
     },
+    async refuseConnections() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
     requests,
     count(match) {
       return requests.filter((request) => matches(match, request)).length;
@@ -275,7 +292,7 @@ export async function startFaultProxy(env: Environment, options: FaultProxyOptio
     async stop() {
       for (const rule of [...rules]) removeRule(rule);
       for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
       upstream.agent.destroy();
       if (configDir) rmSync(configDir, { recursive: true, force: true });
     },

@@ -3,9 +3,9 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { collectJsonLines } from './child-logs.js';
 
-const managerScript = fileURLToPath(new URL('./fixtures/memcached-manager.js', import.meta.url));
+const memcachedManager = fileURLToPath(new URL('./fixtures/memcached-manager.js', import.meta.url));
 
-/** One operator process (fixtures/memcached-manager.ts) and what it logged. */
+/** One operator process (a fixture such as fixtures/memcached-manager.ts) and what it logged. */
 export interface Replica {
   name: string;
   child: ChildProcess;
@@ -21,9 +21,12 @@ export interface Replica {
  */
 export const monotonicNow = (): number => performance.timeOrigin + performance.now();
 
-/** Starts a Memcached operator process against `kubeConfigPath`, configured by `env` (see the fixture). */
-export function startReplica(name: string, kubeConfigPath: string, env: Record<string, string> = {}): Replica {
-  const child = spawn(process.execPath, [managerScript], {
+/**
+ * Starts an operator process against `kubeConfigPath`, configured by `env`:
+ * the Memcached operator (fixtures/memcached-manager.ts) unless `script` names another fixture.
+ */
+export function startReplica(name: string, kubeConfigPath: string, env: Record<string, string> = {}, script = memcachedManager): Replica {
+  const child = spawn(process.execPath, [script], {
     env: { ...process.env, KUBECONFIG: kubeConfigPath, REPLICA_NAME: name, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -1,8 +1,9 @@
 /**
  * The cache's list+watch loop under faults a healthy API server does not
  * produce on demand, injected by the fault proxy in front of the real
- * kube-apiserver: watches closed at once, ResourceVersionTooLarge, and
- * deletes missed while the watch was down (found only by a relist).
+ * kube-apiserver: watches closed at once or gone silent,
+ * ResourceVersionTooLarge, and deletes missed while the watch was down
+ * (found only by a relist).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -56,6 +57,20 @@ describe('cache under injected faults', () => {
       const watches = proxy.requests.filter((r) => r.watch && /\/configmaps$/.test(r.path) && r.at <= first + 10_000).length;
       assert.ok(watches <= 20, `${watches} watch requests in 10 s: a watch closed at once must count as an error and back off`);
       assert.ok(watches >= 2, `${watches} watch requests in 10 s: the watch must still be retried`);
+    });
+  });
+
+  it('a watch that went silent is reopened after the idle timeout, and the cache sees what happened meanwhile', async () => {
+    const idleTimeoutMs = 1500;
+    await withManager({ watchIdleTimeoutMs: idleTimeoutMs }, (p) => p.addRule({ match: configMapWatches, action: { type: 'silent-watch' }, times: 1 }), async (mgr) => {
+      const silent = await eventually('the silenced watch', () => proxy.requests.find((r) => r.fault === 'silent-watch'));
+      await api.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'default', name: 'during-silence' } });
+      await eventually('the ConfigMap made during the silence in the cache', () => mgr.getClient().get(ConfigMap, { namespace: 'default', name: 'during-silence' }).then(() => true, () => false), 20_000);
+      const reopened = proxy.requests.find((r) => r.watch && /\/configmaps$/.test(r.path) && r.at > silent.at);
+      assert.ok(reopened, 'a new watch was opened after the silent one');
+      // Not before the idle timeout (timers fire up to a millisecond early), and not long after it: the backoff starts at 800 ms.
+      const after = reopened.at - silent.at;
+      assert.ok(after >= idleTimeoutMs - 1 && after < idleTimeoutMs + 10_000, `reopened ${Math.round(after)} ms after the silent watch opened (idle timeout ${idleTimeoutMs} ms)`);
     });
   });
 

@@ -89,7 +89,7 @@ describe('controller semantics', () => {
     });
   });
 
-  it('one key is never reconciled concurrently; maxConcurrentReconciles 4 runs four keys in parallel', async () => {
+  it('one key is never reconciled concurrently, even with idle workers; maxConcurrentReconciles 4 runs four keys in parallel', async () => {
     const inFlight = new Map<string, number>();
     let concurrentSameKey = 0;
     let peak = 0;
@@ -101,22 +101,28 @@ describe('controller semantics', () => {
         inFlight.set(key, Date.now());
         peak = Math.max(peak, inFlight.size);
         total++;
-        // Long enough that all four creates land while the first is still running, even on a busy machine.
-        await sleep(1500);
+        // Long enough that all four creates land while the first is still running, even on a busy
+        // machine; p0 runs longer still, so its updates arrive while the other three workers are idle.
+        await sleep(req.name === 'p0' ? 4000 : 1500);
         inFlight.delete(key);
         return {};
       },
     };
+    let updatesWithIdleWorkers = 0;
     await withController('parallel', reconciler, async () => {
       for (let i = 0; i < 4; i++) await configMap('default', `p${i}`, 'parallel');
-      // Hammer one key with updates while it is being reconciled.
+      await eventually('only p0 still running', () => peak === 4 && inFlight.size === 1 && inFlight.has('default/p0'), 20_000);
+      // Hammer p0 with updates while it is being reconciled and three workers have nothing to do:
+      // a queue that handed out a key still in process would give p0 to one of them.
       for (let round = 0; round < 5; round++) {
         const current = await api.get(ConfigMap, { namespace: 'default', name: 'p0' });
         await api.update({ ...current, data: { round: String(round) } });
+        if (inFlight.size === 1 && inFlight.has('default/p0')) updatesWithIdleWorkers++;
         await sleep(100);
       }
       await eventually('the queue to drain', () => inFlight.size === 0 && total >= 5, 20_000);
     }, { maxConcurrentReconciles: 4 });
+    assert.ok(updatesWithIdleWorkers > 0, 'p0 was updated while it ran and the other workers were idle (else this test proves nothing)');
     assert.equal(concurrentSameKey, 0, 'a key was reconciled twice at once');
     assert.equal(peak, 4, 'four different keys ran in parallel');
   });

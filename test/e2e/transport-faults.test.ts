@@ -14,6 +14,7 @@ import {
   ApiConnectionError,
   Client,
   ConfigMap,
+  NotFoundError,
   RequestTimeoutError,
   RestClient,
   ServerError,
@@ -232,6 +233,58 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
       remove();
     }
     assert.ok(performance.now() - started < 15_000);
+  });
+
+  describe('write fence', () => {
+    /** A fence that lets the first `passes` checks through and refuses every later one. */
+    function fenceAfter(passes: number): { fence: () => void; refusal: Error; checks: () => number } {
+      const refusal = new Error('refused by the test fence');
+      let checks = 0;
+      const fence = (): void => {
+        if (++checks > passes) throw refusal;
+      };
+      return { fence, refusal, checks: () => checks };
+    }
+    const writesSeen = (): number => proxy.requests.filter((request) => request.method !== 'GET').length;
+
+    it('a write the fence refuses never reaches the server; reads are not fenced', async () => {
+      const rest = new RestClient(proxy.kubeConfig);
+      const { fence, refusal } = fenceAfter(0);
+      rest.fenceWrites(fence);
+      const before = writesSeen();
+      const path = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
+      try {
+        for (const [method, target, body] of [['POST', path, configMap('fenced')], ['PUT', `${path}/warm-up`, configMap('warm-up')], ['PATCH', `${path}/warm-up`, {}], ['DELETE', `${path}/warm-up`, undefined]] as const) {
+          await assert.rejects(rest.request(method, target, { body, contentType: method === 'PATCH' ? 'application/merge-patch+json' : undefined }), (err: unknown) => err === refusal, `${method} is refused with the fence's own error`);
+        }
+        await assert.rejects(new Client({ rest }).exec({ namespace: NAMESPACE, name: 'no-such-pod' }, undefined, ['true']), (err: unknown) => err === refusal, 'an exec upgrade is refused too');
+        assert.equal(writesSeen() - before, 0, 'no write reached the server');
+        assert.equal(proxy.count({ path: /\/exec$/ }), 0, 'no exec reached the server');
+        assert.equal((await rest.request<V1ConfigMap>('GET', `${path}/warm-up`)).metadata?.name, 'warm-up', 'a read goes through');
+      } finally {
+        await rest.close();
+      }
+    });
+
+    // The fence runs again when the request has its socket: a process frozen between the first
+    // check and the socket must not send on the strength of the first. Direct to the API server
+    // (TLS, so a new connection waits for its handshake) and through the proxy (plain HTTP).
+    for (const [route, connection] of [['TLS', 'new'], ['TLS', 'pooled'], ['plain HTTP', 'new'], ['plain HTTP', 'pooled']] as const) {
+      it(`a write refused once its socket is ready is never sent (${route}, ${connection} connection)`, async () => {
+        const rest = new RestClient(route === 'TLS' ? env.kubeConfig : proxy.kubeConfig);
+        const name = `socket-fenced-${route === 'TLS' ? 'tls' : 'plain'}-${connection}`;
+        try {
+          if (connection === 'pooled') await rest.request('GET', `/api/v1/namespaces/${NAMESPACE}/configmaps/warm-up`);
+          const { fence, refusal, checks } = fenceAfter(1);
+          rest.fenceWrites(fence);
+          await assert.rejects(rest.request('POST', `/api/v1/namespaces/${NAMESPACE}/configmaps`, { body: configMap(name) }), (err: unknown) => err === refusal);
+          assert.equal(checks(), 2, 'checked before the request and again at its socket');
+          await assert.rejects(direct.get(ConfigMap, { namespace: NAMESPACE, name }), NotFoundError, 'the ConfigMap was never created');
+        } finally {
+          await rest.close();
+        }
+      });
+    }
   });
 
   describe('connection pool', () => {
