@@ -102,7 +102,8 @@ export function realPathOf(path: string): string {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       // A dangling link or a loop is not "missing": the write would follow it.
-      if (code !== 'ENOENT' || isSymbolicLink(current)) {
+      // A file where a directory is needed (ENOTDIR) is left to the write, which names it.
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || isSymbolicLink(current)) {
         throw new UsageError(
           `refusing to write under ${current}: ${code === 'ELOOP' ? 'it is a symbolic link loop' : isSymbolicLink(current) ? `it is a symbolic link to ${readlinkSync(current)}, which does not exist` : `it cannot be read (${code})`}`,
           'fix or remove that path and run the command again',

@@ -33,7 +33,13 @@ export function bytesFingerprint(bytes: string | Buffer): Fingerprint {
 
 /** Whether `path` exists (a dangling link counts: it is an entry a write would meet). */
 export function existenceFingerprint(path: string): Fingerprint {
-  return lstatSync(path, { throwIfNoEntry: false }) ? 'exists:yes' : 'exists:no';
+  try {
+    lstatSync(path);
+    return 'exists:yes';
+  } catch {
+    // ENOENT, or ENOTDIR when a file sits where a parent directory would be.
+    return 'exists:no';
+  }
 }
 
 /**

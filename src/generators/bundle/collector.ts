@@ -98,11 +98,12 @@ function checkNamesForFiles(object: KubeObject, source: string): void {
   if (nameProblem !== undefined) throw new UsageError(`the name of ${what} is invalid: it ${nameProblem}`, fix);
   if (group === 'apiextensions.k8s.io' && object.kind === 'CustomResourceDefinition') {
     const spec = (object['spec'] ?? {}) as { group?: unknown; names?: { plural?: unknown } };
-    const crdGroup = typeof spec.group === 'string' ? spec.group : '';
-    const plural = typeof spec.names?.plural === 'string' ? spec.names.plural : '';
-    if (!isDns1123Subdomain(crdGroup)) throw new UsageError(`spec.group ${JSON.stringify(spec.group ?? null)} of ${what} is not a DNS-1123 subdomain`, fix);
-    if (!isDns1123Label(plural)) throw new UsageError(`spec.names.plural ${JSON.stringify(spec.names?.plural ?? null)} of ${what} is not a DNS-1123 label`, fix);
-    if (object.metadata.name !== `${plural}.${crdGroup}`) throw new UsageError(`the name of ${what} must be ${plural}.${crdGroup} (<plural>.<group>)`, fix);
+    // A missing or mistyped field is the shape check's to report (checkManifestShapes); a present one must be a name.
+    const crdGroup = typeof spec.group === 'string' && spec.group !== '' ? spec.group : undefined;
+    const plural = typeof spec.names?.plural === 'string' && spec.names.plural !== '' ? spec.names.plural : undefined;
+    if (crdGroup !== undefined && !isDns1123Subdomain(crdGroup)) throw new UsageError(`spec.group ${JSON.stringify(crdGroup)} of ${what} is not a DNS-1123 subdomain`, fix);
+    if (plural !== undefined && !isDns1123Label(plural)) throw new UsageError(`spec.names.plural ${JSON.stringify(plural)} of ${what} is not a DNS-1123 label`, fix);
+    if (crdGroup !== undefined && plural !== undefined && object.metadata.name !== `${plural}.${crdGroup}`) throw new UsageError(`the name of ${what} must be ${plural}.${crdGroup} (<plural>.<group>)`, fix);
   }
 }
 
