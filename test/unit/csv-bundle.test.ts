@@ -290,7 +290,7 @@ describe('generate bundle command', () => {
     const dir = mkdtempSync(join(tmpdir(), 'bundle-rerun-'));
     await generateBundleCommand(bundleOptions(dir, { stdin: MANIFESTS, version: '0.0.1', now: new Date('2025-01-01T00:00:00Z') }), io());
     const first = snapshot(dir);
-    assert.deepEqual(Object.keys(first).sort(), ['bundle.Dockerfile', 'bundle/manifests/op-metrics_v1_service.yaml', 'bundle/manifests/op.clusterserviceversion.yaml', 'bundle/metadata/annotations.yaml']);
+    assert.deepEqual(Object.keys(first).sort(), ['bundle.Dockerfile', 'bundle/.ts-operator-sdk-generated.yaml', 'bundle/manifests/op-metrics_v1_service.yaml', 'bundle/manifests/op.clusterserviceversion.yaml', 'bundle/metadata/annotations.yaml']);
     assert.match(first['bundle/manifests/op.clusterserviceversion.yaml']!, /createdAt: "2025-01-01T00:00:00Z"/);
     await generateBundleCommand(bundleOptions(dir, { stdin: MANIFESTS, version: '0.0.1', now: new Date('2026-06-01T00:00:00Z') }), io());
     assert.deepEqual(snapshot(dir), first);
