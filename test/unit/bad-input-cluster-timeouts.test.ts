@@ -1,0 +1,44 @@
+/**
+ * Commands that talk to a cluster, against an API server that does not
+ * answer: one that accepts connections and never sends a byte, one that
+ * resets them, one that refuses them. Fakes stand in for the server
+ * (./../support/fake-api-servers.ts) because a real kube-apiserver cannot
+ * be made to do this. Each case keeps the contract of ./bad-input.ts (exit 1,
+ * one line naming the server and the fix, no stack trace, a byte-identical
+ * directory) and finishes within --timeout: a run that takes longer than
+ * CASE_KILL_MS is killed and fails. olm install's release manifests point at
+ * a port nothing serves, so a command that downloaded them before checking
+ * the cluster fails too.
+ *
+ * Cost: about 25 s (7 cases wait out a 1 s --timeout; one project is scaffolded).
+ * Run: node --test dist/test/unit/bad-input-cluster-timeouts.test.js
+ */
+import { after, before } from 'node:test';
+import { badInputSuite } from './bad-input.js';
+import { casesFor, literal, userDirectory } from './bad-input-cluster.js';
+import { SCENARIOS, scaffoldScenario } from '../scaffold/harness.js';
+import { startFakeServers } from '../support/fake-api-servers.js';
+
+const fakes = await startFakeServers();
+after(() => fakes.stop());
+
+/** init + create api cache/v1 Memcached, where create api --from-cluster runs. */
+let project: string;
+before(() => {
+  project = scaffoldScenario(SCENARIOS[0]!, { extraInitArgs: ['--skip-install'] });
+});
+
+const silent = fakes.url('silent');
+const reset = fakes.url('reset');
+const refused = fakes.url('refused');
+const silentHttp = fakes.url('silent', 'http');
+
+badInputSuite('a server that never answers: one line naming it, within --timeout', [
+  ...casesFor('accepts and never answers (TLS)', fakes.kubeconfig(silent), new RegExp(`^Error: the API server at ${literal(silent)} did not answer within 1s\\. Check that the cluster is running and reachable \\(kubectl cluster-info\\), or raise --timeout\\.$`), () => project),
+  ...casesFor('accepts and never answers (plain HTTP)', fakes.kubeconfig(silentHttp), new RegExp(`^Error: the API server at ${literal(silentHttp)} did not answer within 1s\\.`), () => project),
+], userDirectory);
+
+badInputSuite('a server that resets or refuses connections: one line naming it', [
+  ...casesFor('resets every connection', fakes.kubeconfig(reset), new RegExp(`^Error: the server at ${literal(reset)} closed the connection without answering \\(ECONNRESET\\)\\. Check that `), () => project),
+  ...casesFor('refuses connections', fakes.kubeconfig(refused), new RegExp(`^Error: cannot connect to the API server at ${literal(refused)}: connection refused \\(ECONNREFUSED\\)\\. Check that the cluster is running and that (--kubeconfig or )?KUBECONFIG points at it\\.$`), () => project),
+], userDirectory);
