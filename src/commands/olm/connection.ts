@@ -143,13 +143,14 @@ export type KubeconfigHint = string;
  */
 export async function probeApiServer(main: BoundedRestClient, hint: KubeconfigHint): Promise<void> {
   const server = serverOf(main, hint);
+  // The same clock: what is left of the command's time.
   const probe = new BoundedRestClient(main.kubeConfig, Math.max(0, main.endsAt - Date.now()), 0);
   try {
     for (const path of ['/version', '/api'] as const) {
       let status = 200;
       let body: unknown;
       try {
-        body = await probe.request('GET', path, { signal: main.signal });
+        body = await probe.request('GET', path);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         // A real API server sends a metav1.Status with its errors; a web server's login page or 404 is not one.
