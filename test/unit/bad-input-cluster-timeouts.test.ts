@@ -42,3 +42,7 @@ badInputSuite('a server that resets or refuses connections: one line naming it',
   ...casesFor('resets every connection', fakes.kubeconfig(reset), new RegExp(`^Error: the server at ${literal(reset)} closed the connection without answering \\(ECONNRESET\\)\\. Check that `), () => project),
   ...casesFor('refuses connections', fakes.kubeconfig(refused), new RegExp(`^Error: cannot connect to the API server at ${literal(refused)}: connection refused \\(ECONNREFUSED\\)\\. Check that the cluster is running and that (--kubeconfig or )?KUBECONFIG points at it\\.$`), () => project),
 ], userDirectory);
+
+// A timer cannot hold 100000h: unclamped, it would fire at once and blame the server.
+const huge = (args: string[]): string[] => args.map((arg, index) => (args[index - 1] === '--timeout' ? '100000h' : arg));
+badInputSuite('a --timeout longer than a timer holds is not a timeout of 1 ms', casesFor('--timeout 100000h, connection refused', fakes.kubeconfig(refused), /^Error: cannot connect to the API server at .+ connection refused \(ECONNREFUSED\)\./, () => project).map((bad) => ({ ...bad, args: huge(bad.args) })), userDirectory);

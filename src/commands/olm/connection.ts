@@ -24,17 +24,21 @@ const MAX_RETRIES = 3;
 /** The command's time ran out (the reason its signal aborts with). */
 export class CommandTimeoutError extends Error {
   constructor(readonly timeoutMs: number) {
-    super(`the command's time limit of ${formatSeconds(timeoutMs)} ran out`);
+    super(`the command's time limit of ${formatDuration(timeoutMs)} ran out`);
     this.name = 'CommandTimeoutError';
   }
 }
 
-/** `2s`, `1m30s`, `500ms`: a duration as the user wrote --timeout. */
-export function formatSeconds(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  const seconds = Math.round(ms / 1000);
-  return seconds >= 60 && seconds % 60 === 0 ? `${seconds / 60}m` : seconds > 60 ? `${Math.floor(seconds / 60)}m${seconds % 60}s` : `${seconds}s`;
+/** `2s`, `1m30s`, `100h`, `500ms`: a duration in --timeout's own notation, for messages. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms * 1000) / 1000}ms`;
+  const total = Math.round(ms / 1000);
+  const parts: [number, string][] = [[Math.floor(total / 3600), 'h'], [Math.floor((total % 3600) / 60), 'm'], [total % 60, 's']];
+  return parts.filter(([value]) => value > 0).map(([value, unit]) => `${value}${unit}`).join('');
 }
+
+/** Node's timers hold at most this (about 24.8 days); a longer --timeout waits this long. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A span of time with an end: its signal aborts when it ends, or when `end()` is called. */
 class TimeBudget {
@@ -48,7 +52,8 @@ class TimeBudget {
     readonly phase: 'command' | 'overtime',
   ) {
     this.endsAt = Date.now() + ms;
-    this.timer = setTimeout(() => this.controller.abort(new CommandTimeoutError(ms)), ms);
+    // A longer delay would overflow to 1 ms and end the command at once.
+    this.timer = setTimeout(() => this.controller.abort(new CommandTimeoutError(ms)), Math.min(ms, MAX_TIMER_MS));
     this.timer.unref();
   }
 
@@ -230,11 +235,11 @@ export function explainFailure(err: unknown, client: BoundedRestClient, hint: Ku
   }
   const check = `check that the cluster is running and that ${hint} points at it`;
   if (err instanceof CommandTimeoutError) {
-    if (!client.answered) return new UsageError(`the API server at ${server} did not answer within ${formatSeconds(err.timeoutMs)}`, 'check that the cluster is running and reachable (kubectl cluster-info), or raise --timeout');
-    return new UsageError(`timed out after ${formatSeconds(err.timeoutMs)} while ${doing}: the API server at ${server} did not answer in time`, 'pass a longer --timeout, or check the cluster\'s health (kubectl get --raw /readyz)');
+    if (!client.answered) return new UsageError(`the API server at ${server} did not answer within ${formatDuration(err.timeoutMs)}`, 'check that the cluster is running and reachable (kubectl cluster-info), or raise --timeout');
+    return new UsageError(`timed out after ${formatDuration(err.timeoutMs)} while ${doing}: the API server at ${server} did not answer in time`, 'pass a longer --timeout, or check the cluster\'s health (kubectl get --raw /readyz)');
   }
   if (err instanceof RequestTimeoutError) {
-    return new UsageError(`the API server at ${server} did not answer ${err.what} within ${formatSeconds(err.timeoutMs)}`, client.answered ? 'check the cluster\'s health (kubectl get --raw /readyz) and run the command again' : 'check that the cluster is running and reachable (kubectl cluster-info)', { cause: err });
+    return new UsageError(`the API server at ${server} did not answer ${err.what} within ${formatDuration(err.timeoutMs)}`, client.answered ? 'check the cluster\'s health (kubectl get --raw /readyz) and run the command again' : 'check that the cluster is running and reachable (kubectl cluster-info)', { cause: err });
   }
   if (err instanceof ApiConnectionError) {
     const code = connectionCode(err) ?? 'no response';

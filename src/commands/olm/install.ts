@@ -9,7 +9,7 @@ import type { CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
 import type { Condition } from '../../runtime/apitypes.js';
 import { findStatusCondition } from '../../runtime/conditions.js';
-import { formatSeconds } from './connection.js';
+import { formatDuration } from './connection.js';
 import { describeObject, isUnanswered, KubeSession, OLM_V1ALPHA1, type KubeObject } from './kube.js';
 import { checkOlmVersion, DEFAULT_OLM_VERSION, fetchOlmManifests, type OlmManifests } from './manifests.js';
 
@@ -311,7 +311,7 @@ export function describePod(pod: KubeObject): string {
 }
 
 function timeoutError(options: OlmOptions, blocker: string): UsageError {
-  return new UsageError(`timed out after ${formatSeconds(options.timeoutMs)} waiting for OLM: ${blocker}`, 'fix what blocks it (see kubectl -n olm get pods,events), or pass a longer --timeout');
+  return new UsageError(`timed out after ${formatDuration(options.timeoutMs)} waiting for OLM: ${blocker}`, 'fix what blocks it (see kubectl -n olm get pods,events), or pass a longer --timeout');
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { parseAllDocuments } from 'yaml';
 import { UsageError } from '../../errors.js';
-import { CommandTimeoutError, formatSeconds } from './connection.js';
+import { CommandTimeoutError, formatDuration } from './connection.js';
 import type { KubeObject } from './kube.js';
 
 /** operator-sdk v1.42's default `olm install --version`. */
@@ -57,7 +57,7 @@ async function fetchObjects(url: string, signal: AbortSignal): Promise<KubeObjec
     response = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS)]) });
     text = await response.text();
   } catch (err) {
-    if (signal.aborted) throw new UsageError(`downloading ${url} did not finish within the --timeout${signal.reason instanceof CommandTimeoutError ? ` of ${formatSeconds(signal.reason.timeoutMs)}` : ''}`, `pass a longer --timeout, or serve crds.yaml and olm.yaml nearer and set ${OLM_BASE_URL_VARIABLE}`, { cause: err });
+    if (signal.aborted) throw new UsageError(`downloading ${url} did not finish within the --timeout${signal.reason instanceof CommandTimeoutError ? ` of ${formatDuration(signal.reason.timeoutMs)}` : ''}`, `pass a longer --timeout, or serve crds.yaml and olm.yaml nearer and set ${OLM_BASE_URL_VARIABLE}`, { cause: err });
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     throw new UsageError(`cannot download OLM manifests from ${url} (${cause})`, `check the network, or serve crds.yaml and olm.yaml yourself and set ${OLM_BASE_URL_VARIABLE}`, { cause: err });
   }

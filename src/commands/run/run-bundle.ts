@@ -13,7 +13,7 @@ import type { CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
 import { pullImageFiles, RegistryError } from '../../oci/registry-client.js';
 import { InvalidReferenceError, parseImageReference, type ImageReference } from '../../oci/reference.js';
-import { CommandTimeoutError, formatSeconds } from '../olm/connection.js';
+import { CommandTimeoutError, formatDuration } from '../olm/connection.js';
 import { describePod, diagnose } from '../olm/install.js';
 import { KubeSession, OLM_V1, OLM_V1ALPHA1, type KubeObject } from '../olm/kube.js';
 import { cleanupPackage } from '../cleanup/cleanup.js';
@@ -92,7 +92,7 @@ async function pullBundle(ref: ImageReference, options: RunBundleOptions, signal
     return readBundle(options.bundleImage, await pullImageFiles(ref, { useHttp: options.useHttp, skipTlsVerify: options.skipTlsVerify, signal }));
   } catch (err) {
     if (signal.aborted) {
-      const limit = signal.reason instanceof CommandTimeoutError ? ` of ${formatSeconds(signal.reason.timeoutMs)}` : '';
+      const limit = signal.reason instanceof CommandTimeoutError ? ` of ${formatDuration(signal.reason.timeoutMs)}` : '';
       throw new UsageError(`pulling bundle image ${options.bundleImage} did not finish within the --timeout${limit}`, 'check that the registry answers, or pass a longer --timeout', { cause: err });
     }
     if (err instanceof RegistryError) {
@@ -374,6 +374,6 @@ async function installBlocker(session: KubeSession, namespace: string, csv: stri
 }
 
 function timeoutError(options: RunBundleOptions, blocker: string): UsageError {
-  return new UsageError(`timed out after ${formatSeconds(options.timeoutMs)} waiting for the bundle to install: ${blocker}`, 'fix what blocks it, or pass a longer --timeout');
+  return new UsageError(`timed out after ${formatDuration(options.timeoutMs)} waiting for the bundle to install: ${blocker}`, 'fix what blocks it, or pass a longer --timeout');
 }
 
