@@ -10,13 +10,13 @@
  * a port nothing serves, so a command that downloaded them before checking
  * the cluster fails too.
  *
- * Cost: about 25 s (7 cases wait out a 1 s --timeout; one project is scaffolded).
+ * Cost: 30 to 45 s (14 cases wait out a 1 s --timeout; one project is scaffolded; 45 s at load 11 on 2 cores).
  * Run: node --test dist/test/unit/bad-input-cluster-timeouts.test.js
  */
 import { after, before } from 'node:test';
 import { badInputSuite } from './bad-input.js';
 import { casesFor, literal, userDirectory } from './bad-input-cluster.js';
-import { SCENARIOS, scaffoldScenario } from '../scaffold/harness.js';
+import { copyProject, SCENARIOS, scaffoldScenario } from '../scaffold/harness.js';
 import { startFakeServers } from '../support/fake-api-servers.js';
 
 const fakes = await startFakeServers();
@@ -46,3 +46,13 @@ badInputSuite('a server that resets or refuses connections: one line naming it',
 // A timer cannot hold 100000h: unclamped, it would fire at once and blame the server.
 const huge = (args: string[]): string[] => args.map((arg, index) => (args[index - 1] === '--timeout' ? '100000h' : arg));
 badInputSuite('a --timeout longer than a timer holds is not a timeout of 1 ms', casesFor('--timeout 100000h, connection refused', fakes.kubeconfig(refused), /^Error: cannot connect to the API server at .+ connection refused \(ECONNREFUSED\)\./, () => project).map((bad) => ({ ...bad, args: huge(bad.args) })), userDirectory);
+
+/** create api's route kind, as the tables run it, with `extra` flags. */
+const route = (...extra: string[]): string[] => ['create', 'api', '--group', 'route', '--version', 'v1', '--kind', 'Route', '--external-api-domain', 'openshift.io', '--external-api-path', 'apis/external/route/v1', ...extra];
+
+badInputSuite('--timeout itself: refused in one line before any request', [
+  { name: 'create api: --timeout without --from-cluster', dir: () => copyProject(project), args: route('--from-crd', 'route.crd.yaml', '--timeout', '5s'), error: /^Error: --timeout is for reading a CRD from the cluster, and needs --from-cluster\. Leave out --timeout, or pass --from-cluster <crd-name>\.$/ },
+  { name: 'create api --from-cluster: --timeout that is not a duration', dir: () => copyProject(project), args: route('--from-cluster', 'routes.route.openshift.io', '--timeout', 'two'), run: () => ({ env: { KUBECONFIG: fakes.kubeconfig(silent) } }), error: /^Error: --timeout two is not a duration\. Pass a Go-style duration such as 2m, 90s or 1m30s\.$/ },
+  { name: 'olm status: a zero --timeout', args: ['olm', 'status', '--timeout', '0s', '--kubeconfig', fakes.kubeconfig(silent)], error: /^Error: --timeout 0s is not a duration\./ },
+  { name: 'cleanup: a negative --timeout', args: ['cleanup', 'widget-operator', '--timeout=-1m', '--kubeconfig', fakes.kubeconfig(silent)], error: /^Error: --timeout -1m is not a duration\./ },
+], userDirectory);

@@ -67,7 +67,7 @@ export async function cleanupPackage(session: KubeSession, options: CleanupOptio
   // deleteAll deletes in reverse order (CRDs last); hand it the list reversed so it deletes in the order above.
   const left = await deleteAll(session, [...all].reverse(), io);
   if (left.length > 0) {
-    throw new UsageError(`timed out after ${formatDuration(session.budgetMs)} deleting ${left.length} objects of package ${packageName} (${left.slice(0, 3).map(describeObject).join(', ')})`, 'check their finalizers with kubectl, or pass a longer --timeout');
+    throw new UsageError(`timed out after ${formatDuration(session.rest.budgetMs)} deleting ${left.length} objects of package ${packageName} (${left.slice(0, 3).map(describeObject).join(', ')})`, 'check their finalizers with kubectl, or pass a longer --timeout');
   }
   return all.length;
 }

@@ -99,16 +99,6 @@ export class KubeSession {
     return serverOf(this.rest, this.hint);
   }
 
-  /** When the command's time (or the overtime granted after it) ends, epoch ms. */
-  get deadline(): number {
-    return this.rest.endsAt;
-  }
-
-  /** The length of the current budget: --timeout, or the overtime granted. */
-  get budgetMs(): number {
-    return this.rest.budgetMs;
-  }
-
   /** Aborts when the command's time ends: for work other than API requests (downloads, registry pulls). */
   get signal(): AbortSignal {
     return this.rest.signal;
@@ -129,7 +119,7 @@ export class KubeSession {
    * names what it was waiting for. A probe cut off by the end of the time
    * counts as not done yet.
    */
-  async pollUntil<T>(probe: () => Promise<T | undefined>, until = this.deadline): Promise<T | undefined> {
+  async pollUntil<T>(probe: () => Promise<T | undefined>, until = this.rest.endsAt): Promise<T | undefined> {
     for (;;) {
       if (this.rest.expired || Date.now() >= until) return undefined;
       let value: T | undefined;
@@ -140,7 +130,7 @@ export class KubeSession {
         throw err;
       }
       if (value !== undefined) return value;
-      const left = Math.min(until, this.deadline) - Date.now();
+      const left = Math.min(until, this.rest.endsAt) - Date.now();
       if (left <= 0) return undefined;
       await sleep(Math.min(POLL_MS, left));
     }
