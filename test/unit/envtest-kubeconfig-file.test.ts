@@ -4,9 +4,10 @@
  * creates is deleted at the stop; into the user's kubeconfig it merges one
  * cluster, user and context and puts the file back byte for byte; a file
  * changed meanwhile loses only our entries; symlinks are edited at their
- * target; a leftover of an earlier run is recognised as ours.
+ * target; a leftover of an earlier run is recognised as ours; kubectl's lock
+ * file is respected; two runs sharing one kubeconfig undo each other cleanly.
  *
- * Cost: under 1 s. Run: node --test dist/test/unit/envtest-kubeconfig-file.test.js
+ * Cost: about 3 s (the lock case waits its 2 s). Run: node --test dist/test/unit/envtest-kubeconfig-file.test.js
  */
 import assert from 'node:assert/strict';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -62,7 +63,7 @@ describe('envtest start and the kubeconfig it is given', () => {
     const plan = planKubeconfig(dir, path);
     assert.equal(plan.action, 'merge');
     const io = quietIO();
-    const written = writeKubeconfig(plan, ACCESS, io, dir);
+    const written = writeKubeconfig(dir, plan.path, ACCESS, io);
     const merged = parse(readFileSync(path, 'utf8')) as Record<string, any>;
     assert.deepEqual(names(merged, 'clusters'), ['prod', NAME]);
     assert.deepEqual(names(merged, 'users'), ['admin', NAME]);
@@ -82,7 +83,7 @@ describe('envtest start and the kubeconfig it is given', () => {
   test('a kubeconfig changed while envtest ran loses only our entries, and gets its current context back', () => {
     const dir = dirWith({ config: USER_KUBECONFIG });
     const path = join(dir, 'config');
-    const written = writeKubeconfig(planKubeconfig(dir, path), ACCESS, quietIO(), dir);
+    const written = writeKubeconfig(dir, path, ACCESS, quietIO());
     // Another tool adds its context meanwhile.
     writeFileSync(path, readFileSync(path, 'utf8').replace(/^contexts:\n/m, 'contexts:\n- context:\n    cluster: prod\n    user: admin\n  name: other\n'));
     const io = quietIO();
@@ -95,12 +96,50 @@ describe('envtest start and the kubeconfig it is given', () => {
     assert.match(io.lines.join('\n'), new RegExp(`was changed while envtest ran; removed only the context ${NAME}`));
   });
 
+  test('a change made while the control plane started is kept: the merge reads the file again', () => {
+    const dir = dirWith({ config: USER_KUBECONFIG });
+    const path = join(dir, 'config');
+    planKubeconfig(dir, path);
+    const changed = USER_KUBECONFIG.replace('current-context: prod', 'current-context: prod\n# switched meanwhile');
+    writeFileSync(path, changed);
+    const written = writeKubeconfig(dir, path, ACCESS, quietIO());
+    assert.match(readFileSync(path, 'utf8'), /# switched meanwhile/);
+    restoreKubeconfig(written, quietIO(), dir);
+    assert.equal(readFileSync(path, 'utf8'), changed);
+  });
+
+  test("kubectl's lock on the kubeconfig is respected: held, the write waits, then refuses without touching the file", () => {
+    const dir = dirWith({ config: USER_KUBECONFIG });
+    writeFileSync(join(dir, 'config.lock'), '');
+    assert.throws(() => writeKubeconfig(dir, join(dir, 'config'), ACCESS, quietIO()), /config\.lock exists: kubectl \(or another tool\) is editing the kubeconfig/);
+    assert.equal(readFileSync(join(dir, 'config'), 'utf8'), USER_KUBECONFIG);
+    assert.deepEqual(readdirSync(dir).sort(), ['config', 'config.lock']);
+  });
+
+  test('two runs on one kubeconfig: stopped in reverse order it is byte-identical; in start order only their entries go', () => {
+    const dir = dirWith({ config: USER_KUBECONFIG });
+    const path = join(dir, 'config');
+    const second = { ...ACCESS, server: 'https://127.0.0.1:40124' };
+    let a = writeKubeconfig(dir, path, ACCESS, quietIO());
+    let b = writeKubeconfig(dir, path, second, quietIO());
+    restoreKubeconfig(b, quietIO(), dir);
+    restoreKubeconfig(a, quietIO(), dir);
+    assert.equal(readFileSync(path, 'utf8'), USER_KUBECONFIG);
+    a = writeKubeconfig(dir, path, ACCESS, quietIO());
+    b = writeKubeconfig(dir, path, second, quietIO());
+    restoreKubeconfig(a, quietIO(), dir);
+    restoreKubeconfig(b, quietIO(), dir);
+    const after = parse(readFileSync(path, 'utf8')) as Record<string, any>;
+    for (const list of ['clusters', 'users', 'contexts']) assert.deepEqual(names(after, list), names(parse(USER_KUBECONFIG) as Record<string, any>, list));
+    assert.equal(readdirSync(dir).length, 1);
+  });
+
   test('a symlinked kubeconfig is edited at its target; the link stays a link', () => {
     const dir = dirWith({ real: USER_KUBECONFIG });
     symlinkSync('real', join(dir, 'link'));
     const plan = planKubeconfig(dir, join(dir, 'link'));
     assert.equal(plan.target, join(dir, 'real'));
-    const written = writeKubeconfig(plan, ACCESS, quietIO(), dir);
+    const written = writeKubeconfig(dir, plan.path, ACCESS, quietIO());
     assert.ok(lstatSync(join(dir, 'link')).isSymbolicLink());
     assert.match(readFileSync(join(dir, 'real'), 'utf8'), new RegExp(NAME));
     restoreKubeconfig(written, quietIO(), dir);
@@ -116,7 +155,7 @@ describe('envtest start and the kubeconfig it is given', () => {
       const before = readFileSync(path, 'utf8');
       const plan = planKubeconfig(dir, path);
       assert.equal(plan.action, 'merge');
-      const written = writeKubeconfig(plan, ACCESS, quietIO(), dir);
+      const written = writeKubeconfig(dir, plan.path, ACCESS, quietIO());
       assert.equal((parse(readFileSync(path, 'utf8')) as Record<string, unknown>)['current-context'], NAME);
       restoreKubeconfig(written, quietIO(), dir);
       assert.equal(readFileSync(path, 'utf8'), before);
@@ -128,7 +167,7 @@ describe('envtest start and the kubeconfig it is given', () => {
     const path = join(dir, 'bin', 'sub', 'envtest.kubeconfig');
     const plan = planKubeconfig(dir, path);
     assert.equal(plan.action, 'create');
-    const written = writeKubeconfig(plan, ACCESS, quietIO(), dir);
+    const written = writeKubeconfig(dir, plan.path, ACCESS, quietIO());
     assert.match(readFileSync(path, 'utf8'), new RegExp(`^# Written by ts-operator-sdk envtest start \\(pid ${process.pid}\\); removed when it stops\\.\\n`));
     assert.equal(statSync(path).mode & 0o777, 0o600);
     assert.equal(written.createdDir, join(dir, 'bin'));
@@ -148,7 +187,7 @@ describe('envtest start and the kubeconfig it is given', () => {
       writeFileSync(path, text, { mode: 0o600 });
       const plan = planKubeconfig(dir, path);
       assert.equal(plan.action, 'replace', name);
-      const written = writeKubeconfig(plan, ACCESS, quietIO(), dir);
+      const written = writeKubeconfig(dir, plan.path, ACCESS, quietIO());
       assert.match(readFileSync(path, 'utf8'), new RegExp(`pid ${process.pid}`));
       restoreKubeconfig(written, quietIO(), dir);
       assert.equal(existsSync(path), false, name);

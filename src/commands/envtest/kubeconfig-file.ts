@@ -8,10 +8,10 @@
  * changed the file meanwhile, removes only its own entries). A file that is
  * not a kubeconfig, or that it cannot rewrite safely, is refused before
  * anything starts. Every write is a temp file renamed over the target in the
- * target's directory, with the target's mode; a symlink is followed to the
- * file it names.
+ * target's directory, with the target's mode, under kubectl's `<path>.lock`;
+ * a symlink is followed to the file it names.
  */
-import { accessSync, chmodSync, chownSync, constants, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { accessSync, chmodSync, chownSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Document, isMap, isSeq, parseDocument, type YAMLMap, type YAMLSeq } from 'yaml';
 import type { CommandIO } from '../../cli/io.js';
@@ -113,27 +113,35 @@ export function planKubeconfig(cwd: string, path: string): KubeconfigPlan {
   return { ...kept, action: 'merge' };
 }
 
-/** Writes the kubeconfig as planned: a new file, or our entries merged into the user's. */
-export function writeKubeconfig(plan: KubeconfigPlan, access: EnvtestAccess, io: CommandIO, cwd: string): WrittenKubeconfig {
+/**
+ * Writes the kubeconfig: a new file, or our entries merged into the user's.
+ * Planned again here, under kubectl's lock: the file may have changed (or
+ * appeared) while the control plane started.
+ */
+export function writeKubeconfig(cwd: string, path: string, access: EnvtestAccess, io: CommandIO): WrittenKubeconfig {
   const name = `${ENTRY_PREFIX}${new URL(access.server).port || '443'}`;
-  if (plan.action !== 'merge') {
-    const doc = new Document({ apiVersion: 'v1', kind: 'Config', clusters: [], users: [], contexts: [], 'current-context': name, preferences: {} });
-    doc.commentBefore = ` ${MARKER} (pid ${process.pid}); removed when it stops.`;
+  return withKubectlLock(path, () => {
+    const plan = planKubeconfig(cwd, path);
+    if (plan.action !== 'merge') {
+      const doc = new Document({ apiVersion: 'v1', kind: 'Config', clusters: [], users: [], contexts: [], 'current-context': name, preferences: {} });
+      doc.commentBefore = ` ${MARKER} (pid ${process.pid}); removed when it stops.`;
+      addEntries(doc, name, access);
+      const createdDir = plan.action === 'create' ? mkdirSync(dirname(plan.target), { recursive: true }) : undefined;
+      const written = Buffer.from(doc.toString({ lineWidth: 0, indentSeq: false }));
+      // Only this user may read it: it holds the admin's private key.
+      replaceFile(plan.target, written, 0o600);
+      return { plan, name, written, createdDir };
+    }
+    const text = plan.original!.toString('utf8');
+    const doc = kubeconfigDocument(text, plan.path);
+    for (const list of ENTRY_LISTS) removeNamed(doc, list, name);
     addEntries(doc, name, access);
-    const createdDir = plan.action === 'create' ? mkdirSync(dirname(plan.target), { recursive: true }) : undefined;
-    const written = Buffer.from(doc.toString({ lineWidth: 0, indentSeq: false }));
-    // Only this user may read it: it holds the admin's private key.
-    replaceFile(plan.target, written, 0o600);
-    return { plan, name, written, createdDir };
-  }
-  const doc = kubeconfigDocument(plan.original!.toString('utf8'), plan.path);
-  for (const list of ENTRY_LISTS) removeNamed(doc, list, name);
-  addEntries(doc, name, access);
-  (doc.contents as YAMLMap).set('current-context', name);
-  const written = Buffer.from(renderLike(doc, plan.original!.toString('utf8')));
-  replaceFile(plan.target, written, plan.mode!, plan);
-  io.progress(`envtest: added the context ${name} to ${displayPath(cwd, plan.path)} and made it current; it is removed when envtest stops`);
-  return { plan, name, written };
+    (doc.contents as YAMLMap).set('current-context', name);
+    const written = Buffer.from(renderLike(doc, text));
+    replaceFile(plan.target, written, plan.mode!, plan);
+    io.progress(`envtest: added the context ${name} to ${displayPath(cwd, plan.path)} and made it current; it is removed when envtest stops`);
+    return { plan, name, written };
+  });
 }
 
 /**
@@ -143,6 +151,10 @@ export function writeKubeconfig(plan: KubeconfigPlan, access: EnvtestAccess, io:
  * removed (and the current context put back if it is still ours).
  */
 export function restoreKubeconfig(written: WrittenKubeconfig, io: CommandIO, cwd: string): void {
+  withKubectlLock(written.plan.path, () => restoreUnlocked(written, io, cwd));
+}
+
+function restoreUnlocked(written: WrittenKubeconfig, io: CommandIO, cwd: string): void {
   const { plan, name } = written;
   const shown = displayPath(cwd, plan.path);
   const current = existsSync(plan.target) ? readFileSync(plan.target) : undefined;
@@ -164,14 +176,49 @@ export function restoreKubeconfig(written: WrittenKubeconfig, io: CommandIO, cwd
   for (const list of ENTRY_LISTS) removeNamed(doc, list, name);
   const root = doc.contents as YAMLMap<unknown, unknown>;
   if (root.get('current-context') === name) {
-    const before = plan.original ? (kubeconfigDocument(plan.original.toString('utf8'), shown).contents as YAMLMap<unknown, unknown> | null)?.get('current-context') : undefined;
-    if (typeof before === 'string' && plan.action === 'merge') root.set('current-context', before);
+    // The context that was current before, if it is still there (another envtest's may be gone by now).
+    const before = plan.action === 'merge' ? (kubeconfigDocument(plan.original!.toString('utf8'), shown).contents as YAMLMap<unknown, unknown> | null)?.get('current-context') : undefined;
+    const contexts = root.get('contexts');
+    const stillThere = isSeq(contexts) && contexts.items.some((item) => isMap(item) && item.get('name') === before);
+    if (typeof before === 'string' && stillThere) root.set('current-context', before);
     else root.delete('current-context');
   }
   if (doc.commentBefore?.trimStart().startsWith(MARKER)) doc.commentBefore = null;
   const stat = statSync(plan.target);
   replaceFile(plan.target, Buffer.from(renderLike(doc, text)), stat.mode & 0o7777, stat);
   io.progress(`envtest: ${shown} was changed while envtest ran; removed only the context ${name} from it`);
+}
+
+/** How long to wait for kubectl's lock on a kubeconfig before giving up. */
+const LOCK_WAIT_MS = 2000;
+
+/**
+ * Runs `edit` holding `<path>.lock`, the lock kubectl and client-go take to
+ * edit a kubeconfig, so neither overwrites the other's change. A path whose
+ * directory does not exist yet needs no lock (nothing can be editing it).
+ */
+function withKubectlLock<T>(path: string, edit: () => T): T {
+  const lock = `${path}.lock`;
+  const giveUp = Date.now() + LOCK_WAIT_MS;
+  let fd: number | undefined;
+  for (;;) {
+    try {
+      fd = openSync(lock, 'wx', 0o600);
+      break;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return edit();
+      if (code !== 'EEXIST') throw err;
+      if (Date.now() >= giveUp) throw new UsageError(`${lock} exists: kubectl (or another tool) is editing the kubeconfig`, `try again; if nothing is editing it, delete ${lock}`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    }
+  }
+  try {
+    return edit();
+  } finally {
+    closeSync(fd);
+    rmSync(lock, { force: true });
+  }
 }
 
 /**

@@ -47,8 +47,8 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
       throw new UsageError(problem, `pass --bin-dir with etcd and kube-apiserver, or run \`npx ts-operator-sdk setup-envtest use ${SUGGESTED_VERSION} --bin-dir bin\``, { cause: err });
     }
   }
-  // Decided (or refused) before anything starts; nothing is written yet.
-  const kubeconfigPlan = planKubeconfig(cwd, options.kubeconfigPath);
+  // Refused before anything starts; nothing is written yet (writeKubeconfig looks again once the plane runs).
+  planKubeconfig(cwd, options.kubeconfigPath);
   const crdDirs = options.crdDirs.length > 0 ? options.crdDirs : existsSync(join(cwd, DEFAULT_CRD_DIR)) ? [join(cwd, DEFAULT_CRD_DIR)] : [];
   for (const dir of options.crdDirs) {
     if (!existsSync(dir)) throw new UsageError(`--crd-dir ${displayPath(cwd, dir)} does not exist`, 'pass a file or directory of CRD YAML (run `make manifests` first for config/crd/bases)');
@@ -79,7 +79,7 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
       throw new UsageError(`the control plane did not start: ${message}`, fix, { cause: err });
     }
     if (stopRequested) return;
-    written = writeKubeconfig(kubeconfigPlan, adminAccess(env), io, cwd);
+    written = writeKubeconfig(cwd, options.kubeconfigPath, adminAccess(env), io);
     io.progress(`envtest: API server ${env.kubeConfig.getCurrentCluster()?.server ?? ''} is ready (user with system:masters); Ctrl-C stops it`);
     io.out(`export KUBECONFIG=${options.kubeconfigPath}`);
 
