@@ -9,12 +9,12 @@
  * (test/unit/bad-input-cluster-*.test.ts) cover servers that never answer at
  * all and servers that are not Kubernetes.
  *
- * Cost: about 60 s (one control plane; the olm install case waits out 3 s
+ * Cost: about 50 s (one control plane; the olm install case waits out 3 s
  * plus two 10 s request bounds).
  * Run: KUBEBUILDER_ASSETS=... node --test dist/test/e2e/cluster-timeouts.test.js
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -100,6 +100,21 @@ describe('cluster commands on a real API server that stops answering', () => {
   test('a real API server passes the first look: cleanup says the package is not there', async () => {
     const result = await runCliAsync(['cleanup', 'widget-operator', '--kubeconfig', env.kubeConfigPath(), '-n', 'default', '--timeout', '20s'], { cwd: mkdtempSync(join(tmpdir(), 'cluster-cli-')) });
     assert.match(errorLine(result), /^Error: no operator with package widget-operator found in namespace default\./);
+  });
+
+  test('a real API server that rejects the credentials is named as such, not as a missing OLM or CRD', async () => {
+    const cluster = env.kubeConfig.getCurrentCluster()!;
+    const kubeconfig = join(mkdtempSync(join(tmpdir(), 'cluster-cli-')), 'bad-token');
+    writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: envtest\n  cluster:\n    server: ${cluster.server}\n    certificate-authority-data: ${cluster.caData}\nusers:\n- name: nobody\n  user:\n    token: not-a-valid-token\ncontexts:\n- name: envtest\n  context: {cluster: envtest, user: nobody}\ncurrent-context: envtest\n`);
+    const expected = `Error: the API server at ${cluster.server} rejected the kubeconfig's credentials (401 Unauthorized). Log in again (e.g. refresh the token), or use a kubeconfig whose user the cluster accepts.`;
+    const status = await runCliAsync(['olm', 'status', '--kubeconfig', kubeconfig, '--timeout', '20s'], { cwd: mkdtempSync(join(tmpdir(), 'cluster-cli-')) });
+    assert.equal(errorLine(status), expected);
+    const dir = copyProject(project);
+    const before = hashTree(dir);
+    const args = ['create', 'api', '--group', 'route', '--version', 'v1', '--kind', 'Route', '--external-api-domain', 'openshift.io', '--external-api-path', 'apis/external/route/v1', '--from-cluster', 'routes.route.openshift.io'];
+    const fromCluster = await runCliAsync(args, { cwd: dir, env: { KUBECONFIG: kubeconfig } });
+    assert.equal(errorLine(fromCluster), expected);
+    assert.equal(hashTree(dir), before);
   });
 
   test('olm status ends at --timeout when discovery hangs after the first look, naming the server', async () => {

@@ -5,7 +5,7 @@
  * cluster, user and context and puts the file back byte for byte; a file
  * changed meanwhile loses only our entries; symlinks are edited at their
  * target; a leftover of an earlier run is recognised as ours; kubectl's lock
- * file is respected; two runs sharing one kubeconfig undo each other cleanly.
+ * file is respected; two runs sharing one kubeconfig leave only the user's entries.
  *
  * Cost: about 3 s (the lock case waits its 2 s). Run: node --test dist/test/unit/envtest-kubeconfig-file.test.js
  */

@@ -164,7 +164,7 @@ export async function probeApiServer(main: BoundedRestClient, hint: KubeconfigHi
           throw new UsageError(`the API server at ${server} rejected the kubeconfig's credentials (401 Unauthorized)`, 'log in again (e.g. refresh the token), or use a kubeconfig whose user the cluster accepts');
         }
         // Forbidden by RBAC is still Kubernetes; the command's own requests say what is denied.
-        if (kubernetesStatus && err.statusCode === 403) return;
+        if (kubernetesStatus && err.statusCode === 403) break;
         status = err.statusCode;
       }
       const why = status !== 200 ? `GET ${path} answered HTTP ${status}` : notKubernetesAnswer(path, body);
