@@ -33,6 +33,8 @@ export interface RegistryOptions {
   skipTlsVerify?: boolean;
   /** Bound on each HTTP request, in ms. Default: 60 s. */
   timeoutMs?: number;
+  /** Aborts the pull (every request of it), e.g. when the command's --timeout runs out. Default: none. */
+  signal?: AbortSignal;
 }
 
 /** The registry answered, but not with the image (not found, denied, not an image). `status` is the HTTP status, 0 when there was no answer. */
@@ -188,7 +190,7 @@ function rawGet(url: string, headers: Record<string, string>, options: RegistryO
   return new Promise((resolve, reject) => {
     const req = (secure ? httpsRequest : httpRequest)(
       parsed,
-      { method: 'GET', headers: { 'user-agent': 'ts-operator-sdk', ...headers }, ...(secure && options.skipTlsVerify ? { rejectUnauthorized: false } : {}) },
+      { method: 'GET', headers: { 'user-agent': 'ts-operator-sdk', ...headers }, signal: options.signal, ...(secure && options.skipTlsVerify ? { rejectUnauthorized: false } : {}) },
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;

@@ -10,12 +10,13 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
+import { parse } from 'yaml';
 import { CLI, hashTree, tempProjectDir, writeStandInCrd } from '../scaffold/harness.js';
 
 const execFileAsync = promisify(execFile);
@@ -139,7 +140,7 @@ describe('envtest start', { timeout: 600_000 }, () => {
     const port = await freePort();
     const { started, kubeconfig, pids, rootDir } = await startPlane(t, project, ['--port', String(port), '--kubeconfig', 'kube/config']);
     assert.equal(kubeconfig, join(project, 'kube', 'config'));
-    assert.equal((JSON.parse(readFileSync(kubeconfig, 'utf8')) as { clusters: Array<{ cluster: { server: string } }> }).clusters[0]!.cluster.server, `https://127.0.0.1:${port}`);
+    assert.equal((parse(readFileSync(kubeconfig, 'utf8')) as { clusters: Array<{ cluster: { server: string } }> }).clusters[0]!.cluster.server, `https://127.0.0.1:${port}`);
     started.child.kill('SIGTERM');
     assert.deepEqual(await started.exited, { code: 0, signal: null }, started.stderr());
     for (const pid of pids) assert.equal(isAlive(pid), false);
@@ -159,6 +160,43 @@ describe('envtest start', { timeout: 600_000 }, () => {
     assert.match(errors[0]!, /^Error: kube-apiserver exited unexpectedly; the control plane is stopped\./);
     for (const pid of pids) assert.equal(isAlive(pid), false);
     assert.equal(existsSync(rootDir), false);
+    assert.equal(existsSync(kubeconfig), false);
+  });
+
+  test("merges its context into the user's kubeconfig (through a symlink), and puts the file back byte for byte on SIGINT", async (t) => {
+    const project = projectWithCrd();
+    const home = mkdtempSync(join(tmpdir(), 'envtest-home-'));
+    const userConfig = join(home, 'config');
+    const text = '# my clusters\napiVersion: v1\nclusters:\n- cluster:\n    server: https://prod.example.com:6443\n  name: prod\ncontexts:\n- context:\n    cluster: prod\n    user: admin\n  name: prod\ncurrent-context: prod\nkind: Config\npreferences: {}\nusers:\n- name: admin\n  user:\n    token: secret\n';
+    writeFileSync(userConfig, text, { mode: 0o640 });
+    symlinkSync(userConfig, join(project, 'kubeconfig'));
+    const before = hashTree(project);
+    const { started, kubeconfig } = await startPlane(t, project, ['--kubeconfig', 'kubeconfig']);
+    assert.equal(kubeconfig, join(project, 'kubeconfig'));
+    assert.match(started.stderr(), /added the context ts-operator-sdk-envtest-\d+ to kubeconfig and made it current/);
+    // kubectl reads the merged file: our context is current, the user's are still there.
+    const contexts = await execFileAsync('kubectl', ['--kubeconfig', kubeconfig, 'config', 'get-contexts', '-o', 'name'], { timeout: 60_000 });
+    assert.deepEqual(contexts.stdout.trim().split('\n').sort(), ['prod', `ts-operator-sdk-envtest-${new URL((parse(readFileSync(userConfig, 'utf8')) as { clusters: Array<{ cluster: { server: string } }> }).clusters[1]!.cluster.server).port}`]);
+    const crd = await execFileAsync('kubectl', ['--kubeconfig', kubeconfig, 'get', 'crd', `${CRD.plural}.${CRD.group}`, '-o', 'name'], { timeout: 60_000 });
+    assert.equal(crd.stdout.trim(), `customresourcedefinition.apiextensions.k8s.io/${CRD.plural}.${CRD.group}`);
+    assert.ok(lstatSync(join(project, 'kubeconfig')).isSymbolicLink());
+
+    started.child.kill('SIGINT');
+    assert.deepEqual(await started.exited, { code: 0, signal: null }, started.stderr());
+    assert.equal(readFileSync(userConfig, 'utf8'), text);
+    assert.equal(statSync(userConfig).mode & 0o777, 0o640);
+    assert.deepEqual(readdirSync(home), ['config']);
+    assert.equal(hashTree(project), before);
+  });
+
+  test('takes over the kubeconfig an earlier run left behind (killed with -9), and removes it on SIGTERM', async (t) => {
+    const project = projectWithCrd();
+    mkdirSync(join(project, 'bin'));
+    writeFileSync(join(project, 'bin', 'envtest.kubeconfig'), '# Written by ts-operator-sdk envtest start (pid 999999999); removed when it stops.\napiVersion: v1\nkind: Config\nclusters: []\n', { mode: 0o600 });
+    const { started, kubeconfig } = await startPlane(t, project);
+    assert.match(readFileSync(kubeconfig, 'utf8'), new RegExp(`^# Written by ts-operator-sdk envtest start \\(pid ${started.child.pid}\\)`));
+    started.child.kill('SIGTERM');
+    assert.deepEqual(await started.exited, { code: 0, signal: null }, started.stderr());
     assert.equal(existsSync(kubeconfig), false);
   });
 

@@ -7,6 +7,7 @@
  */
 import type { CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
+import { formatDuration } from '../olm/connection.js';
 import { deleteAll } from '../olm/install.js';
 import { describeObject, KubeSession, OLM_V1, OLM_V1ALPHA1, type KubeObject } from '../olm/kube.js';
 import { ownedCrdNames } from '../run/bundle-image.js';
@@ -25,14 +26,12 @@ export interface CleanupOptions {
   keepCrds?: ReadonlySet<string>;
   /** Delete the OperatorGroup run bundle created, when no other Subscription needs it (--delete-operator-groups). */
   deleteOperatorGroups: boolean;
-  timeoutMs: number;
   io: CommandIO;
 }
 
-/** Removes the package's objects; returns how many objects it deleted. */
+/** Removes the package's objects, within the session's time; returns how many objects it deleted. */
 export async function cleanupPackage(session: KubeSession, options: CleanupOptions): Promise<number> {
   const { packageName, namespace, io } = options;
-  const deadline = Date.now() + options.timeoutMs;
   const ours = `${PACKAGE_LABEL}=${packageName}`;
   const subscriptions = (await session.list(OLM_V1ALPHA1, 'Subscription', namespace)).filter((sub) => sub.spec?.name === packageName);
   const csvNames = new Set<string>();
@@ -66,9 +65,9 @@ export async function cleanupPackage(session: KubeSession, options: CleanupOptio
   const all = [...subscriptions.map((sub) => ({ ...sub, apiVersion: OLM_V1ALPHA1, kind: 'Subscription' })), ...csvs, ...plans, ...crds, ...catalogs, ...pods, ...configMaps, ...groups] as KubeObject[];
   for (const obj of all) io.debug(`deleting ${describeObject(obj)}`);
   // deleteAll deletes in reverse order (CRDs last); hand it the list reversed so it deletes in the order above.
-  const left = await deleteAll(session, [...all].reverse(), deadline, io);
+  const left = await deleteAll(session, [...all].reverse(), io);
   if (left.length > 0) {
-    throw new UsageError(`timed out after ${Math.round(options.timeoutMs / 1000)}s deleting ${left.length} objects of package ${packageName} (${left.slice(0, 3).map(describeObject).join(', ')})`, 'check their finalizers with kubectl, or pass a longer --timeout');
+    throw new UsageError(`timed out after ${formatDuration(session.rest.budgetMs)} deleting ${left.length} objects of package ${packageName} (${left.slice(0, 3).map(describeObject).join(', ')})`, 'check their finalizers with kubectl, or pass a longer --timeout');
   }
   return all.length;
 }

@@ -23,10 +23,10 @@ export function registerCleanup(program: Command, ctx: CliContext): void {
 Examples:
   $ ts-operator-sdk cleanup memcached-operator -n operators`)
     .action(async (packageName: string, opts: { deleteAll: boolean; deleteCrds: boolean; deleteOperatorGroups: boolean; kubeconfig?: string; namespace?: string; timeout: string }) => {
-      const { KubeSession, parseDuration, clusterError } = await import('../olm/kube.js');
+      const { KubeSession, parseDuration } = await import('../olm/kube.js');
       const { cleanupPackage } = await import('./cleanup.js');
       const timeoutMs = parseDuration('--timeout', opts.timeout);
-      const session = KubeSession.open(opts.kubeconfig);
+      const session = await KubeSession.connect({ kubeconfig: opts.kubeconfig, timeoutMs });
       const namespace = opts.namespace ?? session.defaultNamespace();
       try {
         const deleted = await cleanupPackage(session, {
@@ -34,13 +34,12 @@ Examples:
           namespace,
           deleteCrds: opts.deleteAll || opts.deleteCrds,
           deleteOperatorGroups: opts.deleteAll || opts.deleteOperatorGroups,
-          timeoutMs,
           io: ctx.io,
         });
         if (deleted === 0) throw new UsageError(`no operator with package ${packageName} found in namespace ${namespace}`, 'check the package name (the bundle\'s package annotation) and pass -n with the namespace it was run in');
         ctx.io.progress(`Operator "${packageName}" uninstalled`);
       } catch (err) {
-        throw clusterError(err, `cleaning up ${packageName}`);
+        throw session.failure(err, `cleaning up ${packageName}`);
       } finally {
         await session.close();
       }

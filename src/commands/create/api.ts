@@ -31,6 +31,8 @@ export interface CreateApiOptions {
   externalApiDomain?: string;
   fromCrd?: string;
   fromCluster?: string;
+  /** --timeout: how long --from-cluster may take (see ./external-api.ts). */
+  timeout?: string;
 }
 
 const MULTIGROUP_HINT = 'multiple groups are not allowed by default, to enable multi-group run `ts-operator-sdk edit --multigroup`';
@@ -107,6 +109,9 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   const tree = new VirtualTree(resolve(options.directory));
   const project = readProject(tree);
   assertOurLayout(project);
+  if (options.timeout !== undefined && options.fromCluster === undefined) {
+    throw new UsageError('--timeout is for reading a CRD from the cluster, and needs --from-cluster', 'leave out --timeout, or pass --from-cluster <crd-name>');
+  }
   if (options.externalApiPath !== undefined) {
     const { createExternalApi } = await import('./external-api.js');
     return createExternalApi(tree, project, { ...options, externalApiPath: options.externalApiPath }, io);

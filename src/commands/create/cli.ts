@@ -31,6 +31,7 @@ export function registerCreateApi(program: Command, ctx: CliContext): void {
     .option('--external-api-domain <domain>', "the external kind's domain: its API group is <group>.<domain>")
     .option('--from-crd <file>', "with --external-api-path: generate the kind's types from this CRD file")
     .option('--from-cluster <crd-name>', "with --external-api-path: generate the kind's types from this CRD in the kubeconfig's cluster")
+    .option('--timeout <duration>', 'with --from-cluster: time to wait for the cluster before failing (default 30s)')
     .addHelpText('after', `
 Examples:
   # Create a Memcached API with group cache and version v1
@@ -47,7 +48,7 @@ Examples:
 
   # A kind you don't own (OpenShift's Route): types generated from its CRD, and a controller
   $ ts-operator-sdk create api --group route --version v1 --kind Route --external-api-path apis/external/route/v1 --external-api-domain openshift.io --from-crd route-crd.yaml`)
-    .action(async (opts: { group: string; version?: string; kind?: string; plural?: string; resource?: boolean; controller?: boolean; namespaced: boolean; force: boolean; dryRun: boolean; externalApiPath?: string; externalApiDomain?: string; fromCrd?: string; fromCluster?: string }) => {
+    .action(async (opts: { group: string; version?: string; kind?: string; plural?: string; resource?: boolean; controller?: boolean; namespaced: boolean; force: boolean; dryRun: boolean; externalApiPath?: string; externalApiDomain?: string; fromCrd?: string; fromCluster?: string; timeout?: string }) => {
       // Loaded on use: only the command that runs pays for its templates and modules.
       const { createApi } = await import('./api.js');
       await createApi({ directory: ctx.cwd, interactive: ctx.interactive, ...opts }, ctx.io);

@@ -2,7 +2,7 @@ import { posix, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { UsageError } from '../../errors.js';
 import type { CreateApiOptions } from './api.js';
-import { chooseVersion, readCrdFile, readCrdFromCluster, type CrdModel } from '../../generators/crd-to-typescript/crd-source.js';
+import { chooseVersion, crdModel, readCrdFile, type CrdModel } from '../../generators/crd-to-typescript/crd-source.js';
 import { crdToTypeScript } from '../../generators/crd-to-typescript/schema-to-typescript.js';
 import { boilerplateHeader } from '../../scaffold/boilerplate.js';
 import { scaffoldFiles, type FileSpec } from '../../scaffold/files.js';
@@ -20,9 +20,15 @@ import { apiInserters, reconcilerLocalName } from './api.js';
  * installs another operator's CRD.
  */
 export const EXTERNAL_CRD_DIR = 'config/crd/external';
+/**
+ * How long --from-cluster may take without --timeout. kubectl waits as long
+ * as the server takes; a scaffolding command should not hang on a cluster
+ * that does not answer, and one GET of a CRD takes milliseconds.
+ */
+export const FROM_CLUSTER_TIMEOUT = '30s';
 
 /** The options of `create api` that apply to a kind another project owns. */
-export type ExternalApiOptions = Pick<CreateApiOptions, 'group' | 'version' | 'kind' | 'plural' | 'controller' | 'namespaced' | 'force' | 'dryRun' | 'interactive'> & {
+export type ExternalApiOptions = Pick<CreateApiOptions, 'group' | 'version' | 'kind' | 'plural' | 'controller' | 'namespaced' | 'force' | 'dryRun' | 'interactive' | 'timeout'> & {
   /** Undefined when the flag was not given: external kinds never get a CRD, so only `true` is refused. */
   resource?: boolean;
   /** Project directory of the kind's TypeScript types (kubebuilder: the Go import path); PROJECT `path`. */
@@ -48,11 +54,13 @@ export async function createExternalApi(tree: VirtualTree, project: ProjectConfi
     throw new UsageError('--resource cannot be used with --external-api-path: an external kind\'s CRD belongs to the project that owns it', 'leave out --resource (or pass --resource=false)');
   }
   if (options.fromCrd !== undefined && options.fromCluster !== undefined) throw new UsageError('--from-crd and --from-cluster both name the CRD to read', 'pass only one of them');
+  const { parseDuration } = await import('../olm/kube.js');
+  const timeoutMs = parseDuration('--timeout', options.timeout ?? FROM_CLUSTER_TIMEOUT);
   const typesDir = checkedTypesDir(options.externalApiPath, project);
 
   const crd = options.fromCrd !== undefined
     ? readCrdFile(resolve(tree.root, options.fromCrd), options.fromCrd, options.kind)
-    : options.fromCluster !== undefined ? await readCrdFromCluster(options.fromCluster) : undefined;
+    : options.fromCluster !== undefined ? await readCrdFromCluster(options.fromCluster, timeoutMs) : undefined;
   const kind = options.kind ?? crd?.kind;
   if (!kind) throw new UsageError('missing --kind', 'pass the kind, e.g. --kind Route');
   validateKind(kind);
@@ -156,6 +164,32 @@ function projectPrintWidth(tree: VirtualTree): number | undefined {
     if (file !== 'package.json' && config !== undefined) return undefined;
   }
   return undefined;
+}
+
+/**
+ * Reads the CRD named `name` (`<plural>.<group>`, as `kubectl get crd` lists
+ * it) from the cluster of the current kubeconfig context (KUBECONFIG,
+ * ~/.kube/config or in-cluster), within `timeoutMs` in all.
+ */
+async function readCrdFromCluster(name: string, timeoutMs: number): Promise<CrdModel> {
+  const { KubeSession } = await import('../olm/kube.js');
+  const { NotFoundError } = await import('../../runtime/errors.js');
+  const { loadKubeConfig } = await import('../../runtime/kubeconfig.js');
+  let config;
+  try {
+    config = loadKubeConfig();
+  } catch (error) {
+    throw new UsageError(`cannot read the CRD ${name} from a cluster: ${(error as Error).message}`, 'point KUBECONFIG at the cluster, or pass the CRD as a file with --from-crd', { cause: error });
+  }
+  const session = await KubeSession.connect({ config, timeoutMs, hint: 'KUBECONFIG' });
+  try {
+    return crdModel(await session.rest.request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`), `the cluster's CRD ${name}`);
+  } catch (error) {
+    if (error instanceof NotFoundError) throw new UsageError(`the cluster ${session.server} has no CRD named ${name}`, 'pass the name `kubectl get crd` lists (<plural>.<group>), or install the CRD first');
+    throw session.failure(error, `reading the CRD ${name}`);
+  } finally {
+    await session.close();
+  }
 }
 
 /** The types directory, checked: inside the project, and not the types of one of its own APIs. */

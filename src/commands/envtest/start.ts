@@ -1,12 +1,12 @@
-import { accessSync, constants, existsSync, mkdirSync, renameSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, rmdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
 import { displayPath } from '../../paths.js';
 import { locateBinary } from '../../runtime/envtest/assets.js';
-import { Environment } from '../../runtime/envtest/environment.js';
-import { cachedEnvtestAssets } from '../../runtime/envtest/setup-envtest.js';
+import type { Environment } from '../../runtime/envtest/environment.js';
+import { planKubeconfig, restoreKubeconfig, writeKubeconfig, type EnvtestAccess, type WrittenKubeconfig } from './kubeconfig-file.js';
 
 /** The CRDs `make manifests` writes, installed when present. */
 const DEFAULT_CRD_DIR = join('config', 'crd', 'bases');
@@ -47,11 +47,15 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
       throw new UsageError(problem, `pass --bin-dir with etcd and kube-apiserver, or run \`npx ts-operator-sdk setup-envtest use ${SUGGESTED_VERSION} --bin-dir bin\``, { cause: err });
     }
   }
-  checkKubeconfigWritable(cwd, options.kubeconfigPath);
+  // Refused before anything starts; nothing is written yet (writeKubeconfig looks again once the plane runs).
+  planKubeconfig(cwd, options.kubeconfigPath);
   const crdDirs = options.crdDirs.length > 0 ? options.crdDirs : existsSync(join(cwd, DEFAULT_CRD_DIR)) ? [join(cwd, DEFAULT_CRD_DIR)] : [];
   for (const dir of options.crdDirs) {
     if (!existsSync(dir)) throw new UsageError(`--crd-dir ${displayPath(cwd, dir)} does not exist`, 'pass a file or directory of CRD YAML (run `make manifests` first for config/crd/bases)');
   }
+
+  // Loaded once the input is checked: a refusal should not wait for the control plane's modules.
+  const { Environment } = await import('../../runtime/envtest/environment.js');
 
   // Signals that arrive while starting also stop; they are handled from here on.
   let stopRequested: NodeJS.Signals | undefined;
@@ -63,8 +67,7 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
 
   const env = new Environment({ binaryAssetsDirectory: assets, crdDirectoryPaths: crdDirs, errorIfCRDPathMissing: true, apiServerPort: options.port });
-  let wroteKubeconfig = false;
-  let createdDir: string | undefined;
+  let written: WrittenKubeconfig | undefined;
   try {
     io.progress(`starting etcd and kube-apiserver from ${displayPath(cwd, assets)}${crdDirs.length > 0 ? `, with the CRDs in ${crdDirs.map((dir) => displayPath(cwd, dir)).join(', ')}` : ''}`);
     try {
@@ -76,8 +79,7 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
       throw new UsageError(`the control plane did not start: ${message}`, fix, { cause: err });
     }
     if (stopRequested) return;
-    createdDir = writeKubeconfig(options.kubeconfigPath, env.kubeConfig.exportConfig());
-    wroteKubeconfig = true;
+    written = writeKubeconfig(cwd, options.kubeconfigPath, adminAccess(env), io);
     io.progress(`envtest: API server ${env.kubeConfig.getCurrentCluster()?.server ?? ''} is ready (user with system:masters); Ctrl-C stops it`);
     io.out(`export KUBECONFIG=${options.kubeconfigPath}`);
 
@@ -97,59 +99,39 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
     io.progress(`envtest: ${stopRequested} received, stopping`);
   } finally {
     await env.stop();
-    if (wroteKubeconfig) rmSync(options.kubeconfigPath, { force: true });
-    // Only directories this run created, and only if nothing else went into them since.
-    if (createdDir !== undefined) removeEmptyDirs(createdDir, dirname(options.kubeconfigPath));
     for (const signal of STOP_SIGNALS) process.removeListener(signal, onSignal);
+    if (written) {
+      try {
+        restoreKubeconfig(written, io, cwd);
+      } catch (err) {
+        // Thrown from finally on purpose: a kubeconfig left with our entries must not pass silently.
+        throw new UsageError(`could not put --kubeconfig ${displayPath(cwd, options.kubeconfigPath)} back as it was (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, `remove the context ${written.name} from it yourself (kubectl config delete-context ${written.name})`, { cause: err });
+      }
+      // Only directories this run created, and only if nothing else went into them since.
+      if (written.createdDir !== undefined) removeEmptyDirs(written.createdDir, dirname(written.plan.target));
+    }
   }
+}
+
+/** The admin credentials of the running plane, for the kubeconfig. */
+function adminAccess(env: Environment): EnvtestAccess {
+  const cluster = env.kubeConfig.getCurrentCluster();
+  const user = env.kubeConfig.getCurrentUser();
+  if (!cluster?.caData || !user?.certData || !user.keyData) throw new Error('envtest: the admin kubeconfig has no CA or client certificate');
+  return { server: cluster.server, caData: cluster.caData, certData: user.certData, keyData: user.keyData };
 }
 
 /** --bin-dir, then KUBEBUILDER_ASSETS, then the newest setup-envtest download in the project's bin/ or the user cache. */
 async function findAssets(options: EnvtestStartOptions): Promise<{ dir: string; source: string }> {
   if (options.binDir !== undefined) return { dir: options.binDir, source: '--bin-dir' };
   if (process.env.KUBEBUILDER_ASSETS) return { dir: process.env.KUBEBUILDER_ASSETS, source: 'KUBEBUILDER_ASSETS' };
+  const { cachedEnvtestAssets } = await import('../../runtime/envtest/setup-envtest.js');
   const found = (await cachedEnvtestAssets(join(options.cwd, PROJECT_BIN_DIR))) ?? (await cachedEnvtestAssets());
   if (found) return { dir: found, source: 'the setup-envtest download' };
   throw new UsageError(
     'no envtest binaries: --bin-dir and KUBEBUILDER_ASSETS are unset and setup-envtest has downloaded none',
     `run \`make envtest-start\` (it downloads them), or \`npx ts-operator-sdk setup-envtest use ${SUGGESTED_VERSION} --bin-dir bin\` first`,
   );
-}
-
-/**
- * Fails before anything starts when the kubeconfig could not be written: a
- * directory, or under a file, or in a directory this user cannot write.
- * Creates nothing, so a failed start leaves the project as it was.
- */
-function checkKubeconfigWritable(cwd: string, path: string): void {
-  const shown = displayPath(cwd, path);
-  if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--kubeconfig ${shown} is a directory`, 'pass a file path, e.g. --kubeconfig bin/envtest.kubeconfig');
-  let ancestor = dirname(path);
-  while (!existsSync(ancestor) && dirname(ancestor) !== ancestor) ancestor = dirname(ancestor);
-  const problem = !statSync(ancestor).isDirectory() ? `${displayPath(cwd, ancestor)} is not a directory` : !isWritable(existsSync(path) ? path : ancestor) ? 'permission denied' : undefined;
-  if (problem) throw new UsageError(`cannot write the kubeconfig ${shown}: ${problem}`, 'pass a writable path with --kubeconfig');
-}
-
-function isWritable(path: string): boolean {
-  try {
-    accessSync(path, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Written whole or not at all, readable only by this user (it holds the
- * admin's private key). Returns the first directory it had to create, so
- * the stop can remove it again.
- */
-function writeKubeconfig(path: string, content: string): string | undefined {
-  const createdDir = mkdirSync(dirname(path), { recursive: true });
-  const staging = `${path}.${process.pid}.tmp`;
-  writeFileSync(staging, content, { mode: 0o600 });
-  renameSync(staging, path);
-  return createdDir;
 }
 
 /** Removes `deepest` and its parents up to and including `top`, stopping at the first that is not empty. */

@@ -9,14 +9,21 @@ import type { CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
 import type { Condition } from '../../runtime/apitypes.js';
 import { findStatusCondition } from '../../runtime/conditions.js';
-import { clusterError, describeObject, KubeSession, OLM_V1ALPHA1, pollUntil, type KubeObject } from './kube.js';
-import { DEFAULT_OLM_VERSION, fetchOlmManifests, type OlmManifests } from './manifests.js';
+import { formatDuration } from './connection.js';
+import { describeObject, isUnanswered, KubeSession, OLM_V1ALPHA1, type KubeObject } from './kube.js';
+import { checkOlmVersion, DEFAULT_OLM_VERSION, fetchOlmManifests, type OlmManifests } from './manifests.js';
 
 /** The CSV through which OLM serves its package API; its phase says whether OLM works. */
 const PACKAGESERVER_CSV = 'packageserver';
 export const DEFAULT_OLM_NAMESPACE = 'olm';
-/** How long a failed install may take to delete what it created. */
+/**
+ * How long a failed install may take to delete what it created, after
+ * --timeout: CRD deletion waits for the API server's finalizer, which can take
+ * a minute on a busy server. A server that stops answering ends it at once.
+ */
 const CLEANUP_BUDGET_MS = 180_000;
+/** Time granted after --timeout ran out to ask the cluster what blocked the command, for its message. */
+export const DIAGNOSIS_BUDGET_MS = 15_000;
 
 /** Options shared by the three commands. */
 export interface OlmOptions {
@@ -31,12 +38,13 @@ export interface OlmOptions {
 /** Installs OLM; throws a UsageError (after removing what it created) when it cannot. */
 export async function olmInstall(options: OlmOptions): Promise<void> {
   const { io } = options;
-  const deadline = Date.now() + options.timeoutMs;
   const version = options.version ?? DEFAULT_OLM_VERSION;
-  const manifests = await fetchOlmManifests(version, options.timeoutMs);
-  const session = KubeSession.open(options.kubeconfig);
+  checkOlmVersion(version);
+  // The cluster first: a download is no use when the cluster cannot take it.
+  const session = await KubeSession.connect(options);
   const created: KubeObject[] = [];
   try {
+    const manifests = await fetchOlmManifests(version, session.signal);
     for (const crd of manifests.crds) {
       if (await session.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd.metadata!.name!)) {
         throw new UsageError(`OLM is already installed: CustomResourceDefinition ${crd.metadata!.name} exists`, 'run `ts-operator-sdk olm status` to see it, or `ts-operator-sdk olm uninstall` before installing another version');
@@ -45,25 +53,26 @@ export async function olmInstall(options: OlmOptions): Promise<void> {
     io.progress(`Installing OLM version ${manifests.version}: ${manifests.crds.length} CRDs, ${manifests.resources.length} resources`);
     for (const crd of manifests.crds) created.push(await createLogged(session, crd, io));
     for (const crd of manifests.crds) {
-      const established = await pollUntil(deadline, async () => (conditionTrue(await session.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd.metadata!.name!), 'Established') ? true : undefined));
+      const established = await session.pollUntil(async () => (conditionTrue(await session.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd.metadata!.name!), 'Established') ? true : undefined));
       if (!established) throw timeoutError(options, `CustomResourceDefinition ${crd.metadata!.name} was not Established`);
     }
     session.mapper.reset();
     for (const obj of manifests.resources) created.push(await createLogged(session, obj, io));
     for (const deployment of manifests.resources.filter((obj) => obj.kind === 'Deployment')) {
       io.progress(`Waiting for Deployment ${deployment.metadata!.namespace}/${deployment.metadata!.name} to be available`);
-      const ready = await pollUntil(deadline, async () => (deploymentAvailable(await session.get('apps/v1', 'Deployment', deployment.metadata!.name!, deployment.metadata!.namespace)) ? true : undefined));
-      if (!ready) throw timeoutError(options, await deploymentBlocker(session, deployment));
+      const ready = await session.pollUntil(async () => (deploymentAvailable(await session.get('apps/v1', 'Deployment', deployment.metadata!.name!, deployment.metadata!.namespace)) ? true : undefined));
+      if (!ready) throw timeoutError(options, await diagnose(session, () => deploymentBlocker(session, deployment)));
     }
     const csv = manifests.resources.find((obj) => obj.kind === 'ClusterServiceVersion');
     if (csv) {
       io.progress(`Waiting for ClusterServiceVersion ${csv.metadata!.namespace}/${csv.metadata!.name} to succeed`);
-      const succeeded = await pollUntil(deadline, async () => {
+      const succeeded = await session.pollUntil(async () => {
         const current = await session.get(OLM_V1ALPHA1, 'ClusterServiceVersion', csv.metadata!.name!, csv.metadata!.namespace);
         if (current?.status?.phase === 'Failed') throw new UsageError(`ClusterServiceVersion ${csv.metadata!.name} failed: ${current.status.reason ?? ''} ${current.status.message ?? ''}`.trim(), 'see `kubectl -n olm logs deploy/olm-operator`, then run `ts-operator-sdk olm install` again');
         return current?.status?.phase === 'Succeeded' ? true : undefined;
       });
       if (!succeeded) {
+        session.overtime(DIAGNOSIS_BUDGET_MS);
         const current = await session.get(OLM_V1ALPHA1, 'ClusterServiceVersion', csv.metadata!.name!, csv.metadata!.namespace);
         // The CSV waits on its own Deployments: say what their pods are doing.
         let pods = '';
@@ -80,11 +89,12 @@ export async function olmInstall(options: OlmOptions): Promise<void> {
   } catch (err) {
     if (created.length > 0) {
       io.progress(`Installing OLM failed; deleting the ${created.length} resources it created`);
-      // Its own budget, not what is left of --timeout: CRD deletion waits for the API server's finalizer, which can take a minute on a busy server.
-      const left = await deleteAll(session, created, Date.now() + CLEANUP_BUDGET_MS, io);
+      // Its own budget, not what is left of --timeout (see CLEANUP_BUDGET_MS).
+      session.overtime(CLEANUP_BUDGET_MS);
+      const left = await deleteAll(session, created, io).catch(() => created);
       if (left.length > 0) io.progress(`still not deleted: ${left.map(describeObject).join(', ')}; delete them with kubectl before installing again`);
     }
-    throw clusterError(err, 'installing OLM');
+    throw session.failure(err, 'installing OLM');
   } finally {
     await session.close();
   }
@@ -92,16 +102,17 @@ export async function olmInstall(options: OlmOptions): Promise<void> {
 
 /** Prints the resource table of the installed OLM; a UsageError when OLM is not installed. */
 export async function olmStatus(options: OlmOptions): Promise<void> {
-  const session = KubeSession.open(options.kubeconfig);
+  if (options.version !== undefined) checkOlmVersion(options.version);
+  const session = await KubeSession.connect(options);
   try {
     const version = options.version ?? (await installedVersion(session, options.olmNamespace));
-    const manifests = await fetchOlmManifests(version, options.timeoutMs);
+    const manifests = await fetchOlmManifests(version, session.signal);
     options.io.progress(`Fetching CRDs for version "${manifests.version}"`);
     const healthy = await printStatusTable(session, manifests, options.io, options.olmNamespace);
     if (!healthy) throw new UsageError(`OLM ${manifests.version} is not healthy: some of its resources are missing or not ready (see the table)`, 'run `ts-operator-sdk olm uninstall`, then `ts-operator-sdk olm install`');
     options.io.progress(`Successfully got OLM status for version "${manifests.version}"`);
   } catch (err) {
-    throw clusterError(err, 'reading the OLM status');
+    throw session.failure(err, 'reading the OLM status');
   } finally {
     await session.close();
   }
@@ -109,17 +120,17 @@ export async function olmStatus(options: OlmOptions): Promise<void> {
 
 /** Deletes every resource of the installed OLM version, CRDs last, and waits until they are gone. */
 export async function olmUninstall(options: OlmOptions): Promise<void> {
-  const deadline = Date.now() + options.timeoutMs;
-  const session = KubeSession.open(options.kubeconfig);
+  if (options.version !== undefined) checkOlmVersion(options.version);
+  const session = await KubeSession.connect(options);
   try {
     const version = options.version ?? (await installedVersion(session, options.olmNamespace));
-    const manifests = await fetchOlmManifests(version, options.timeoutMs);
+    const manifests = await fetchOlmManifests(version, session.signal);
     options.io.progress(`Uninstalling OLM version "${manifests.version}"`);
-    const left = await deleteAll(session, [...manifests.crds, ...manifests.resources], deadline, options.io);
+    const left = await deleteAll(session, [...manifests.crds, ...manifests.resources], options.io);
     if (left.length > 0) throw timeoutError(options, `${left.length} resources were not deleted yet (${left.slice(0, 3).map(describeObject).join(', ')})`);
     options.io.progress(`Successfully uninstalled OLM version "${manifests.version}"`);
   } catch (err) {
-    throw clusterError(err, 'uninstalling OLM');
+    throw session.failure(err, 'uninstalling OLM');
   } finally {
     await session.close();
   }
@@ -149,18 +160,19 @@ async function createLogged(session: KubeSession, obj: KubeObject, io: CommandIO
 /**
  * Deletes objects in reverse order (the CSV before its Deployments, the
  * namespaces last, CRDs after the objects that use them) and waits until
- * each is gone or `deadline`; returns the ones still there.
+ * each is gone or the session's time runs out; returns the ones still there.
+ * A server that does not answer ends it with that error.
  *
  * OLM's own objects (CSVs, CatalogSources, Subscriptions) go first, while
  * olm-operator still runs to remove their finalizers; any that still hold a
  * finalizer after OLM_FINALIZER_WAIT_MS get it stripped, since nothing else
  * would ever remove it once OLM is gone.
  */
-export async function deleteAll(session: KubeSession, objects: readonly KubeObject[], deadline: number, io: CommandIO): Promise<KubeObject[]> {
+export async function deleteAll(session: KubeSession, objects: readonly KubeObject[], io: CommandIO): Promise<KubeObject[]> {
   const order = [...objects].reverse().sort((a, b) => rank(a) - rank(b));
   const olmOwned = order.filter(isOlmKind);
   if (olmOwned.length > 0) {
-    await deleteAndWait(session, olmOwned, Math.min(deadline, Date.now() + OLM_FINALIZER_WAIT_MS), io);
+    await deleteAndWait(session, olmOwned, io, Date.now() + OLM_FINALIZER_WAIT_MS);
     for (const obj of olmOwned) {
       const current = await session.get(obj.apiVersion!, obj.kind!, obj.metadata!.name!, obj.metadata?.namespace).catch(() => undefined);
       if (current?.metadata?.finalizers?.length) {
@@ -169,7 +181,7 @@ export async function deleteAll(session: KubeSession, objects: readonly KubeObje
       }
     }
   }
-  return deleteAndWait(session, order, deadline, io);
+  return deleteAndWait(session, order, io);
 }
 
 /** How long OLM gets to finalize its own objects before their finalizers are removed. */
@@ -179,11 +191,11 @@ function isOlmKind(obj: KubeObject): boolean {
   return (obj.apiVersion ?? '').startsWith('operators.coreos.com/');
 }
 
-async function deleteAndWait(session: KubeSession, order: readonly KubeObject[], deadline: number, io: CommandIO): Promise<KubeObject[]> {
+async function deleteAndWait(session: KubeSession, order: readonly KubeObject[], io: CommandIO, until?: number): Promise<KubeObject[]> {
   for (const obj of order) await requestDeletion(session, obj, io);
   let left = [...order];
   const lastNudge = new Map<KubeObject, number>();
-  await pollUntil(deadline, async () => {
+  await session.pollUntil(async () => {
     const still: KubeObject[] = [];
     for (const obj of left) {
       const { state, current } = await deletionState(session, obj);
@@ -202,15 +214,16 @@ async function deleteAndWait(session: KubeSession, order: readonly KubeObject[],
     }
     left = still;
     return left.length === 0 ? true : undefined;
-  });
+  }, until);
   return left;
 }
 
-/** Sends the DELETE; a failure is reported and left to the caller's next look. */
+/** Sends the DELETE; a refusal is reported and left to the caller's next look, a server that does not answer ends the deletion. */
 async function requestDeletion(session: KubeSession, obj: KubeObject, io: CommandIO): Promise<void> {
   try {
     if (await session.delete(obj)) io.debug(`deleted ${describeObject(obj)}`);
   } catch (err) {
+    if (isUnanswered(err)) throw err;
     io.progress(`could not delete ${describeObject(obj)}: ${(err as Error).message.split('\n')[0]}`);
   }
 }
@@ -298,7 +311,16 @@ export function describePod(pod: KubeObject): string {
 }
 
 function timeoutError(options: OlmOptions, blocker: string): UsageError {
-  return new UsageError(`timed out after ${Math.round(options.timeoutMs / 1000)}s waiting for OLM: ${blocker}`, 'fix what blocks it (see kubectl -n olm get pods,events), or pass a longer --timeout');
+  return new UsageError(`timed out after ${formatDuration(options.timeoutMs)} waiting for OLM: ${blocker}`, 'fix what blocks it (see kubectl -n olm get pods,events), or pass a longer --timeout');
+}
+
+/**
+ * What blocked a wait that ran out of time, asked of the cluster in a short
+ * overtime (DIAGNOSIS_BUDGET_MS) since the command's own time is used up.
+ */
+export async function diagnose(session: KubeSession, describe: () => Promise<string>): Promise<string> {
+  session.overtime(DIAGNOSIS_BUDGET_MS);
+  return describe();
 }
 
 /**

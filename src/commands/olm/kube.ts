@@ -1,17 +1,19 @@
 /**
- * The cluster side shared by `olm`, `run bundle` and `cleanup`: one REST
- * client from the kubeconfig, object paths found through discovery, and the
- * polling wait these commands use (they wait on a few objects for minutes at
- * most, so a poll every second is simpler than watches and as good).
+ * The cluster side shared by `olm`, `run bundle`, `cleanup` and `create api
+ * --from-cluster`: one REST client from the kubeconfig, bounded by the
+ * command's --timeout (./connection.ts), object paths found through
+ * discovery, and the polling wait these commands use (they wait on a few
+ * objects for minutes at most, so a poll every second is simpler than
+ * watches and as good).
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UsageError } from '../../errors.js';
-import { ApiConnectionError, ApiError, NotFoundError } from '../../runtime/errors.js';
+import { ApiConnectionError, NotFoundError, RequestTimeoutError } from '../../runtime/errors.js';
 import { resourcePath } from '../../runtime/kinds.js';
-import { loadKubeConfig } from '../../runtime/kubeconfig.js';
-import { RestClient } from '../../runtime/rest.js';
+import { loadKubeConfig, type KubeConfigSource } from '../../runtime/kubeconfig.js';
 import { NoKindMatchError, RestMapper } from '../../runtime/restmapper.js';
+import { BoundedRestClient, CommandTimeoutError, explainFailure, probeApiServer, serverOf, type KubeconfigHint } from './connection.js';
 
 /** A Kubernetes object as read from or sent to the API server, untyped. */
 export type KubeObject = KubernetesObject & { spec?: Record<string, any>; status?: Record<string, any>; [key: string]: unknown };
@@ -35,23 +37,108 @@ export function parseDuration(flag: string, text: string): number {
   return total;
 }
 
-/** A connection to the cluster for one command run. Call `close()` when done. */
-export class KubeSession {
-  readonly rest: RestClient;
-  readonly mapper: RestMapper;
+/** How a command opens its session. */
+export interface SessionOptions {
+  /** --kubeconfig; undefined: KUBECONFIG, in-cluster, ~/.kube/config (kubectl's order). */
+  kubeconfig?: string;
+  /** An already loaded kubeconfig, instead of `kubeconfig`. */
+  config?: KubeConfigSource;
+  /** --timeout: the whole command's time, every request and wait included. */
+  timeoutMs: number;
+  /** How the user names the kubeconfig in fixes. Default: `--kubeconfig or KUBECONFIG`. */
+  hint?: KubeconfigHint;
+}
 
-  private constructor(rest: RestClient) {
+/**
+ * A connection to the cluster for one command run, bounded by the command's
+ * --timeout (see ./connection.ts). Call `close()` when done.
+ */
+export class KubeSession {
+  readonly rest: BoundedRestClient;
+  readonly mapper: RestMapper;
+  private readonly hint: KubeconfigHint;
+
+  private constructor(rest: BoundedRestClient, hint: KubeconfigHint) {
     this.rest = rest;
+    this.hint = hint;
     this.mapper = new RestMapper(rest);
   }
 
-  /** Loads the kubeconfig as kubectl and operator-sdk do (--kubeconfig, KUBECONFIG, in-cluster, ~/.kube/config). */
-  static open(kubeconfig: string | undefined): KubeSession {
-    try {
-      return new KubeSession(new RestClient(loadKubeConfig(kubeconfig), { userAgent: 'ts-operator-sdk', timeoutMs: 30_000, maxRetries: 3 }));
-    } catch (err) {
-      throw new UsageError(`cannot load a kubeconfig: ${(err as Error).message.replace(/:.*$/, '')}`, 'pass --kubeconfig <file> or set KUBECONFIG to your cluster\'s kubeconfig', { cause: err });
+  /**
+   * Loads the kubeconfig as kubectl and operator-sdk do (--kubeconfig,
+   * KUBECONFIG, in-cluster, ~/.kube/config), starts the command's clock, and
+   * checks that the server answers and is a Kubernetes API server; a one-line
+   * UsageError otherwise.
+   */
+  static async connect(options: SessionOptions): Promise<KubeSession> {
+    const hint = options.hint ?? '--kubeconfig or KUBECONFIG';
+    let config = options.config;
+    if (!config) {
+      try {
+        config = loadKubeConfig(options.kubeconfig);
+      } catch (err) {
+        const message = (err as Error).message;
+        // The loader's messages read `<problem>: <fix>` when they carry a fix.
+        const noContext = /^(.* has no current-context): (.+)$/.exec(message);
+        if (noContext) throw new UsageError(noContext[1]!, noContext[2]!, { cause: err });
+        throw new UsageError(`cannot load a kubeconfig: ${message.replace(/:.*$/, '')}`, `pass --kubeconfig <file> or set KUBECONFIG to your cluster's kubeconfig`, { cause: err });
+      }
     }
+    const session = new KubeSession(new BoundedRestClient(config, options.timeoutMs), hint);
+    try {
+      await probeApiServer(session.rest, hint);
+    } catch (err) {
+      await session.close();
+      throw err;
+    }
+    return session;
+  }
+
+  /** The API server's URL. */
+  get server(): string {
+    return serverOf(this.rest, this.hint);
+  }
+
+  /** Aborts when the command's time ends: for work other than API requests (downloads, registry pulls). */
+  get signal(): AbortSignal {
+    return this.rest.signal;
+  }
+
+  /**
+   * Grants `ms` more from now, once the command's time ran out or it failed:
+   * to say what blocked it and to delete what it created. The first request
+   * the server does not answer in overtime ends it.
+   */
+  overtime(ms: number): void {
+    this.rest.overtime(ms);
+  }
+
+  /**
+   * Polls `probe` until it returns a value, or until the session's time (or
+   * the earlier `until`, epoch ms) runs out: then undefined, and the caller
+   * names what it was waiting for. A probe cut off by the end of the time
+   * counts as not done yet.
+   */
+  async pollUntil<T>(probe: () => Promise<T | undefined>, until = this.rest.endsAt): Promise<T | undefined> {
+    for (;;) {
+      if (this.rest.expired || Date.now() >= until) return undefined;
+      let value: T | undefined;
+      try {
+        value = await probe();
+      } catch (err) {
+        if (this.rest.expired && err instanceof CommandTimeoutError) return undefined;
+        throw err;
+      }
+      if (value !== undefined) return value;
+      const left = Math.min(until, this.rest.endsAt) - Date.now();
+      if (left <= 0) return undefined;
+      await sleep(Math.min(POLL_MS, left));
+    }
+  }
+
+  /** The CLI's one line for a failure while `doing` something (see explainFailure). */
+  failure(err: unknown, doing: string): unknown {
+    return explainFailure(err, this.rest, this.hint, doing);
   }
 
   /** The namespace of the kubeconfig's current context, else `default` (operator-sdk's -n default). */
@@ -125,35 +212,12 @@ export class KubeSession {
   }
 }
 
-/**
- * Polls `probe` until it returns a value, or until `deadline` (epoch ms).
- * On timeout returns undefined; the caller names what it was waiting for.
- */
-export async function pollUntil<T>(deadline: number, probe: () => Promise<T | undefined>): Promise<T | undefined> {
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() >= deadline) return undefined;
-    await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
-  }
+/** Whether `err` means the server gave no answer in time or no answer at all (as opposed to refusing a request). */
+export function isUnanswered(err: unknown): boolean {
+  return err instanceof CommandTimeoutError || err instanceof RequestTimeoutError || err instanceof ApiConnectionError;
 }
 
 /** `kind/name` or `kind namespace/name`, for messages. */
 export function describeObject(obj: KubernetesObject): string {
   return `${obj.kind} ${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata?.name}`;
-}
-
-/**
- * Turns an API failure into the CLI's one line: the server being unreachable
- * or refusing us are the user's to fix; anything else is passed on.
- */
-export function clusterError(err: unknown, doing: string): unknown {
-  if (err instanceof UsageError) return err;
-  if (err instanceof ApiConnectionError) return new UsageError(`cannot reach the cluster while ${doing}: ${err.message.split('\n')[0]}`, 'check that the cluster is up and that --kubeconfig or KUBECONFIG points at it', { cause: err });
-  if (err instanceof ApiError) {
-    const status = err.statusCode;
-    const fix = status === 401 || status === 403 ? 'use a kubeconfig whose user may manage these objects (cluster-admin for OLM)' : 'check the cluster state with kubectl and run the command again';
-    return new UsageError(`the API server refused a request while ${doing}: ${err.message.split('\n')[0]}`, fix, { cause: err });
-  }
-  return err;
 }

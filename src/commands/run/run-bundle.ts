@@ -13,8 +13,9 @@ import type { CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
 import { pullImageFiles, RegistryError } from '../../oci/registry-client.js';
 import { InvalidReferenceError, parseImageReference, type ImageReference } from '../../oci/reference.js';
-import { describePod } from '../olm/install.js';
-import { clusterError, KubeSession, OLM_V1, OLM_V1ALPHA1, pollUntil, type KubeObject } from '../olm/kube.js';
+import { CommandTimeoutError, formatDuration } from '../olm/connection.js';
+import { describePod, diagnose } from '../olm/install.js';
+import { KubeSession, OLM_V1, OLM_V1ALPHA1, type KubeObject } from '../olm/kube.js';
 import { cleanupPackage } from '../cleanup/cleanup.js';
 import { csvName, ownedCrdNames, readBundle, supportedInstallModes, type Bundle } from './bundle-image.js';
 import { catalogFor, catalogWithUpgrade, parseCatalog, serializeCatalog, type CatalogBlob } from './catalog.js';
@@ -33,6 +34,10 @@ const GRPC_PORT = 50051;
 /** A ConfigMap holds at most 1 MiB. */
 const MAX_CATALOG_BYTES = 1024 * 1024 - 16 * 1024;
 const SECURITY_CONTEXT_CONFIGS = ['legacy', 'restricted'] as const;
+/** Time granted after a failed `run bundle` (its --timeout may be used up) to delete what it created. */
+const CLEANUP_BUDGET_MS = 60_000;
+/** Time granted after a failed `run bundle-upgrade` to put the previous catalog back. */
+const RESTORE_BUDGET_MS = 30_000;
 const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 
 /** What both commands were asked for. */
@@ -80,12 +85,16 @@ function parseInstallMode(text: string, namespace = ''): { type: string; targets
   return { type, targets: type === 'OwnNamespace' ? [namespace] : targets };
 }
 
-/** Pulls and reads the bundle image; registry failures become one line with a fix. */
-async function pullBundle(ref: ImageReference, options: RunBundleOptions): Promise<Bundle> {
+/** Pulls and reads the bundle image within the command's time; registry failures become one line with a fix. */
+async function pullBundle(ref: ImageReference, options: RunBundleOptions, signal: AbortSignal): Promise<Bundle> {
   options.io.progress(`Pulling bundle image ${options.bundleImage}`);
   try {
-    return readBundle(options.bundleImage, await pullImageFiles(ref, { useHttp: options.useHttp, skipTlsVerify: options.skipTlsVerify }));
+    return readBundle(options.bundleImage, await pullImageFiles(ref, { useHttp: options.useHttp, skipTlsVerify: options.skipTlsVerify, signal }));
   } catch (err) {
+    if (signal.aborted) {
+      const limit = signal.reason instanceof CommandTimeoutError ? ` of ${formatDuration(signal.reason.timeoutMs)}` : '';
+      throw new UsageError(`pulling bundle image ${options.bundleImage} did not finish within the --timeout${limit}`, 'check that the registry answers, or pass a longer --timeout', { cause: err });
+    }
     if (err instanceof RegistryError) {
       const fix = err.status === 404 ? 'check the image name and tag, and push the bundle first (make bundle-build bundle-push)' : err.status === 401 || err.status === 403 ? 'make the bundle repository public (only anonymous pulls are supported)' : err.status === 0 ? 'check that the registry is up; pass --use-http for a plain-HTTP registry or --skip-tls-verify for a self-signed one' : 'check the registry and the image';
       throw new UsageError(`cannot pull bundle image ${options.bundleImage}: ${err.message}`, fix, { cause: err });
@@ -113,8 +122,7 @@ function names(packageName: string) {
 /** Runs `run bundle`. */
 export async function runBundle(options: RunBundleOptions): Promise<void> {
   const ref = checkInput(options);
-  const deadline = Date.now() + options.timeoutMs;
-  const session = KubeSession.open(options.kubeconfig);
+  const session = await KubeSession.connect(options);
   const namespace = options.namespace ?? session.defaultNamespace();
   const { io } = options;
   let bundle: Bundle | undefined;
@@ -123,7 +131,7 @@ export async function runBundle(options: RunBundleOptions): Promise<void> {
   let started = false;
   try {
     await requireOlm(session);
-    bundle = await pullBundle(ref, options);
+    bundle = await pullBundle(ref, options, session.signal);
     const { catalog: catalogName, configMap } = names(bundle.packageName);
     if (await session.get(OLM_V1ALPHA1, 'CatalogSource', catalogName, namespace)) {
       throw new UsageError(`package ${bundle.packageName} is already run in namespace ${namespace} (CatalogSource ${catalogName} exists)`, `run \`ts-operator-sdk run bundle-upgrade\` with a newer bundle, or \`ts-operator-sdk cleanup ${bundle.packageName} -n ${namespace}\` first`);
@@ -135,7 +143,7 @@ export async function runBundle(options: RunBundleOptions): Promise<void> {
 
     const labels = { [PACKAGE_LABEL]: bundle.packageName };
     const catalogText = serializeCatalog(catalogFor(bundle));
-    await createCatalog(session, options, namespace, catalogName, configMap, catalogText, labels, deadline);
+    await createCatalog(session, options, namespace, catalogName, configMap, catalogText, labels);
     if (mode) {
       await session.create({ apiVersion: OLM_V1, kind: 'OperatorGroup', metadata: { name: OPERATOR_GROUP_NAME, namespace, labels }, spec: mode.type === 'AllNamespaces' ? {} : { targetNamespaces: mode.targets } });
       createdOperatorGroup = true;
@@ -150,14 +158,15 @@ export async function runBundle(options: RunBundleOptions): Promise<void> {
       spec: { name: bundle.packageName, channel, source: catalogName, sourceNamespace: namespace, startingCSV: csvName(bundle), installPlanApproval: 'Manual' },
     });
     io.progress(`Created Subscription ${subscription}`);
-    await waitForCsv(session, namespace, csvName(bundle), catalogName, deadline, options);
+    await waitForCsv(session, namespace, csvName(bundle), catalogName, options);
     io.progress(`OLM has successfully installed "${csvName(bundle)}"`);
   } catch (err) {
     if (started && bundle) {
       io.progress(`run bundle failed; deleting what it created in namespace ${namespace}`);
-      await cleanupPackage(session, { packageName: bundle.packageName, namespace, deleteCrds: true, keepCrds: preexistingCrds, deleteOperatorGroups: createdOperatorGroup, timeoutMs: 60_000, io }).catch((cleanupErr: unknown) => io.progress(`cleanup failed too: ${(cleanupErr as Error).message.split('\n')[0]}`));
+      session.overtime(CLEANUP_BUDGET_MS);
+      await cleanupPackage(session, { packageName: bundle.packageName, namespace, deleteCrds: true, keepCrds: preexistingCrds, deleteOperatorGroups: createdOperatorGroup, io }).catch((cleanupErr: unknown) => io.progress(`cleanup failed too: ${(session.failure(cleanupErr, 'deleting what it created') as Error).message.split('\n')[0]}`));
     }
-    throw clusterError(err, 'running the bundle');
+    throw session.failure(err, 'running the bundle');
   } finally {
     await session.close();
   }
@@ -166,14 +175,13 @@ export async function runBundle(options: RunBundleOptions): Promise<void> {
 /** Runs `run bundle-upgrade`: the new bundle joins the package's catalog as the upgrade of the installed CSV. */
 export async function runBundleUpgrade(options: RunBundleOptions): Promise<void> {
   const ref = checkInput(options);
-  const deadline = Date.now() + options.timeoutMs;
-  const session = KubeSession.open(options.kubeconfig);
+  const session = await KubeSession.connect(options);
   const namespace = options.namespace ?? session.defaultNamespace();
   const { io } = options;
   let restore: (() => Promise<void>) | undefined;
   try {
     await requireOlm(session);
-    const bundle = await pullBundle(ref, options);
+    const bundle = await pullBundle(ref, options, session.signal);
     const { catalog: catalogName, configMap } = names(bundle.packageName);
     const subscription = (await session.list(OLM_V1ALPHA1, 'Subscription', namespace)).find((sub) => sub.spec?.name === bundle.packageName);
     const catalogSource = await session.get(OLM_V1ALPHA1, 'CatalogSource', catalogName, namespace);
@@ -201,15 +209,18 @@ export async function runBundleUpgrade(options: RunBundleOptions): Promise<void>
     // bundle-upgrade has no --index-image (as operator-sdk): the new registry pod runs the image run bundle used.
     const indexImage = (catalogSource.metadata?.annotations as Record<string, string> | undefined)?.[INDEX_IMAGE_ANNOTATION] ?? options.indexImage;
     const pod = await createRegistryPod(session, { ...options, indexImage }, namespace, catalogName, configMap, newText, { [PACKAGE_LABEL]: bundle.packageName });
-    await pointCatalogAtPod(session, namespace, catalogName, pod, deadline, options);
+    await pointCatalogAtPod(session, namespace, catalogName, pod, options);
     for (const old of oldPods) await session.delete(old);
     io.progress(`Updated CatalogSource ${catalogName} with bundle ${csvName(bundle)} (replaces ${installed})`);
-    await waitForCsv(session, namespace, csvName(bundle), catalogName, deadline, options);
+    await waitForCsv(session, namespace, csvName(bundle), catalogName, options);
     restore = undefined;
     io.progress(`Successfully upgraded to "${csvName(bundle)}"`);
   } catch (err) {
-    if (restore) await restore().catch((restoreErr: unknown) => io.progress(`restoring failed too: ${(restoreErr as Error).message.split('\n')[0]}`));
-    throw clusterError(err, 'upgrading the bundle');
+    if (restore) {
+      session.overtime(RESTORE_BUDGET_MS);
+      await restore().catch((restoreErr: unknown) => io.progress(`restoring failed too: ${(session.failure(restoreErr, 'restoring the catalog') as Error).message.split('\n')[0]}`));
+    }
+    throw session.failure(err, 'upgrading the bundle');
   } finally {
     await session.close();
   }
@@ -244,7 +255,7 @@ function checkCatalogSize(text: string): void {
 }
 
 /** The ConfigMap, the registry pod and the CatalogSource for a new catalog. */
-async function createCatalog(session: KubeSession, options: RunBundleOptions, namespace: string, catalogName: string, configMap: string, catalogText: string, labels: Record<string, string>, deadline: number): Promise<void> {
+async function createCatalog(session: KubeSession, options: RunBundleOptions, namespace: string, catalogName: string, configMap: string, catalogText: string, labels: Record<string, string>): Promise<void> {
   checkCatalogSize(catalogText);
   await session.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: configMap, namespace, labels }, data: { [CATALOG_KEY]: catalogText } });
   await session.create({
@@ -255,7 +266,7 @@ async function createCatalog(session: KubeSession, options: RunBundleOptions, na
   });
   options.io.progress(`Created CatalogSource ${catalogName}`);
   const pod = await createRegistryPod(session, options, namespace, catalogName, configMap, catalogText, labels);
-  await pointCatalogAtPod(session, namespace, catalogName, pod, deadline, options);
+  await pointCatalogAtPod(session, namespace, catalogName, pod, options);
 }
 
 /** A pod running `opm serve` on the ConfigMap's catalog, named after the catalog content (so an upgrade gets a new pod). */
@@ -300,16 +311,18 @@ async function createRegistryPod(session: KubeSession, options: RunBundleOptions
 }
 
 /** Waits for the registry pod to be ready, then points the CatalogSource at its address. */
-async function pointCatalogAtPod(session: KubeSession, namespace: string, catalogName: string, pod: KubeObject, deadline: number, options: RunBundleOptions): Promise<void> {
-  const ready = await pollUntil(deadline, async () => {
+async function pointCatalogAtPod(session: KubeSession, namespace: string, catalogName: string, pod: KubeObject, options: RunBundleOptions): Promise<void> {
+  const ready = await session.pollUntil(async () => {
     const current = await session.get('v1', 'Pod', pod.metadata!.name!, namespace);
     if (current?.status?.phase === 'Failed' || current?.status?.phase === 'Succeeded') throw new UsageError(`registry pod ${pod.metadata!.name} exited (${describePod(current)})`, `check that --index-image ${options.indexImage} runs \`/bin/opm serve\` (kubectl -n ${namespace} logs ${pod.metadata!.name})`);
     const isReady = ((current?.status?.conditions ?? []) as { type: string; status: string }[]).some((c) => c.type === 'Ready' && c.status === 'True');
     return isReady && current?.status?.podIP ? (current.status.podIP as string) : undefined;
   });
   if (!ready) {
-    const current = await session.get('v1', 'Pod', pod.metadata!.name!, namespace);
-    throw timeoutError(options, `registry pod ${namespace}/${pod.metadata!.name} is not ready: ${current ? describePod(current) : 'it is gone'}`);
+    throw timeoutError(options, await diagnose(session, async () => {
+      const current = await session.get('v1', 'Pod', pod.metadata!.name!, namespace);
+      return `registry pod ${namespace}/${pod.metadata!.name} is not ready: ${current ? describePod(current) : 'it is gone'}`;
+    }));
   }
   const address = ready.includes(':') ? `[${ready}]:${GRPC_PORT}` : `${ready}:${GRPC_PORT}`;
   await session.mergePatch({ apiVersion: OLM_V1ALPHA1, kind: 'CatalogSource', metadata: { name: catalogName, namespace } }, { spec: { address } });
@@ -319,10 +332,10 @@ async function pointCatalogAtPod(session: KubeSession, namespace: string, catalo
  * Approves the InstallPlan that installs `csv` and waits for the CSV to
  * succeed; a timeout names the furthest step that was not reached.
  */
-async function waitForCsv(session: KubeSession, namespace: string, csv: string, catalogName: string, deadline: number, options: RunBundleOptions): Promise<void> {
+async function waitForCsv(session: KubeSession, namespace: string, csv: string, catalogName: string, options: RunBundleOptions): Promise<void> {
   options.io.progress(`Waiting for ClusterServiceVersion "${namespace}/${csv}" to reach 'Succeeded' phase`);
   let lastPhase = '';
-  const done = await pollUntil(deadline, async () => {
+  const done = await session.pollUntil(async () => {
     for (const plan of await session.list(OLM_V1ALPHA1, 'InstallPlan', namespace)) {
       if (((plan.spec?.clusterServiceVersionNames ?? []) as string[]).includes(csv) && plan.spec?.approved === false) {
         await session.mergePatch(plan, { spec: { approved: true } });
@@ -336,7 +349,7 @@ async function waitForCsv(session: KubeSession, namespace: string, csv: string, 
     if (phase === 'Failed') throw new UsageError(`ClusterServiceVersion ${csv} failed: ${current!.status!.reason ?? ''} ${current!.status!.message ?? ''}`.trim(), `fix the operator (kubectl -n ${namespace} describe csv ${csv}), then \`ts-operator-sdk cleanup\` and run the bundle again`);
     return phase === 'Succeeded' ? true : undefined;
   });
-  if (!done) throw timeoutError(options, await installBlocker(session, namespace, csv, catalogName));
+  if (!done) throw timeoutError(options, await diagnose(session, () => installBlocker(session, namespace, csv, catalogName)));
 }
 
 /** What an install is stuck on, from the first step that is not done: catalog, subscription, install plan, CSV. */
@@ -361,6 +374,6 @@ async function installBlocker(session: KubeSession, namespace: string, csv: stri
 }
 
 function timeoutError(options: RunBundleOptions, blocker: string): UsageError {
-  return new UsageError(`timed out after ${Math.round(options.timeoutMs / 1000)}s waiting for the bundle to install: ${blocker}`, 'fix what blocks it, or pass a longer --timeout');
+  return new UsageError(`timed out after ${formatDuration(options.timeoutMs)} waiting for the bundle to install: ${blocker}`, 'fix what blocks it, or pass a longer --timeout');
 }
 

@@ -1,7 +1,4 @@
 import { UsageError } from '../../errors.js';
-import { ApiError, NotFoundError } from '../../runtime/errors.js';
-import { loadKubeConfig } from '../../runtime/kubeconfig.js';
-import { RestClient } from '../../runtime/rest.js';
 import { parseYamlDocuments, readManifestFile } from '../../yaml-input.js';
 import { isDns1123Label, isDns1123Subdomain } from '../../validation/names.js';
 import type { JsonSchema } from './schema-to-typescript.js';
@@ -50,31 +47,6 @@ export function readCrdFile(path: string, display: string, kind?: string): CrdMo
   const match = models.find((m) => m.kind === kind);
   if (!match) throw new UsageError(`${display} has no CRD of kind ${kind}; it has ${models.map((m) => m.kind).join(', ')}`, 'pass one of those as --kind, or the file of the right CRD');
   return match;
-}
-
-/**
- * Reads the CRD named `name` (`<plural>.<group>`, as `kubectl get crd`
- * lists it) from the cluster of the current kubeconfig context (KUBECONFIG,
- * ~/.kube/config or in-cluster), with the runtime's own client.
- */
-export async function readCrdFromCluster(name: string): Promise<CrdModel> {
-  let client: RestClient;
-  try {
-    client = new RestClient(loadKubeConfig(), { userAgent: 'ts-operator-sdk-create-api', maxRetries: 2 });
-  } catch (error) {
-    throw new UsageError(`cannot read the CRD ${name} from a cluster: ${(error as Error).message}`, 'point KUBECONFIG at the cluster, or pass the CRD as a file with --from-crd', { cause: error });
-  }
-  let crd: unknown;
-  try {
-    crd = await client.request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`);
-  } catch (error) {
-    if (error instanceof NotFoundError) {
-      throw new UsageError(`the cluster ${client.server} has no CRD named ${name}`, 'pass the name `kubectl get crd` lists (<plural>.<group>), or install the CRD first');
-    }
-    const why = error instanceof ApiError ? `the API server answered ${error.statusCode}: ${error.message}` : (error as Error).message;
-    throw new UsageError(`cannot read the CRD ${name} from ${client.server} (${why})`, 'check the kubeconfig and that the cluster is reachable, or pass the CRD as a file with --from-crd', { cause: error });
-  }
-  return crdModel(crd, `the cluster's CRD ${name}`);
 }
 
 function isCrdDocument(document: unknown): document is Record<string, unknown> {
