@@ -108,6 +108,15 @@ const CASES: BadInput[] = [
     run: asNobody(() => undefined),
     error: /^Error: cannot write the kubeconfig bin\/envtest\.kubeconfig: permission denied\. Pass a writable path with --kubeconfig\.$/,
   },
+  {
+    name: 'the default kubeconfig when bin/ links out of the project',
+    prepare: (dir) => {
+      const outside = mkdtempSync(join(tmpdir(), 'envtest-bin-outside-'));
+      symlinkSync(outside, join(dir, 'bin'));
+    },
+    args: ['envtest', 'start', '--bin-dir', standInBinaries],
+    error: /^Error: refusing to write bin\/envtest\.kubeconfig: bin is a symbolic link to .*envtest-bin-outside-.*, outside the project\./,
+  },
 ];
 
 badInputSuite('bad input (envtest start --kubeconfig): refused before anything starts, the file untouched', CASES, () => {

@@ -27,7 +27,7 @@ Examples:
   $ npx ts-operator-sdk envtest start
   # then, in another shell:
   $ export KUBECONFIG=$PWD/bin/envtest.kubeconfig && make install run`)
-    .action(async (opts: { binDir?: string; kubeconfig: string; crdDir: string[]; port?: string }) => {
+    .action(async (opts: { binDir?: string; kubeconfig: string; crdDir: string[]; port?: string }, command: Command) => {
       let port: number | undefined;
       if (opts.port !== undefined) {
         port = Number(opts.port);
@@ -39,6 +39,7 @@ Examples:
         cwd: ctx.cwd,
         binDir: opts.binDir === undefined ? undefined : resolveFlagPath(ctx.cwd, opts.binDir),
         kubeconfigPath: resolveFlagPath(ctx.cwd, opts.kubeconfig),
+        kubeconfigNamed: command.getOptionValueSource('kubeconfig') !== 'default',
         crdDirs: opts.crdDir.map((dir) => resolveFlagPath(ctx.cwd, dir)),
         port,
         io: ctx.io,

@@ -16,7 +16,8 @@ import { basename, dirname, join } from 'node:path';
 import { Document, isMap, isSeq, parseDocument, type YAMLMap, type YAMLSeq } from 'yaml';
 import type { CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
-import { displayPath } from '../../paths.js';
+import { displayPath, treePath } from '../../paths.js';
+import { ownedPath, writeBoundary } from '../../scaffold/boundary.js';
 
 /** The first line of a kubeconfig `envtest start` created; the pid is the run's. */
 const MARKER = 'Written by ts-operator-sdk envtest start';
@@ -67,8 +68,12 @@ export interface WrittenKubeconfig {
  * Looks at --kubeconfig and decides what to do with it, or refuses it in one
  * line. Touches nothing.
  */
-export function planKubeconfig(cwd: string, path: string): KubeconfigPlan {
+export function planKubeconfig(cwd: string, path: string, named = true): KubeconfigPlan {
   const shown = displayPath(cwd, path);
+  // The one path guard of the CLI's writers: the default kubeconfig stays
+  // inside the project (bin/ may not link out of it). One the user named is
+  // the output they chose, anywhere, written where its links lead.
+  if (!named) ownedPath(writeBoundary(cwd), treePath(cwd, path), 'write');
   const fix = 'pass another path with --kubeconfig, e.g. --kubeconfig bin/envtest.kubeconfig';
   const link = lstatIfAny(path);
   if (!link) {
@@ -118,10 +123,10 @@ export function planKubeconfig(cwd: string, path: string): KubeconfigPlan {
  * Planned again here, under kubectl's lock: the file may have changed (or
  * appeared) while the control plane started.
  */
-export function writeKubeconfig(cwd: string, path: string, access: EnvtestAccess, io: CommandIO): WrittenKubeconfig {
+export function writeKubeconfig(cwd: string, path: string, access: EnvtestAccess, io: CommandIO, named = true): WrittenKubeconfig {
   const name = `${ENTRY_PREFIX}${new URL(access.server).port || '443'}`;
   return withKubectlLock(path, () => {
-    const plan = planKubeconfig(cwd, path);
+    const plan = planKubeconfig(cwd, path, named);
     if (plan.action !== 'merge') {
       const doc = new Document({ apiVersion: 'v1', kind: 'Config', clusters: [], users: [], contexts: [], 'current-context': name, preferences: {} });
       doc.commentBefore = ` ${MARKER} (pid ${process.pid}); removed when it stops.`;

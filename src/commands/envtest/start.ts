@@ -24,6 +24,8 @@ export interface EnvtestStartOptions {
   cwd: string;
   binDir?: string;
   kubeconfigPath: string;
+  /** Whether the user gave --kubeconfig (it may then be outside the project); the default must stay inside. */
+  kubeconfigNamed?: boolean;
   /** Explicit CRD paths (must exist); empty means config/crd/bases if it exists. */
   crdDirs: string[];
   port?: number;
@@ -48,7 +50,7 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
     }
   }
   // Refused before anything starts; nothing is written yet (writeKubeconfig looks again once the plane runs).
-  planKubeconfig(cwd, options.kubeconfigPath);
+  planKubeconfig(cwd, options.kubeconfigPath, options.kubeconfigNamed ?? true);
   const crdDirs = options.crdDirs.length > 0 ? options.crdDirs : existsSync(join(cwd, DEFAULT_CRD_DIR)) ? [join(cwd, DEFAULT_CRD_DIR)] : [];
   for (const dir of options.crdDirs) {
     if (!existsSync(dir)) throw new UsageError(`--crd-dir ${displayPath(cwd, dir)} does not exist`, 'pass a file or directory of CRD YAML (run `make manifests` first for config/crd/bases)');
@@ -79,7 +81,7 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
       throw new UsageError(`the control plane did not start: ${message}`, fix, { cause: err });
     }
     if (stopRequested) return;
-    written = writeKubeconfig(cwd, options.kubeconfigPath, adminAccess(env), io);
+    written = writeKubeconfig(cwd, options.kubeconfigPath, adminAccess(env), io, options.kubeconfigNamed ?? true);
     io.progress(`envtest: API server ${env.kubeConfig.getCurrentCluster()?.server ?? ''} is ready (user with system:masters); Ctrl-C stops it`);
     io.out(`export KUBECONFIG=${options.kubeconfigPath}`);
 
