@@ -84,6 +84,17 @@ const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLI
 /** Ids of the commits this process is running, so its own journals are never taken for stale ones. */
 const commitsInProgress = new Set<string>();
 
+/** Options of {@link commitChanges}. */
+export interface CommitOptions {
+  /**
+   * Runs once every file is staged, before any target changes: the last
+   * point where the commit can still stop with the project untouched (the
+   * CLI prints its report here). If it throws, the staging is discarded and
+   * its error is rethrown as it is.
+   */
+  beforeApply?: () => void;
+}
+
 /**
  * Writes `changes` under `root` so that, whatever happens (an error, a
  * signal, `kill -9`, power loss after the journal is durable), the project
@@ -92,7 +103,7 @@ const commitsInProgress = new Set<string>();
  * write is undone (if no file was changed yet) or finished, and the process
  * exits with 128 + the signal number.
  */
-export async function commitChanges(root: string, changes: readonly FileChange[]): Promise<void> {
+export async function commitChanges(root: string, changes: readonly FileChange[], options: CommitOptions = {}): Promise<void> {
   if (changes.length === 0) return;
   root = resolve(root);
   const id = `${process.pid}-${randomBytes(4).toString('hex')}`;
@@ -111,11 +122,18 @@ export async function commitChanges(root: string, changes: readonly FileChange[]
       changes: changes.map(({ action, path }) => ({ action, path })),
     };
     let journalCreated = false;
+    let hookError: { error: unknown } | undefined;
     try {
       await createJournal(root, journal);
       journalCreated = true;
       await stage(root, journal, changes, section, delayMs);
       if (section.signal) throw new Interrupted();
+      try {
+        options.beforeApply?.();
+      } catch (error) {
+        hookError = { error };
+        throw error;
+      }
       await replaceJournal(root, { ...journal, state: 'applying' });
     } catch (error) {
       if (journalCreated) await discardStaging(root, journal).catch((undoError: unknown) => {
@@ -124,6 +142,7 @@ export async function commitChanges(root: string, changes: readonly FileChange[]
       for (const directory of createdRoot.reverse()) await rmdir(directory).catch(() => undefined);
       const signal = section.end();
       if (signal) exitForInterruption(signal, 'no project file had been changed yet, and none was');
+      if (hookError) throw hookError.error;
       throw writeFailed(root, error);
     }
     // Past this line the journal says `applying`: finish, or undo only if finishing fails.

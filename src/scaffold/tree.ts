@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { UsageError } from '../errors.js';
-import { commitChanges } from './journal.js';
+import { commitChanges, type CommitOptions } from './journal.js';
 
 /** One pending change, as `--dry-run` reports it. */
 export interface TreeChange {
@@ -117,11 +117,12 @@ export class VirtualTree {
    * a signal or a crash leaves the project either as before or as after
    * (after the next command's recovery, for a crash).
    */
-  async commit(): Promise<TreeChange[]> {
+  async commit(options: CommitOptions = {}): Promise<TreeChange[]> {
     const changes = this.changes();
     await commitChanges(
       this.root,
       changes.map((change) => ({ ...change, content: this.pending.get(change.path) ?? undefined })),
+      options,
     );
     this.pending.clear();
     return changes;

@@ -49,6 +49,8 @@ export interface RunOptions {
   nodeBinary?: string;
   /** Text piped to stdin (then closed); stdin is closed at once when omitted. */
   input?: string;
+  /** A file descriptor to give the CLI as stdout (e.g. /dev/full) instead of a pipe; `stdout` is then ''. */
+  stdout?: number;
   /**
    * Kill the CLI after this long. Default 60 s: spawnSync blocks the test's event loop,
    * so a hung CLI could not be stopped by the test's own time limit.
@@ -61,14 +63,14 @@ export function runCli(args: string[], cwd: string, options: RunOptions = {}): C
   const result = spawnSync(options.nodeBinary ?? process.execPath, [CLI, ...args], {
     cwd,
     env: { ...process.env, ...options.env },
-    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', options.stdout ?? 'pipe', 'pipe'],
     input: options.input,
     encoding: 'utf8',
     uid: options.uid,
     gid: options.uid,
     timeout: options.timeoutMs ?? 60_000,
   });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+  return { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr };
 }
 
 /** Runs the CLI and throws with its stderr unless it exited 0. */

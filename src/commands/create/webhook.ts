@@ -339,10 +339,11 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
   project.resources = resources.map((item) => (item === existing ? entry : item));
   writeProject(tree, project);
 
-  if (!(await finishTree(tree, io, options.dryRun))) return;
-  io.out(`Next: implement the webhook in ${data.webhook.webhookFile}, then generate config/webhook/manifests.yaml with:\n$ make manifests`);
-  for (const note of notes) io.out(`Note: ${note}.`);
-  if (options.conversion) io.out(`Conversion: fill in the conversion functions of ${data.spokes.map((spoke) => spoke.conversionFile).join(', ')}; ${options.version} is the hub (the storage version).`);
+  await finishTree(tree, io, options.dryRun, [
+    `Next: implement the webhook in ${data.webhook.webhookFile}, then generate config/webhook/manifests.yaml with:\n$ make manifests`,
+    ...notes.map((note) => `Note: ${note}.`),
+    ...(options.conversion ? [`Conversion: fill in the conversion functions of ${data.spokes.map((spoke) => spoke.conversionFile).join(', ')}; ${options.version} is the hub (the storage version).`] : []),
+  ]);
 }
 
 /**

@@ -51,14 +51,16 @@ Examples:
       }
       // Loaded on use, so other commands start fast.
       const { setupEnvtestAssets } = await import('../../runtime/envtest/setup-envtest.js');
+      let dir: string;
       try {
-        const dir = await setupEnvtestAssets({ version, cacheDir: binDir, indexUrl, platform: opts.os, arch: opts.arch, log: (line) => ctx.io.progress(line) });
-        ctx.io.out(print === 'env' ? `export KUBEBUILDER_ASSETS=${shellQuote(dir)}` : dir);
+        dir = await setupEnvtestAssets({ version, cacheDir: binDir, indexUrl, platform: opts.os, arch: opts.arch, log: (line) => ctx.io.progress(line) });
       } catch (err) {
         if (err instanceof UsageError) throw err;
         // Anything else is the machine's (a cache directory that cannot be written, say), not a bug.
         throw new UsageError(err instanceof Error ? err.message : String(err), 'set KUBEBUILDER_ASSETS to binaries you already have', { cause: err });
       }
+      // Outside the try: a stdout that cannot be written is the CLI's to report, not a download failure.
+      ctx.io.out(print === 'env' ? `export KUBEBUILDER_ASSETS=${shellQuote(dir)}` : dir);
     });
 }
 
