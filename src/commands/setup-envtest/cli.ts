@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { resolveFlagPath } from '../../paths.js';
 import type { CliContext } from '../../cli/context.js';
+import { shellQuote } from '../../cli/shell.js';
 
 /** Overrides the index URL when --index-url is not given, so a Makefile target can be pointed at a mirror without editing it. */
 export const ENVTEST_INDEX_URL_VARIABLE = 'TS_OPERATOR_SDK_ENVTEST_INDEX_URL';
@@ -62,9 +63,4 @@ Examples:
       // Outside the try: a stdout that cannot be written is the CLI's to report, not a download failure.
       ctx.io.out(print === 'env' ? `export KUBEBUILDER_ASSETS=${shellQuote(dir)}` : dir);
     });
-}
-
-/** Single-quotes a path for a POSIX shell, so `eval "$(... -p env)"` survives spaces and quotes. */
-function shellQuote(text: string): string {
-  return /^[A-Za-z0-9_./:@%+=-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
