@@ -16,13 +16,13 @@
  *   bash scripts/with-test-assets.sh node --test dist/test/scaffold/makefile-space-path.test.js
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { goPlatform } from '../../src/runtime/envtest/setup-envtest.js';
-import { hashTree, linkDependencies, REPO_ROOT, runCliOk } from './harness.js';
+import { hashTree, linkDependencies, REPO_ROOT, runCliOk, startMakeEnvtest } from './harness.js';
 import { serveLocalReleaseIndex, type LocalReleaseIndex } from './release-index.js';
 
 /** The version the generated Makefile's ENVTEST_K8S_VERSION names; the local index publishes it. */
@@ -117,27 +117,13 @@ describe('the generated Makefile in a path with spaces', { timeout: 1_200_000 },
   });
 
   test('make envtest-start serves a kubeconfig in the project bin/ until Ctrl-C', async (t) => {
-    const child = spawn('make', ['envtest-start'], { cwd: project, env: userEnv(fakeBin, { TS_OPERATOR_SDK_ENVTEST_INDEX_URL: index.indexUrl }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    t.after(() => {
-      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    const deadline = Date.now() + 300_000;
-    let kubeconfig: string | undefined;
-    while (!(kubeconfig = /^export KUBECONFIG=(.+)$/m.exec(output)?.[1])) {
-      assert.ok(child.exitCode === null && Date.now() < deadline, `no export line from make envtest-start:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    // The line is for `eval`: the path with spaces and `&` comes back whole.
-    const evaluated = spawnSync('bash', ['-c', `export KUBECONFIG=${kubeconfig}; printf %s "$KUBECONFIG"`], { encoding: 'utf8' });
-    assert.equal(evaluated.stdout, join(project, 'bin', 'envtest.kubeconfig'), evaluated.stderr);
-    assert.ok(existsSync(join(project, 'bin', 'envtest.kubeconfig')));
-    process.kill(-child.pid!, 'SIGINT');
-    await exited;
-    assert.equal(existsSync(join(project, 'bin', 'envtest.kubeconfig')), false, 'the kubeconfig is removed on stop');
+    const started = await startMakeEnvtest(project, userEnv(fakeBin, { TS_OPERATOR_SDK_ENVTEST_INDEX_URL: index.indexUrl }));
+    t.after(started.kill);
+    // The line is for `eval`: the path with spaces and `&` comes back whole from a shell.
+    assert.equal(started.kubeconfig, join(project, 'bin', 'envtest.kubeconfig'), started.exportLine);
+    assert.ok(existsSync(started.kubeconfig));
+    await started.interrupt();
+    assert.equal(existsSync(started.kubeconfig), false, 'the kubeconfig is removed on stop');
   });
 
   test('make opm uses the opm in the project bin/: no download, nothing created outside the project', async () => {

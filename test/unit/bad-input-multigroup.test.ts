@@ -9,11 +9,9 @@
  *
  * Cost: 8 CLI runs of setup, then one per case; about 15 s.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { before } from 'node:test';
-import { badInputSuite, type BadInput } from './bad-input.js';
-import { copyProject, runCliOk, tempProjectDir } from '../scaffold/harness.js';
+import { badInputSuite, edit, put, type BadInput } from './bad-input.js';
+import { copyProject, runCliOk, scaffoldWebhookProject } from '../scaffold/harness.js';
 
 /** Single group: cache/v1 Memcached with a defaulting webhook, cache/v2 Memcached the hub of a conversion webhook. */
 let singleGroup: string;
@@ -21,29 +19,11 @@ let singleGroup: string;
 let twoGroups: string;
 
 before(() => {
-  singleGroup = tempProjectDir();
-  runCliOk(['init', '--domain', 'example.com', '--skip-install'], singleGroup);
-  runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'], singleGroup);
-  runCliOk(['create', 'api', '--group', 'cache', '--version', 'v2', '--kind', 'Memcached', '--controller=false'], singleGroup);
-  runCliOk(['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--defaulting'], singleGroup);
-  runCliOk(['create', 'webhook', '--group', 'cache', '--version', 'v2', '--kind', 'Memcached', '--conversion', '--spoke', 'v1'], singleGroup);
+  singleGroup = scaffoldWebhookProject();
   twoGroups = copyProject(singleGroup);
   runCliOk(['edit', '--multigroup'], twoGroups);
   runCliOk(['create', 'api', '--group', 'ship', '--version', 'v1', '--kind', 'Memcached', '--controller=false'], twoGroups);
 });
-
-/** Writes `content` at `path` under the project, creating directories. */
-function put(path: string, content = 'user content\n'): (dir: string) => void {
-  return (dir) => {
-    mkdirSync(join(dir, path, '..'), { recursive: true });
-    writeFileSync(join(dir, path), content);
-  };
-}
-
-/** Edits a project file in place. */
-function edit(path: string, change: (text: string) => string): (dir: string) => void {
-  return (dir) => writeFileSync(join(dir, path), change(readFileSync(join(dir, path), 'utf8')));
-}
 
 /** A project made from `source` and changed by `steps`, each a CLI run. */
 function projectFrom(source: () => string, ...steps: string[][]): () => string {

@@ -19,13 +19,9 @@ import { CLI, copyProject, hashTree, REPO_ROOT, runCli, runCliOk, SCENARIOS, sca
 
 /** init + create api cache/v1 Memcached, single group. */
 let baseProject: string;
-/** The same after `edit --multigroup`. */
-let multigroupProject: string;
 
 before(() => {
   baseProject = scaffoldScenario(SCENARIOS[0]!, { extraInitArgs: ['--skip-install'] });
-  multigroupProject = copyProject(baseProject);
-  runCliOk(['edit', '--multigroup'], multigroupProject);
 });
 
 /** The full device: every write fails with ENOSPC. */
@@ -47,7 +43,12 @@ const READ_ONLY_NOTHING_WRITTEN = /^Error: cannot write to standard output \(EBA
 const toFull = (): { stdout: number } => ({ stdout: DEV_FULL });
 const toReadOnly = (): { stdout: number } => ({ stdout: READ_ONLY });
 const emptyDir = (): string => tempProjectDir();
-const multigroup = (): string => copyProject(multigroupProject);
+/** The base project after `edit --multigroup`. */
+const multigroup = (): string => {
+  const dir = copyProject(baseProject);
+  runCliOk(['edit', '--multigroup'], dir);
+  return dir;
+};
 
 const CASES: BadInput[] = [
   // Commands that only print.

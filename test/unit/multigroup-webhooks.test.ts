@@ -14,7 +14,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { parse } from 'yaml';
-import { copyProject, hashTree, runCliOk, tempProjectDir } from '../scaffold/harness.js';
+import { copyProject, hashTree, runCliOk, scaffoldWebhookProject } from '../scaffold/harness.js';
 
 /**
  * cache/v1 Memcached (defaulting webhook) and cache/v2 Memcached (the hub of
@@ -27,12 +27,7 @@ let withWebhooks: string;
 const COMMENTS = ['# owned by the cache team', '# keep the controller', '# why v1 is namespaced', '# set by create webhook'];
 
 before(() => {
-  withWebhooks = tempProjectDir();
-  runCliOk(['init', '--domain', 'example.com', '--skip-install'], withWebhooks);
-  runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'], withWebhooks);
-  runCliOk(['create', 'api', '--group', 'cache', '--version', 'v2', '--kind', 'Memcached', '--controller=false'], withWebhooks);
-  runCliOk(['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--defaulting'], withWebhooks);
-  runCliOk(['create', 'webhook', '--group', 'cache', '--version', 'v2', '--kind', 'Memcached', '--conversion', '--spoke', 'v1'], withWebhooks);
+  withWebhooks = scaffoldWebhookProject();
   const path = join(withWebhooks, 'PROJECT');
   const project = readFileSync(path, 'utf8')
     .replace('- api:\n    crdVersion: v1\n    namespaced: true\n  controller: true\n', `- api:\n    crdVersion: v1\n    ${COMMENTS[2]}\n    namespaced: true\n  ${COMMENTS[0]}\n  controller: true ${COMMENTS[1]}\n`)
