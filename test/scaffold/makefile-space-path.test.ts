@@ -127,6 +127,7 @@ describe('the generated Makefile in a path with spaces', { timeout: 1_200_000 },
   });
 
   test('make opm uses the opm in the project bin/: no download, nothing created outside the project', async () => {
+    mkdirSync(join(project, 'bin'), { recursive: true });
     writeFileSync(join(project, 'bin', 'opm'), '#!/bin/sh\necho opm-stand-in\n', { mode: 0o755 });
     const before = hashTree(parent);
     // PATH without a real opm: the fake bin directory and the system's, whatever they hold, minus any opm.
