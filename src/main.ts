@@ -41,7 +41,7 @@ Examples:
   // registered later by other modules.
   const configure = (command: Command): void => {
     command.exitOverride().configureOutput({
-      // Help and --version text goes through the same stdout as every command's output.
+      // Help goes through the same stdout as every command's output, so a failed write is reported the same way.
       writeOut: (text) => ctx.io.out(text.replace(/\n$/, '')),
       // Commander's own messages ("error: unknown option '--x'") become our one-line form.
       outputError: () => undefined,
@@ -86,7 +86,7 @@ export const BROKEN_PIPE_EXIT_CODE = 141;
 function outputFailure(error: OutputError, ctx: CliContext): number {
   ctx.io.debug(`stdout: ${error.code}: ${(error.cause as Error | undefined)?.message ?? error.message}`);
   if (error.code === 'EPIPE') return BROKEN_PIPE_EXIT_CODE;
-  const why = error.code === 'ENOSPC' ? 'no space left on its device' : error.code === 'EBADF' ? 'it is not open for writing' : (error.cause as Error | undefined)?.message ?? error.code;
+  const why = error.code === 'ENOSPC' ? 'no space left on its device' : error.code === 'EBADF' ? 'it is not open for writing' : ((error.cause as Error | undefined)?.message ?? 'write failed').replace(/^[A-Z]+: /, '');
   ctx.io.progress(`Error: cannot write to standard output (${error.code}: ${why})${error.filesUnchanged ? '; no file was changed' : ''}. Redirect stdout to a file or pipe that can be written, and run the command again.`);
   return 1;
 }

@@ -59,7 +59,7 @@ function writeAllSync(fd: number, text: string): void {
 }
 
 /** Writes to stdout; a failure becomes an {@link OutputError}. */
-export function writeStdout(text: string): void {
+function writeStdout(text: string): void {
   try {
     writeAllSync(1, text);
   } catch (error) {
