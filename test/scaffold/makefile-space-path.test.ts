@@ -12,7 +12,7 @@
  * the official shape made from our built control plane.
  *
  * Needs KUBEBUILDER_ASSETS (scripts/test.sh sets it). Cost: two control plane
- * starts and one project build, about 60 s. Run:
+ * starts and one project build, 40-90 s. Run:
  *   bash scripts/with-test-assets.sh node --test dist/test/scaffold/makefile-space-path.test.js
  */
 import assert from 'node:assert/strict';

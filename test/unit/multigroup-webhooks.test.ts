@@ -7,7 +7,7 @@
  * (`generate manifests` accepts the project), and comments inside a PROJECT
  * resource entry survive every command that rewrites the entry.
  *
- * Cost: about 25 CLI runs on --skip-install projects, 15-20 s.
+ * Cost: about 25 CLI runs on --skip-install projects, 10-20 s.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
