@@ -52,12 +52,12 @@ try {
   throw err;
 }
 
-// `ts-operator-sdk --help | head` closes the pipe early; that is not an error.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (err) => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw err;
-  });
-}
+// The CLI writes stdout and stderr with synchronous writes and reports a
+// failed stdout itself (src/main.ts: one line, or exit 141 for a closed pipe,
+// as a Go CLI killed by SIGPIPE). stdout is left alone here: creating
+// process.stdout would make a pipe non-blocking. Some modules write to
+// process.stderr directly; a failure there has nowhere to be reported, so it
+// is ignored instead of crashing the run with a stack trace.
+process.stderr.on('error', () => {});
 
 process.exitCode = await run(process.argv);

@@ -14,6 +14,7 @@ import { registerOlm } from './commands/olm/cli.js';
 import { registerRun } from './commands/run/cli.js';
 import { registerCleanup } from './commands/cleanup/cli.js';
 import { processContext, type CliContext } from './cli/context.js';
+import { OutputError } from './cli/io.js';
 
 /** One registration function per command; add new commands here. */
 export type CommandRegistration = (program: Command, ctx: CliContext) => void;
@@ -40,6 +41,8 @@ Examples:
   // registered later by other modules.
   const configure = (command: Command): void => {
     command.exitOverride().configureOutput({
+      // Help goes through the same stdout as every command's output, so a failed write is reported the same way.
+      writeOut: (text) => ctx.io.out(text.replace(/\n$/, '')),
       // Commander's own messages ("error: unknown option '--x'") become our one-line form.
       outputError: () => undefined,
       // Help printed because a group (`create`, `generate`) got no
@@ -72,16 +75,33 @@ function usageError(error: CommanderError, program: Command, argv: string[]): st
 }
 
 /**
+ * The exit code when stdout's pipe was closed by its reader (`| head -1`):
+ * 128 + SIGPIPE, what the shell reports for a Go CLI, which the signal kills
+ * silently. Silent here too, and non-zero because the command did not finish
+ * (a command that writes files has written none: it prints before it writes).
+ */
+export const BROKEN_PIPE_EXIT_CODE = 141;
+
+/** Ends the run after stdout failed: quietly for a closed pipe, else one line on stderr. */
+function outputFailure(error: OutputError, ctx: CliContext): number {
+  ctx.io.debug(`stdout: ${error.code}: ${(error.cause as Error | undefined)?.message ?? error.message}`);
+  if (error.code === 'EPIPE') return BROKEN_PIPE_EXIT_CODE;
+  const why = error.code === 'ENOSPC' ? 'no space left on its device' : error.code === 'EBADF' ? 'it is not open for writing' : ((error.cause as Error | undefined)?.message ?? 'write failed').replace(/^[A-Z]+: /, '');
+  ctx.io.progress(`Error: cannot write to standard output (${error.code}: ${why})${error.filesUnchanged ? '; no file was changed' : ''}. Redirect stdout to a file or pipe that can be written, and run the command again.`);
+  return 1;
+}
+
+/**
  * The CLI entry point: parses `argv` (as process.argv: node, script, args...),
  * runs the command and returns the exit code. Errors are one line on stderr.
  */
 export async function run(argv: string[], ctx: CliContext = processContext()): Promise<number> {
   const program = buildProgram(ctx);
-  if (argv.length <= 2) {
-    program.outputHelp();
-    return 0;
-  }
   try {
+    if (argv.length <= 2) {
+      program.outputHelp();
+      return 0;
+    }
     await recoverInterruptedWrite(ctx.cwd, ctx.io.progress);
     await program.parseAsync(argv, { from: 'node' });
     return ctx.exitCode;
@@ -91,6 +111,7 @@ export async function run(argv: string[], ctx: CliContext = processContext()): P
       ctx.io.progress(usageError(error, program, argv));
       return 1;
     }
+    if (error instanceof OutputError) return outputFailure(error, ctx);
     if (error instanceof UsageError) {
       for (const problem of error.problems) ctx.io.progress(formatProblem(problem));
       ctx.io.progress(`Error: ${error.sentence}`);

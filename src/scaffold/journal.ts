@@ -99,6 +99,13 @@ export interface CommitOptions {
    * and the commit is refused if any of it changed.
    */
   seen?: ReadonlyMap<string, Fingerprint>;
+  /**
+   * Runs once every file is staged, before any target changes: the last
+   * point where the commit can still stop with the project untouched (the
+   * CLI prints its report here). If it throws, the staging is discarded and
+   * its error is rethrown as it is.
+   */
+  beforeApply?: () => void;
 }
 
 const JOURNAL_FORMAT = 2;
@@ -151,6 +158,7 @@ export async function commitChanges(root: string, requested: readonly FileChange
       })),
     };
     let journalCreated = false;
+    let hookError: { error: unknown } | undefined;
     try {
       await createJournal(root, journal);
       journalCreated = true;
@@ -160,6 +168,12 @@ export async function commitChanges(root: string, requested: readonly FileChange
       checkNothingChanged(root, new Map(journal.changes.map((change) => [change.path, change.before])));
       await stage(root, journal, changes, section, delayMs);
       if (section.signal) throw new Interrupted();
+      try {
+        options.beforeApply?.();
+      } catch (error) {
+        hookError = { error };
+        throw error;
+      }
       await replaceJournal(root, { ...journal, state: 'applying' });
     } catch (error) {
       if (journalCreated) await discardStaging(root, journal).catch((undoError: unknown) => {
@@ -168,6 +182,7 @@ export async function commitChanges(root: string, requested: readonly FileChange
       for (const directory of createdRoot.reverse()) await rmdir(directory).catch(() => undefined);
       const signal = section.end();
       if (signal) exitForInterruption(signal, 'no project file had been changed yet, and none was');
+      if (hookError) throw hookError.error;
       throw writeFailed(root, error);
     }
     // Past this line the journal says `applying`: finish, or undo only if finishing fails.

@@ -76,6 +76,28 @@ export function apiLayout(resource: Pick<ProjectResource, 'group' | 'version' | 
   };
 }
 
+/** Where a kind's webhook lives: `webhooks/<version>/` (kubebuilder's internal/webhook/<version>/), with the group level when multigroup. */
+export interface WebhookLayout {
+  webhookDir: string;
+  webhookFile: string;
+  webhookTestFile: string;
+  /** kubebuilder's `config/crd/patches/webhook_in_<plural>.yaml` (`<group>_<plural>` when multigroup). */
+  crdPatchFile: string;
+}
+
+/** The paths of one kind's webhook files; like {@link apiLayout}, multigroup adds the group level. */
+export function webhookLayout(resource: Pick<ProjectResource, 'group' | 'version' | 'kind' | 'plural'>, multigroup: boolean): WebhookLayout {
+  const kindLower = resource.kind.toLowerCase();
+  const grouped = multigroup && Boolean(resource.group);
+  const webhookDir = grouped ? `webhooks/${resource.group}/${resource.version}` : `webhooks/${resource.version}`;
+  return {
+    webhookDir,
+    webhookFile: `${webhookDir}/${kindLower}_webhook.ts`,
+    webhookTestFile: `${webhookDir}/${kindLower}_webhook.test.ts`,
+    crdPatchFile: `config/crd/patches/webhook_in_${grouped ? `${resource.group}_` : ''}${resource.plural ?? pluralize(resource.kind)}.yaml`,
+  };
+}
+
 /** A relative ESM import specifier from one project file to another `.ts` file. */
 export function relativeImport(fromFile: string, toTsFile: string): string {
   let specifier = posix.relative(posix.dirname(fromFile), toTsFile).replace(/\.ts$/, '.js');

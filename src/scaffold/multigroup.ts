@@ -1,11 +1,12 @@
 /**
  * The multigroup switch of `edit --multigroup`: which API files move between
- * `apis/<version>` and `apis/<group>/<version>` (and the controllers and RBAC
- * roles with them), and the relative imports that follow them.
+ * `apis/<version>` and `apis/<group>/<version>` (and the controllers, RBAC
+ * roles, webhooks and conversion patches with them), and the relative imports
+ * and kustomization entries that follow them.
  */
 import { posix } from 'node:path';
 import { UsageError } from '../errors.js';
-import { apiLayout, relativeImport } from './layout.js';
+import { apiLayout, relativeImport, webhookLayout } from './layout.js';
 import type { ProjectConfig } from './project.js';
 import type { VirtualTree } from './tree.js';
 
@@ -20,23 +21,28 @@ export function planLayoutMoves(tree: VirtualTree, project: ProjectConfig, toMul
   const add = (from: string, to: string): void => {
     if (from !== to && tree.exists(from)) moves.set(from, to);
   };
+  /** Everything directly in a directory moves: the generated files and whatever the user added next to them. */
+  const addDirectory = (from: string, to: string): void => {
+    if (from === to) return;
+    for (const file of tree.list(from)) {
+      if (posix.dirname(file) === from) add(file, `${to}/${posix.basename(file)}`);
+    }
+  };
   for (const resource of project.resources ?? []) {
     if (resource.core || resource.external) continue;
     const before = apiLayout(resource, !toMultigroup);
     const after = apiLayout(resource, toMultigroup);
-    if (before.typesDir !== after.typesDir) {
-      // Everything in the version directory moves: types, groupversion_info,
-      // and whatever the user added next to them.
-      for (const file of tree.list(before.typesDir)) {
-        if (posix.dirname(file) !== before.typesDir) continue;
-        add(file, `${after.typesDir}/${posix.basename(file)}`);
-      }
-    }
+    addDirectory(before.typesDir, after.typesDir);
     add(before.controllerFile, after.controllerFile);
     add(before.controllerTestFile, after.controllerTestFile);
     for (const role of ['admin', 'editor', 'viewer']) {
       add(`config/rbac/${before.rbacRolePrefix}_${role}_role.yaml`, `config/rbac/${after.rbacRolePrefix}_${role}_role.yaml`);
     }
+    // Webhooks follow the same rule, so the next `create webhook` finds the kind's file where it looks.
+    const webhooksBefore = webhookLayout(resource, !toMultigroup);
+    const webhooksAfter = webhookLayout(resource, toMultigroup);
+    addDirectory(webhooksBefore.webhookDir, webhooksAfter.webhookDir);
+    add(webhooksBefore.crdPatchFile, webhooksAfter.crdPatchFile);
   }
   return moves;
 }
@@ -87,19 +93,26 @@ export function applyMoves(tree: VirtualTree, moves: Map<string, string>): void 
     if (from.endsWith('.ts')) continue;
     tree.move(from, to);
   }
-  renameRbacEntries(tree, moves);
+  renameKustomizationEntries(tree, moves);
 }
 
-/** The role files are listed in config/rbac/kustomization.yaml by name. */
-function renameRbacEntries(tree: VirtualTree, moves: Map<string, string>): void {
-  const path = 'config/rbac/kustomization.yaml';
-  let content = tree.read(path);
-  if (content === undefined) return;
-  for (const [from, to] of moves) {
-    if (!from.startsWith('config/rbac/')) continue;
-    content = content.replace(new RegExp(`^(\\s*- )${escapeRegExp(posix.basename(from))}$`, 'm'), `$1${posix.basename(to)}`);
+/** The kustomizations that list moved files by path: the RBAC roles, and the CRDs' conversion patches. */
+const KUSTOMIZATION_DIRS = ['config/rbac', 'config/crd'];
+
+/** Renames the entries (`- <file>` or `- path: <file>`) of moved files in the kustomization of their directory. */
+function renameKustomizationEntries(tree: VirtualTree, moves: Map<string, string>): void {
+  for (const dir of KUSTOMIZATION_DIRS) {
+    const path = `${dir}/kustomization.yaml`;
+    const content = tree.read(path);
+    if (content === undefined) continue;
+    let updated = content;
+    for (const [from, to] of moves) {
+      if (!from.startsWith(`${dir}/`)) continue;
+      const entry = new RegExp(`^(\\s*-\\s+(?:path:\\s+)?)${escapeRegExp(posix.relative(dir, from))}$`, 'm');
+      updated = updated.replace(entry, `$1${posix.relative(dir, to)}`);
+    }
+    if (updated !== content) tree.write(path, updated);
   }
-  tree.write(path, content);
 }
 
 function escapeRegExp(text: string): string {

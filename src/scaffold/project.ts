@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { isMap, isNode, isSeq, parseDocument, stringify, type Document } from 'yaml';
+import { isMap, isNode, isScalar, isSeq, parseDocument, stringify, type Document, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
 import { UsageError } from '../errors.js';
 import type { VirtualTree } from './tree.js';
 
@@ -190,36 +190,67 @@ const MODELLED_KEYS = ['version', 'domain', 'layout', 'multigroup', 'plugins', '
 
 /**
  * Writes the model into the document it was read from, touching only nodes
- * whose value changed, so untouched entries keep their comments and unknown
- * keys stay where they were.
+ * whose value changed, so comments (on the file, on an entry, on a key inside
+ * an entry) and unknown keys stay where they were.
  */
 function updateDocument(document: Document, model: Record<string, unknown>): Document {
+  const contents = document.contents as YAMLMap;
   for (const key of MODELLED_KEYS) {
     const wanted = model[key];
     if (wanted === undefined) {
-      if (document.has(key)) document.delete(key);
+      if (contents.has(key)) contents.delete(key);
       continue;
     }
-    const node = document.get(key, true);
-    const current = isNode(node) ? node.toJS(document) : node;
-    if (key === 'version' && String(current) === String(wanted)) continue;
-    if (isDeepStrictEqual(current, wanted)) continue;
-    if (key === 'resources' && isSeq(node) && Array.isArray(wanted)) {
-      // Item by item, so comments on the resources that did not change survive.
-      wanted.forEach((item, index) => {
-        const existing = node.items[index];
-        if (isNode(existing) && isDeepStrictEqual(existing.toJS(document), item)) return;
-        if (index < node.items.length) node.items[index] = document.createNode(sortedKeys(item));
-        else node.items.push(document.createNode(sortedKeys(item)));
-      });
-      node.items.splice(wanted.length);
-      continue;
-    }
-    document.set(key, document.createNode(sortedKeys(wanted)));
+    const current = contents.get(key, true);
+    // The model says "3"; a hand-written `version: 3` means the same and stays as written.
+    if (key === 'version' && isScalar(current) && String(current.value) === String(wanted)) continue;
+    setMerged(document, contents, key, current, wanted);
   }
   // Kubebuilder writes the keys sorted; new keys join in order, unknown ones included.
-  if (isMap(document.contents)) document.contents.items.sort((a, b) => String(isNode(a.key) ? a.key.toJS(document) : a.key).localeCompare(String(isNode(b.key) ? b.key.toJS(document) : b.key)));
+  sortPairs(document, contents);
   return document;
+}
+
+/**
+ * Sets `key` of `parent` to `wanted`, reusing the node that is there: a
+ * mapping or list is merged entry by entry and a scalar keeps its node, so
+ * the comments attached to them survive. Only a value of another shape is
+ * replaced by a new node.
+ */
+function setMerged(document: Document, parent: YAMLMap | YAMLSeq, key: string | number, current: unknown, wanted: unknown): void {
+  if (isNode(current) && isDeepStrictEqual(current.toJS(document), wanted)) return;
+  if (isMap(current) && isPlainObject(wanted)) {
+    for (const pair of [...current.items]) {
+      const name = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+      if (!(name in wanted)) current.delete(pair.key);
+    }
+    for (const [name, value] of Object.entries(wanted)) setMerged(document, current, name, current.get(name, true), value);
+    sortPairs(document, current);
+    return;
+  }
+  if (isSeq(current) && Array.isArray(wanted)) {
+    // Item by item: an entry appended to `resources` leaves the others, and their comments, alone.
+    wanted.forEach((item, index) => setMerged(document, current, index, current.items[index], item));
+    current.items.splice(wanted.length);
+    return;
+  }
+  if (isScalar(current) && (wanted === null || typeof wanted !== 'object')) {
+    current.value = wanted;
+    return;
+  }
+  const node = document.createNode(sortedKeys(wanted));
+  if (isSeq(parent) && typeof key === 'number' && key >= parent.items.length) parent.items.push(node);
+  else parent.set(key, node);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Sorts a mapping's keys as kubebuilder writes them; each pair keeps its comments. */
+function sortPairs(document: Document, map: YAMLMap): void {
+  const name = (pair: Pair): string => String(isNode(pair.key) ? pair.key.toJS(document) : pair.key);
+  map.items.sort((a, b) => name(a).localeCompare(name(b)));
 }
 
 /** A copy of `value` whose mappings list their keys sorted, as the YAML should. */

@@ -3,7 +3,7 @@ import { join, sep } from 'node:path';
 import { UsageError } from '../errors.js';
 import { ownedPath, writeBoundary, type WriteBoundary } from './boundary.js';
 import { bytesFingerprint, existenceFingerprint, listingFingerprint, type Fingerprint } from './fingerprint.js';
-import { commitChanges } from './journal.js';
+import { commitChanges, type CommitOptions } from './journal.js';
 
 /** One pending change, as `--dry-run` reports it. */
 export interface TreeChange {
@@ -159,12 +159,12 @@ export class VirtualTree {
    * crash leaves the project either as before or as after (after the next
    * command's recovery, for a crash).
    */
-  async commit(): Promise<TreeChange[]> {
+  async commit(options: Pick<CommitOptions, 'beforeApply'> = {}): Promise<TreeChange[]> {
     const changes = this.changes();
     await commitChanges(
       this.root,
       changes.map((change) => ({ ...change, content: this.pending.get(change.path) ?? undefined })),
-      { outputs: this.options.outputs, seen: this.seen },
+      { ...options, outputs: this.options.outputs, seen: this.seen },
     );
     this.pending.clear();
     return changes;

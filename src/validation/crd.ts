@@ -2,14 +2,22 @@
  * The api's CRDValidator: apiextensions' CRD validation, minus errors in
  * openAPIV3Schema and status (the api drops those). Each finding carries the
  * k8s field error as its detail, as the api wraps it.
+ *
+ * A v1beta1 CRD is validated as the api does it: with v1beta1's defaults
+ * (`preserveUnknownFields` true when absent, which is refused), and without
+ * the step that moves per-version fields all set alike to the top level
+ * (only v1's conversion does that), so a v1-shaped CRD relabelled v1beta1 is
+ * refused too.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { BundleObject } from './bundle-loader.js';
 import { manifestResult, type ApiError, type ManifestResult } from './diagnostics.js';
 import { dns1035LabelProblems, dns1123SubdomainProblems } from './names.js';
 
 /** Runs the CRD checks on one CRD; the result is named after the CRD. */
 export function validateCrd(crd: BundleObject): ManifestResult {
-  const spec = (crd.doc.spec ?? {}) as Record<string, any>;
+  const v1beta1 = crd.apiVersion === V1BETA1;
+  const spec = v1beta1 ? withV1beta1Defaults(crd.doc.spec) : ((crd.doc.spec ?? {}) as Record<string, any>);
   const names = (spec.names ?? {}) as Record<string, any>;
   const findings: ApiError[] = [];
   const group = String(spec.group ?? '');
@@ -25,11 +33,12 @@ export function validateCrd(crd: BundleObject): ManifestResult {
   for (const key of ['plural', 'kind'] as const) {
     if (String(names[key] ?? '') === '') findings.push(required(`spec.names.${key}`));
   }
-  // apiextensions/v1 dropped pruning opt-outs at the top level.
+  // apiextensions/v1 dropped pruning opt-outs at the top level (v1beta1 still defaults to one).
   if (spec.preserveUnknownFields === true) {
     findings.push(invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
   }
   const versions: any[] = Array.isArray(spec.versions) ? spec.versions : [];
+  if (v1beta1) findings.push(...v1beta1Findings(spec, versions));
   const seen = new Set<string>();
   versions.forEach((version, index) => {
     const name = String(version?.name ?? '');
@@ -47,6 +56,54 @@ export function validateCrd(crd: BundleObject): ManifestResult {
   return manifestResult(crd.name, findings);
 }
 
+const V1BETA1 = 'apiextensions.k8s.io/v1beta1';
+
+/** The v1beta1 defaults that matter to validation (apiextensions' SetObjectDefaults_CustomResourceDefinition). */
+function withV1beta1Defaults(raw: unknown): Record<string, any> {
+  const spec = { ...((raw ?? {}) as Record<string, any>) };
+  const versions: any[] = Array.isArray(spec.versions) ? spec.versions : [];
+  if (!spec.version && versions.length > 0) spec.version = versions[0]?.name;
+  if (versions.length === 0 && spec.version) spec.versions = [{ name: spec.version, served: true, storage: true }];
+  spec.scope ||= 'Namespaced';
+  spec.conversion ??= { strategy: 'None' };
+  spec.preserveUnknownFields ??= true;
+  return spec;
+}
+
+/**
+ * The checks a v1 CRD cannot fail: its conversion to the internal form moves
+ * per-version fields that are all alike to the top level, and it has no
+ * top-level schema, subresources, columns or version of its own.
+ */
+function v1beta1Findings(spec: Record<string, any>, versions: readonly any[]): ApiError[] {
+  const findings: ApiError[] = [];
+  const perVersion = [
+    { key: 'schema', top: 'validation', plural: 'schemas' },
+    { key: 'subresources', top: 'subresources', plural: 'subresources' },
+    { key: 'additionalPrinterColumns', top: 'additionalPrinterColumns', plural: 'additionalPrinterColumns' },
+  ] as const;
+  for (const field of perVersion) {
+    const topSet = field.key === 'additionalPrinterColumns' ? Array.isArray(spec[field.top]) && spec[field.top].length > 0 : spec[field.top] != null;
+    if (topSet && versions.some((version) => version?.[field.key] != null)) {
+      findings.push(forbidden(`spec.${field.top}`, `top-level and per-version ${field.plural} are mutually exclusive`));
+    }
+  }
+  for (const field of perVersion) {
+    const first = versions[0]?.[field.key];
+    if (versions.length > 0 && versions.every((version) => version?.[field.key] != null && isDeepStrictEqual(version[field.key], first))) {
+      findings.push(invalid('spec.versions', versions, `per-version ${field.plural} may not all be set to identical values (top-level ${field.top} should be used instead)`));
+    }
+  }
+  if (spec.version && versions.length > 0 && versions[0]?.name !== spec.version) {
+    findings.push(invalid('spec.version', String(spec.version), 'must match the first version in spec.versions'));
+  }
+  const strategy = String(spec.conversion?.strategy ?? 'None');
+  if (strategy !== 'None' && spec.preserveUnknownFields === true) {
+    findings.push(invalid('spec.conversion.strategy', strategy, 'must be None if spec.preserveUnknownFields is true'));
+  }
+  return findings;
+}
+
 /**
  * k8s prints scalar bad values as Go does (%q for strings); structured
  * values (the versions list) are printed as compact JSON, where Go would
@@ -59,4 +116,8 @@ function invalid(field: string, value: unknown, detail: string): ApiError {
 
 function required(field: string): ApiError {
   return { level: 'Error', field, badValue: '', detail: `${field}: Required value` };
+}
+
+function forbidden(field: string, detail: string): ApiError {
+  return { level: 'Error', field, badValue: '', detail: `${field}: Forbidden: ${detail}` };
 }

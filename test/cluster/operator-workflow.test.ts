@@ -329,7 +329,7 @@ describe('the generated operator\'s workflow on the cluster: images, deploy, web
       return attempt.status === 0 || /x509|certificate/.test(attempt.stderr) ? attempt : undefined;
     }, 120_000, 2000);
     assert.notEqual(result.status, 0, 'a create succeeded although failurePolicy is Fail and the webhook is not trusted');
-    assert.match(result.stderr, new RegExp(`failed calling webhook "mmemcached-v1.kb.io".*${WEBHOOK_SERVICE.replace(/\./g, '\\.')}\\.${SYSTEM}\\.svc`, 's'));
+    assert.match(result.stderr, new RegExp(`failed calling webhook "mmemcached-v1\\.cache\\.kb\\.io".*${WEBHOOK_SERVICE.replace(/\./g, '\\.')}\\.${SYSTEM}\\.svc`, 's'));
   });
 
   test('with the CA in caBundle a defaulted field appears on create, and an invalid object is refused with the webhook\'s message', { timeout: 300_000 }, async () => {
@@ -347,7 +347,7 @@ describe('the generated operator\'s workflow on the cluster: images, deploy, web
 
     const invalid = createMemcached('too-big', { size: 9 });
     assert.notEqual(invalid.status, 0, 'the invalid Memcached was created');
-    assert.match(invalid.stderr, new RegExp(`admission webhook "vmemcached-v1.kb.io" denied the request: ${REFUSAL}`));
+    assert.match(invalid.stderr, new RegExp(`admission webhook "vmemcached-v1\\.cache\\.kb\\.io" denied the request: ${REFUSAL}`));
     assert.equal(spawnSync('kubectl', ['get', 'memcached', '-n', 'default', 'too-big'], { env: cluster().env() }).status, 1, 'nothing was stored');
     const logs = kubectl(cluster(), ['logs', '-n', SYSTEM, '-l', MANAGER_SELECTOR, '--tail=-1']);
     assert.match(logs, /defaulting Memcached/, 'the manager pod served the call');

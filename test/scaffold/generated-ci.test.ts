@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { goPlatform } from '../../src/runtime/envtest/setup-envtest.js';
-import { packRepository, runCliOk, tempProjectDir } from './harness.js';
+import { packRepository, runCliOk, startMakeEnvtest, tempProjectDir } from './harness.js';
 import { serveLocalReleaseIndex, type LocalReleaseIndex } from './release-index.js';
 
 /** The version the generated Makefile's ENVTEST_K8S_VERSION names; the local index publishes it. */
@@ -167,21 +167,9 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
   });
 
   test('make envtest-start serves a kubeconfig with the CRDs installed, and Ctrl-C (SIGINT to the group) leaves nothing behind', async (t) => {
-    // Detached: its own process group, which gets the SIGINT as a terminal's Ctrl-C would.
-    const child = spawn('make', ['envtest-start'], { cwd: project, env: runnerEnv({ TS_OPERATOR_SDK_ENVTEST_INDEX_URL: index.indexUrl }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    t.after(() => {
-      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    const deadline = Date.now() + 300_000;
-    let kubeconfig: string | undefined;
-    while (!(kubeconfig = /^export KUBECONFIG=(.+)$/m.exec(output)?.[1])) {
-      assert.ok(child.exitCode === null && Date.now() < deadline, `no export line from make envtest-start:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    const started = await startMakeEnvtest(project, runnerEnv({ TS_OPERATOR_SDK_ENVTEST_INDEX_URL: index.indexUrl }));
+    t.after(started.kill);
+    const { kubeconfig } = started;
     assert.equal(kubeconfig, join(project, 'bin', 'envtest.kubeconfig'));
     const crds = await shell(`kubectl --kubeconfig "${kubeconfig}" get crd -o name`, project, runnerEnv({}));
     assert.equal(crds.status, 0, crds.output);
@@ -189,9 +177,8 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
     const plane = planePids(join(project, 'bin', 'k8s'));
     assert.equal(plane.length, 2, `etcd and kube-apiserver from bin/k8s: ${plane.join(', ')}`);
 
-    process.kill(-child.pid!, 'SIGINT');
-    await exited;
-    assert.match(output, /SIGINT received, stopping/);
+    await started.interrupt();
+    assert.match(started.output(), /SIGINT received, stopping/);
     assert.deepEqual(planePids(join(project, 'bin', 'k8s')), [], 'etcd or kube-apiserver still running');
     assert.equal(existsSync(kubeconfig), false, 'the kubeconfig is removed on stop');
   });

@@ -2,7 +2,7 @@
  * Shared by the CLI tests: runs the real entry point (bin/ts-operator-sdk.js)
  * as a child process with stdin closed (no TTY), and fingerprints directories.
  */
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,6 +49,8 @@ export interface RunOptions {
   nodeBinary?: string;
   /** Text piped to stdin (then closed); stdin is closed at once when omitted. */
   input?: string;
+  /** A file descriptor to give the CLI as stdout (e.g. /dev/full) instead of a pipe; `stdout` is then ''. */
+  stdout?: number;
   /**
    * Kill the CLI after this long. Default 60 s: spawnSync blocks the test's event loop,
    * so a hung CLI could not be stopped by the test's own time limit.
@@ -61,14 +63,14 @@ export function runCli(args: string[], cwd: string, options: RunOptions = {}): C
   const result = spawnSync(options.nodeBinary ?? process.execPath, [CLI, ...args], {
     cwd,
     env: { ...process.env, ...options.env },
-    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', options.stdout ?? 'pipe', 'pipe'],
     input: options.input,
     encoding: 'utf8',
     uid: options.uid,
     gid: options.uid,
     timeout: options.timeoutMs ?? 60_000,
   });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+  return { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr };
 }
 
 /** Runs the CLI and throws with its stderr unless it exited 0. */
@@ -335,4 +337,70 @@ export function scaffoldScenario(scenario: Scenario, options: { extraInitArgs?: 
     runCliOk(args, dir, { env: options.env, timeoutMs: step[0] === 'init' ? INSTALL_TIMEOUT_MS : undefined });
   }
   return dir;
+}
+
+/**
+ * A single-group project (no install) with webhooks on both versions of one
+ * kind: cache/v1 Memcached with a defaulting webhook, and cache/v2 Memcached,
+ * the hub of a conversion webhook whose spoke is v1.
+ */
+export function scaffoldWebhookProject(): string {
+  const dir = tempProjectDir();
+  const memcached = (version: string, ...flags: string[]): string[] => ['--group', 'cache', '--version', version, '--kind', 'Memcached', ...flags];
+  runCliOk(['init', '--domain', 'example.com', '--skip-install'], dir);
+  runCliOk(['create', 'api', ...memcached('v1')], dir);
+  runCliOk(['create', 'api', ...memcached('v2', '--controller=false')], dir);
+  runCliOk(['create', 'webhook', ...memcached('v1', '--defaulting')], dir);
+  runCliOk(['create', 'webhook', ...memcached('v2', '--conversion', '--spoke', 'v1')], dir);
+  return dir;
+}
+
+/** A `make envtest-start` running in the foreground, as from a terminal. */
+export interface MakeEnvtestStart {
+  /** The path its `export KUBECONFIG=...` line names (shell quoting removed by a shell). */
+  kubeconfig: string;
+  /** The line as printed, for a shell to evaluate. */
+  exportLine: string;
+  /** stdout and stderr so far, interleaved. */
+  output(): string;
+  /** Ctrl-C: SIGINT to its process group; resolves when make has exited. */
+  interrupt(): Promise<void>;
+  /** SIGKILL to the group if it still runs (for a test's cleanup). */
+  kill(): void;
+}
+
+/**
+ * Starts `make envtest-start` in its own process group (which gets the
+ * SIGINT as a terminal's Ctrl-C would) and resolves once it printed its
+ * export line; rejects if it exits first or after `timeoutMs`.
+ */
+export async function startMakeEnvtest(project: string, env: NodeJS.ProcessEnv, timeoutMs = 300_000): Promise<MakeEnvtestStart> {
+  const child = spawn('make', ['envtest-start'], { cwd: project, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const kill = (): void => {
+    if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+  };
+  const deadline = Date.now() + timeoutMs;
+  let exportLine: string | undefined;
+  while (!(exportLine = /^export KUBECONFIG=.+$/m.exec(output)?.[0])) {
+    if (child.exitCode !== null || Date.now() >= deadline) {
+      kill();
+      throw new Error(`no export line from make envtest-start:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const kubeconfig = execFileSync('bash', ['-c', `${exportLine}; printf %s "$KUBECONFIG"`], { encoding: 'utf8' });
+  return {
+    kubeconfig,
+    exportLine,
+    output: () => output,
+    interrupt: async () => {
+      process.kill(-child.pid!, 'SIGINT');
+      await exited;
+    },
+    kill,
+  };
 }

@@ -73,7 +73,7 @@ describe('a generated project with defaulting, validating and conversion webhook
     edit(dir, webhook, '    // TODO(user): fill in your validation logic upon object update.\n', "    if ((newObject.spec?.size ?? 0) < (oldObject.spec?.size ?? 0)) throw new AdmissionDeniedError('spec.size may not shrink');\n");
     edit(dir, webhook, '    // TODO(user): fill in your validation logic upon object deletion.\n', "    if (memcached.metadata?.labels?.['example.com/protected'] === 'true') throw new AdmissionDeniedError('this Memcached is protected: remove its example.com/protected label first');\n");
     // Deletes reach the validator only when the marker lists them, as the template's NOTE says.
-    edit(dir, webhook, 'verbs=create;update,versions=v1,name=vmemcached-v1.kb.io', 'verbs=create;update;delete,versions=v1,name=vmemcached-v1.kb.io');
+    edit(dir, webhook, 'verbs=create;update,versions=v1,name=vmemcached-v1.cache.kb.io', 'verbs=create;update;delete,versions=v1,name=vmemcached-v1.cache.kb.io');
     const test = 'webhooks/v1/memcached_webhook.test.ts';
     // Warnings reach the test's client through RestClient's warningHandler.
     edit(dir, test, '  let client: Client;\n', '  let client: Client;\n  const warnings: string[] = [];\n');
@@ -170,8 +170,8 @@ describe('a generated project with defaulting, validating and conversion webhook
       csv.spec.webhookdefinitions.map(({ type, webhookPath, generateName, rules: defined, conversionCRDs }) => ({ type, webhookPath, generateName, rules: defined, conversionCRDs })),
       [
         { type: 'ConversionWebhook', webhookPath: CONVERSION_PATH, generateName: 'cmemcacheds.kb.io', rules: undefined, conversionCRDs: ['memcacheds.cache.example.com'] },
-        { type: 'MutatingAdmissionWebhook', webhookPath: mutatingWebhookPath(MEMCACHED), generateName: 'mmemcached-v1.kb.io', rules, conversionCRDs: undefined },
-        { type: 'ValidatingAdmissionWebhook', webhookPath: validatingWebhookPath(MEMCACHED), generateName: 'vmemcached-v1.kb.io', rules: validatingRules, conversionCRDs: undefined },
+        { type: 'MutatingAdmissionWebhook', webhookPath: mutatingWebhookPath(MEMCACHED), generateName: 'mmemcached-v1.cache.kb.io', rules, conversionCRDs: undefined },
+        { type: 'ValidatingAdmissionWebhook', webhookPath: validatingWebhookPath(MEMCACHED), generateName: 'vmemcached-v1.cache.kb.io', rules: validatingRules, conversionCRDs: undefined },
       ],
     );
     for (const definition of csv.spec.webhookdefinitions) {

@@ -6,7 +6,7 @@
  * exercise; each registers its cases with {@link badInputSuite}.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, mkdtempSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -42,6 +42,19 @@ export interface BadInput {
    * logrus fatal line ({@link FATAL_LOG_LINE}).
    */
   line?: RegExp;
+}
+
+/** A `prepare` step: writes `content` at `path` under the directory, creating directories. */
+export function put(path: string, content = 'user content\n'): (dir: string) => void {
+  return (dir) => {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  };
+}
+
+/** A `prepare` step: changes a file of the directory in place. */
+export function edit(path: string, change: (text: string) => string): (dir: string) => void {
+  return (dir) => writeFileSync(join(dir, path), change(readFileSync(join(dir, path), 'utf8')));
 }
 
 /** `bundle validate`'s one fatal log line (logrus text form, off a terminal). */

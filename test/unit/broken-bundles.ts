@@ -53,6 +53,19 @@ function addSecondVersion(dir: string): void {
   editCrd(dir, (crd) => crd.spec.versions.push({ ...crd.spec.versions[0], name: 'v2', storage: false }));
 }
 
+const V1BETA1 = 'apiextensions.k8s.io/v1beta1';
+
+/** Rewrites the one-version v1 CRD as v1beta1 writes it: top-level version, validation and subresources. */
+function toV1beta1(crd: any): any {
+  const [version] = crd.spec.versions;
+  crd.apiVersion = V1BETA1;
+  crd.spec.version = version.name;
+  crd.spec.validation = version.schema;
+  crd.spec.subresources = version.subresources;
+  crd.spec.versions = [{ name: version.name, served: true, storage: true }];
+  return crd;
+}
+
 /** Bytes that gzip cannot shrink, the same on every run so the recorded sizes stay stable. */
 function incompressible(length: number): string {
   const bytes = Buffer.alloc(length);
@@ -178,6 +191,17 @@ export const BUNDLE_VARIANTS: readonly BundleVariant[] = [
       editCrd(dir, (crd) => crd.spec.versions.push({ ...crd.spec.versions[0], name: 'v2' }));
       editCsv(dir, (csv) => csv.spec.customresourcedefinitions.owned.push({ ...csv.spec.customresourcedefinitions.owned[0], version: 'v2' }));
     },
+  },
+
+  // v1beta1 CRDs: the api validates them with v1beta1's defaults (preserveUnknownFields: true when absent).
+  { name: 'crd-v1beta1-no-preserve-unknown-fields', build: (dir) => editCrd(dir, toV1beta1) },
+  { name: 'crd-v1beta1-preserve-unknown-fields-false', build: (dir) => editCrd(dir, (crd) => Object.assign(toV1beta1(crd).spec, { preserveUnknownFields: false })) },
+  { name: 'crd-v1-shaped-labelled-v1beta1', build: (dir) => editCrd(dir, (crd) => (crd.apiVersion = V1BETA1)) },
+  { name: 'crd-v1-shaped-labelled-v1beta1-preserve-unknown-fields-false', build: (dir) => editCrd(dir, (crd) => Object.assign(crd, { apiVersion: V1BETA1 }).spec.preserveUnknownFields = false) },
+  { name: 'crd-v1beta1-version-not-first', build: (dir) => editCrd(dir, (crd) => Object.assign(toV1beta1(crd).spec, { preserveUnknownFields: false, version: 'v2' })) },
+  {
+    name: 'crd-v1beta1-webhook-conversion-without-preserve-unknown-fields',
+    build: (dir) => editCrd(dir, (crd) => (toV1beta1(crd).spec.conversion = { strategy: 'Webhook', conversionReviewVersions: ['v1'], webhookClientConfig: { service: { name: 'webhook-service', namespace: 'system', path: '/convert' } } })),
   },
 
   // OLM's install-time webhook rules (ours; see bundle-verdicts.test.ts).

@@ -66,7 +66,7 @@ const OUR_EXTRA_RULES = [
  */
 function normalize(message: string): string {
   return message
-    .replace(/^(Error: Field spec\.versions, Value ).*(: spec\.versions: Invalid value: ).*(: must have exactly one version marked as storage version)$/s, '$1<versions>$2<versions>$3');
+    .replace(/^(Error: Field spec\.versions, Value ).*(: spec\.versions: Invalid value: ).*(: (?:must have exactly one version marked as storage version|per-version \w+ may not all be set to identical values \(top-level \w+ should be used instead\)))$/s, '$1<versions>$2<versions>$3');
 }
 
 interface OurVerdict {

@@ -45,7 +45,7 @@ describe('create webhook', () => {
     const text = read(dir, file);
     assert.ok(text.includes(userCode), 'the defaulter the user wrote is kept');
     assert.match(text, /\.withDefaulter\(new MemcachedCustomDefaulter\(\)\)\n {4}\.withValidator\(new MemcachedCustomValidator\(\)\)\n {4}\/\/ \+kubebuilder:scaffold:webhook-builder/);
-    assert.match(text, /\+kubebuilder:webhook:path=\/mutate-cache-example-com-v1-memcached,mutating=true,failurePolicy=fail,sideEffects=None,groups=cache\.example\.com,resources=memcacheds,verbs=create;update,versions=v1,name=mmemcached-v1\.kb\.io,admissionReviewVersions=v1/);
+    assert.match(text, /\+kubebuilder:webhook:path=\/mutate-cache-example-com-v1-memcached,mutating=true,failurePolicy=fail,sideEffects=None,groups=cache\.example\.com,resources=memcacheds,verbs=create;update,versions=v1,name=mmemcached-v1\.cache\.kb\.io,admissionReviewVersions=v1/);
     assert.match(text, /\+kubebuilder:webhook:path=\/validate-cache-example-com-v1-memcached,mutating=false,/);
     assert.equal(text.match(/^import type \{ AdmissionContext \} from 'ts-operator-sdk';$/gm)?.length, 1, 'the import both types need is written once');
     assert.equal(projectWebhooks(dir), '  webhooks:\n    defaulting: true\n    validation: true\n    webhookVersion: v1\n');

@@ -34,7 +34,7 @@ test('webhooks for awkward kinds, all three types on one kind, and one kind in t
   runCliOk(['create', 'api', '--group', 'ship', '--version', 'v1', '--kind', 'Memcached'], dir);
   runCliOk(['create', 'webhook', '--group', 'ship', '--version', 'v1', '--kind', 'Memcached', '--defaulting'], dir);
   const main = readFileSync(join(dir, 'main.ts'), 'utf8');
-  assert.match(main, /^import \{ setupMemcachedWebhookWithManager \} from '\.\/webhooks\/v1\/memcached_webhook\.js';$/m);
+  assert.match(main, /^import \{ setupMemcachedWebhookWithManager \} from '\.\/webhooks\/cache\/v1\/memcached_webhook\.js';$/m);
   assert.match(main, /^import \{ setupMemcachedWebhookWithManager as setupShipMemcachedV1Webhook \} from '\.\/webhooks\/ship\/v1\/memcached_webhook\.js';$/m);
   assert.match(main, /^ {2}setupShipMemcachedV1Webhook\(mgr\);$/m);
 

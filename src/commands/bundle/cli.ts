@@ -1,3 +1,4 @@
+import { isatty } from 'node:tty';
 import type { Command } from 'commander';
 import { commandGroup } from '../../cli/command-group.js';
 import type { CliContext } from '../../cli/context.js';
@@ -31,8 +32,9 @@ Examples:
       const { bundleValidateCommand } = await import('./validate.js');
       const code = bundleValidateCommand({ directory, ...opts }, ctx.io, {
         cwd: ctx.cwd,
-        stdoutIsTty: Boolean(process.stdout.isTTY),
-        stderrIsTty: Boolean(process.stderr.isTTY),
+        // isatty, not process.stdout.isTTY: creating process.stdout would make a piped stdout non-blocking.
+        stdoutIsTty: isatty(1),
+        stderrIsTty: isatty(2),
         now: () => new Date(),
       });
       // Validation findings are not CLI errors: the report is already printed,

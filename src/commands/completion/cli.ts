@@ -14,7 +14,6 @@ Examples:
   $ ts-operator-sdk completion zsh > "\${fpath[1]}/_ts-operator-sdk"
   $ ts-operator-sdk completion fish | source`)
     .action((shell: string) => {
-      process.stdout.write(completionScript(shell, program));
+      ctx.io.out(completionScript(shell, program).replace(/\n$/, ''));
     });
-  void ctx;
 }

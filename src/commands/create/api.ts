@@ -200,12 +200,13 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   project.resources = existing ? resources.map((item) => (item === existing ? entry : item)) : [...resources, entry];
   writeProject(tree, project);
 
-  if (!(await finishTree(tree, io, options.dryRun))) return;
-  if (resource) io.out('Next: implement your new API and generate the manifests (e.g. CRDs, CRs) with:\n$ make manifests');
+  const report: string[] = [];
+  if (resource) report.push('Next: implement your new API and generate the manifests (e.g. CRDs, CRs) with:\n$ make manifests');
   if (resource && otherVersions.length > 0) {
     const versions = [...otherVersions.map((item) => item.version), options.version].sort();
-    io.out(`Note: ${options.kind} now has ${versions.length} versions (${versions.join(', ')}): mark exactly one of them with \`+kubebuilder:storageversion\` in its ${options.kind} type's comment before running \`make manifests\`.`);
+    report.push(`Note: ${options.kind} now has ${versions.length} versions (${versions.join(', ')}): mark exactly one of them with \`+kubebuilder:storageversion\` in its ${options.kind} type's comment before running \`make manifests\`.`);
   }
+  await finishTree(tree, io, options.dryRun, report);
 }
 
 /**

@@ -126,8 +126,7 @@ export async function createExternalApi(tree: VirtualTree, project: ProjectConfi
   project.resources = existing ? resources.map((item) => (item === existing ? entry : item)) : [...resources, entry];
   writeProject(tree, project);
 
-  if (!(await finishTree(tree, io, options.dryRun))) return;
-  if (crd) io.out(`Next: install the CRD in envtest with crdDirectoryPaths: ['${EXTERNAL_CRD_DIR}'] (it is not deployed with your operator), and import ${kind} from ${typesFile}`);
+  await finishTree(tree, io, options.dryRun, crd ? [`Next: install the CRD in envtest with crdDirectoryPaths: ['${EXTERNAL_CRD_DIR}'] (it is not deployed with your operator), and import ${kind} from ${typesFile}`] : []);
 }
 
 /**

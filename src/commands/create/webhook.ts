@@ -3,8 +3,11 @@ import { boilerplateHeader } from '../../scaffold/boilerplate.js';
 import { UsageError } from '../../errors.js';
 import { scaffoldFiles, type FileSpec } from '../../scaffold/files.js';
 import { applyInserters, Markers, uncommentBlock, uncommentLine, type Inserter } from '../../scaffold/inserter.js';
-import { apiData, apiLayout, relativeImport, type ApiData } from '../../scaffold/layout.js';
+import { apiData, apiLayout, relativeImport, webhookLayout, type ApiData, type WebhookLayout } from '../../scaffold/layout.js';
 import { validateGroup, validateKind, validateVersion } from '../../scaffold/names.js';
+import { DNS1123_LABEL_MAX } from '../../validation/names.js';
+import { readProjectWebhookMarkers } from '../../generators/webhook/webhook.js';
+import { ProblemList } from '../../generators/problems.js';
 import { assertOurLayout, qualifiedGroup, readProject, sameGvk, writeProject, type ProjectResource, type ResourceWebhooks } from '../../scaffold/project.js';
 import { renderTemplate } from '../../scaffold/render.js';
 import { VirtualTree } from '../../scaffold/tree.js';
@@ -45,21 +48,15 @@ export interface SpokeData {
   hubImportFromConversion: string;
 }
 
-/** Where a kind's webhook lives: `webhooks/<version>/` (kubebuilder's internal/webhook/<version>/), with the group level when multigroup. */
-export interface WebhookLayout {
-  webhookDir: string;
-  webhookFile: string;
-  webhookTestFile: string;
-  /** kubebuilder's `config/crd/patches/webhook_in_<plural>.yaml` (`<group>_<plural>` when multigroup). */
-  crdPatchFile: string;
-}
-
 /** Everything the webhook templates need. */
 export interface WebhookData extends ApiData {
   webhook: WebhookLayout;
   /** `/mutate-<group with dashes>-<version>-<kind>`: controller-runtime's path, so the manifests and the server agree. */
   mutatePath: string;
   validatePath: string;
+  /** The `name=` of the mutating and validating webhooks (see {@link webhookName}). */
+  mutatingName: string;
+  validatingName: string;
   /** `<Kind>` or `<Kind>Kind` (see ApiData.kindLocal), imported from the types. */
   typesImportFromWebhook: string;
   setupFunction: string;
@@ -67,22 +64,24 @@ export interface WebhookData extends ApiData {
   hubVersion: string;
 }
 
-/** The paths of one kind's webhook files. */
-export function webhookLayout(resource: Pick<ProjectResource, 'group' | 'version' | 'kind' | 'plural'>, multigroup: boolean, plural: string): WebhookLayout {
-  const kindLower = resource.kind.toLowerCase();
-  const grouped = multigroup && Boolean(resource.group);
-  const webhookDir = grouped ? `webhooks/${resource.group}/${resource.version}` : `webhooks/${resource.version}`;
-  return {
-    webhookDir,
-    webhookFile: `${webhookDir}/${kindLower}_webhook.ts`,
-    webhookTestFile: `${webhookDir}/${kindLower}_webhook.test.ts`,
-    crdPatchFile: `config/crd/patches/webhook_in_${grouped ? `${resource.group}_` : ''}${plural}.yaml`,
-  };
-}
-
 /** controller-runtime's webhook path for a kind: `/<prefix>-<group, dots as dashes>-<version>-<lowercase kind>`. */
 export function webhookPath(prefix: 'mutate' | 'validate', group: string, version: string, kind: string): string {
   return `/${prefix}-${group.replace(/\./g, '-')}-${version}-${kind.toLowerCase()}`;
+}
+
+/**
+ * The name of a kind's mutating (`m`) or validating (`v`) webhook:
+ * kubebuilder's `<m|v><kind>-<version>.kb.io` with the API group's own
+ * labels before `kb.io` (`mmemcached-v1.cache.kb.io`). Kubebuilder leaves the
+ * group out, so the same kind and version in two groups of a multigroup
+ * project get the same name, and the API server refuses the second webhook
+ * (`Duplicate value`). With the group as its own labels the name is unique by
+ * construction: a project's APIs share its domain, and the group's labels
+ * stay DNS labels. An API whose group is the domain itself keeps
+ * kubebuilder's form.
+ */
+export function webhookName(prefix: 'm' | 'v', resource: Pick<ProjectResource, 'group' | 'version' | 'kind'>): string {
+  return [`${prefix}${resource.kind.toLowerCase()}-${resource.version}`, resource.group, 'kb.io'].filter(Boolean).join('.');
 }
 
 const pascal = (word: string): string => word.charAt(0).toUpperCase() + word.slice(1);
@@ -281,12 +280,14 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
   };
   const entry: ProjectResource = { ...existing, webhooks };
   const base = apiData(entry, { multigroup, projectName: project.projectName ?? '', boilerplate: boilerplateHeader(tree) });
-  const layout = webhookLayout(entry, multigroup, base.plural);
+  const layout = webhookLayout(entry, multigroup);
   const data: WebhookData = {
     ...base,
     webhook: layout,
     mutatePath: webhookPath('mutate', base.qualifiedGroup, base.version, base.kind),
     validatePath: webhookPath('validate', base.qualifiedGroup, base.version, base.kind),
+    mutatingName: webhookName('m', entry),
+    validatingName: webhookName('v', entry),
     typesImportFromWebhook: relativeImport(layout.webhookFile, base.layout.typesFile),
     setupFunction: `setup${base.kind}WebhookWithManager`,
     hubVersion: base.version,
@@ -305,6 +306,7 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
     }),
   };
   if (options.conversion) checkStorageVersion(tree, data, sameKind, multigroup);
+  checkWebhookNames(tree, data, requestedTypes);
 
   // --force scaffolds the kind's files again, so every type the kind has goes back in, not only the requested ones.
   const typesToInsert: WebhookType[] = options.force ? (['defaulting', 'validation', 'conversion'] as const).filter((type) => webhooks[type]) : requestedTypes;
@@ -337,10 +339,42 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
   project.resources = resources.map((item) => (item === existing ? entry : item));
   writeProject(tree, project);
 
-  if (!(await finishTree(tree, io, options.dryRun))) return;
-  io.out(`Next: implement the webhook in ${data.webhook.webhookFile}, then generate config/webhook/manifests.yaml with:\n$ make manifests`);
-  for (const note of notes) io.out(`Note: ${note}.`);
-  if (options.conversion) io.out(`Conversion: fill in the conversion functions of ${data.spokes.map((spoke) => spoke.conversionFile).join(', ')}; ${options.version} is the hub (the storage version).`);
+  await finishTree(tree, io, options.dryRun, [
+    `Next: implement the webhook in ${data.webhook.webhookFile}, then generate config/webhook/manifests.yaml with:\n$ make manifests`,
+    ...notes.map((note) => `Note: ${note}.`),
+    ...(options.conversion ? [`Conversion: fill in the conversion functions of ${data.spokes.map((spoke) => spoke.conversionFile).join(', ')}; ${options.version} is the hub (the storage version).`] : []),
+  ]);
+}
+
+/**
+ * Refuses a webhook name Kubernetes would reject (a label over 63
+ * characters), or one that another webhook marker of the project already
+ * uses (a webhook scaffolded before names carried the group, or written by
+ * hand): `generate manifests` would refuse the project afterwards.
+ */
+function checkWebhookNames(tree: VirtualTree, data: WebhookData, types: readonly WebhookType[]): void {
+  const names = [...(types.includes('defaulting') ? [data.mutatingName] : []), ...(types.includes('validation') ? [data.validatingName] : [])];
+  for (const name of names) {
+    // Only the first label can be too long: the group's labels are DNS labels already. (The whole name
+    // cannot pass 253 characters: the files named after the group would pass the file system's limit first.)
+    const label = name.slice(0, name.indexOf('.'));
+    if (label.length > DNS1123_LABEL_MAX) {
+      throw new UsageError(
+        `the webhook name ${name} is not a valid Kubernetes name (its first label has ${label.length} characters, at most ${DNS1123_LABEL_MAX})`,
+        `use a kind of at most ${data.kind.length - (label.length - DNS1123_LABEL_MAX)} characters, or write this webhook by hand with a shorter name=`,
+      );
+    }
+  }
+  const markers = readProjectWebhookMarkers(tree.root, new ProblemList());
+  for (const name of names) {
+    const taken = markers.find((marker) => marker.args.name === name && marker.file !== data.webhook.webhookFile);
+    if (taken) {
+      throw new UsageError(
+        `the webhook name ${name} is already used by ${taken.file}:${taken.line}, and webhook names must be unique in a project`,
+        'give that marker another name= (unique in the project), then run the command again',
+      );
+    }
+  }
 }
 
 /**

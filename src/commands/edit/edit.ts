@@ -43,6 +43,5 @@ export async function edit(options: EditOptions, io: CommandIO): Promise<void> {
     writeProject(tree, project);
     summary = `switched to the ${layout} layout: moved ${moves.size} file${moves.size === 1 ? '' : 's'}, updated PROJECT`;
   }
-  if (!(await finishTree(tree, io, options.dryRun))) return;
-  io.out(summary);
+  await finishTree(tree, io, options.dryRun, [summary]);
 }

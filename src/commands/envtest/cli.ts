@@ -26,7 +26,7 @@ Examples:
   # In a generated project (make envtest-start runs setup-envtest first)
   $ npx ts-operator-sdk envtest start
   # then, in another shell:
-  $ export KUBECONFIG=$PWD/bin/envtest.kubeconfig && make install run`)
+  $ export KUBECONFIG="$PWD/bin/envtest.kubeconfig" && make install run`)
     .action(async (opts: { binDir?: string; kubeconfig: string; crdDir: string[]; port?: string }, command: Command) => {
       let port: number | undefined;
       if (opts.port !== undefined) {

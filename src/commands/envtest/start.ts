@@ -2,6 +2,7 @@ import { existsSync, rmdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommandIO } from '../../cli/io.js';
+import { shellQuote } from '../../cli/shell.js';
 import { UsageError } from '../../errors.js';
 import { displayPath } from '../../paths.js';
 import { locateBinary } from '../../runtime/envtest/assets.js';
@@ -83,7 +84,7 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
     if (stopRequested) return;
     written = writeKubeconfig(cwd, options.kubeconfigPath, adminAccess(env), io, options.kubeconfigNamed ?? true);
     io.progress(`envtest: API server ${env.kubeConfig.getCurrentCluster()?.server ?? ''} is ready (user with system:masters); Ctrl-C stops it`);
-    io.out(`export KUBECONFIG=${options.kubeconfigPath}`);
+    io.out(`export KUBECONFIG=${shellQuote(options.kubeconfigPath)}`);
 
     // Foreground until a signal, or until a process dies under us.
     for (;;) {

@@ -65,8 +65,7 @@ export async function generateManifestsCommand(options: GenerateManifestsOptions
     tree.write(file.path, file.content);
     written.push(file.path);
   }
-  if (!(await finishTree(tree, io, options.dryRun))) return;
-  io.out(manifestsSummary(written, files.map((file) => file.path)));
+  await finishTree(tree, io, options.dryRun, [manifestsSummary(written, files.map((file) => file.path))]);
 }
 
 /**

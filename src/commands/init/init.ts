@@ -126,7 +126,12 @@ export async function init(options: InitOptions, io: CommandIO): Promise<void> {
   scaffoldFiles(tree, specs.filter((spec) => spec.path !== BOILERPLATE_FILE), { ...base, boilerplate: boilerplateHeader(tree) });
   writeProject(tree, { version: '3', domain: options.domain, layout: [LAYOUT_PLUGIN], plugins: structuredClone(DEFAULT_PLUGINS) as Record<string, Record<string, unknown>>, projectName });
 
-  if (!(await finishTree(tree, io, options.dryRun))) return;
+  // The Makefile and the hint below run the CLI from the project's node_modules.
+  // Printed before the files are written (see finishTree), so before the install's own output.
+  const next = options.skipInstall
+    ? ['Next: install the dependencies (ts-operator-sdk among them) with:', '$ npm install', 'then define a resource with:']
+    : ['Next: once the dependencies are installed (`npm install` runs now), define a resource with:'];
+  if (!(await finishTree(tree, io, options.dryRun, [...next, '$ npx ts-operator-sdk create api --group <group> --version <version> --kind <Kind>']))) return;
 
   if (!options.skipInstall) {
     io.progress('Installing dependencies with `npm install` (this may take a minute)...');
@@ -143,13 +148,4 @@ export async function init(options: InitOptions, io: CommandIO): Promise<void> {
       );
     }
   }
-  // The Makefile and the hint below run the CLI from the project's node_modules.
-  if (options.skipInstall) {
-    io.out('Next: install the dependencies (ts-operator-sdk among them) with:');
-    io.out('$ npm install');
-    io.out('then define a resource with:');
-  } else {
-    io.out('Next: define a resource with:');
-  }
-  io.out('$ npx ts-operator-sdk create api --group <group> --version <version> --kind <Kind>');
 }

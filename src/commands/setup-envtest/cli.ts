@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { resolveFlagPath } from '../../paths.js';
 import type { CliContext } from '../../cli/context.js';
+import { shellQuote } from '../../cli/shell.js';
 
 /** Overrides the index URL when --index-url is not given, so a Makefile target can be pointed at a mirror without editing it. */
 export const ENVTEST_INDEX_URL_VARIABLE = 'TS_OPERATOR_SDK_ENVTEST_INDEX_URL';
@@ -51,18 +52,15 @@ Examples:
       }
       // Loaded on use, so other commands start fast.
       const { setupEnvtestAssets } = await import('../../runtime/envtest/setup-envtest.js');
+      let dir: string;
       try {
-        const dir = await setupEnvtestAssets({ version, cacheDir: binDir, indexUrl, platform: opts.os, arch: opts.arch, log: (line) => ctx.io.progress(line) });
-        ctx.io.out(print === 'env' ? `export KUBEBUILDER_ASSETS=${shellQuote(dir)}` : dir);
+        dir = await setupEnvtestAssets({ version, cacheDir: binDir, indexUrl, platform: opts.os, arch: opts.arch, log: (line) => ctx.io.progress(line) });
       } catch (err) {
         if (err instanceof UsageError) throw err;
         // Anything else is the machine's (a cache directory that cannot be written, say), not a bug.
         throw new UsageError(err instanceof Error ? err.message : String(err), 'set KUBEBUILDER_ASSETS to binaries you already have', { cause: err });
       }
+      // Outside the try: a stdout that cannot be written is the CLI's to report, not a download failure.
+      ctx.io.out(print === 'env' ? `export KUBEBUILDER_ASSETS=${shellQuote(dir)}` : dir);
     });
-}
-
-/** Single-quotes a path for a POSIX shell, so `eval "$(... -p env)"` survives spaces and quotes. */
-function shellQuote(text: string): string {
-  return /^[A-Za-z0-9_./:@%+=-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
