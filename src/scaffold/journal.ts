@@ -40,7 +40,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { constants as fsConstants } from 'node:fs';
 import { copyFile, link, mkdir, open, rename, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UsageError } from '../errors.js';
 import { ownedPath, realPathOf, writeBoundary } from './boundary.js';
@@ -138,6 +138,7 @@ export async function commitChanges(root: string, requested: readonly FileChange
   root = boundary.realRoot;
   const changes = ownedChanges(boundary, requested);
   const id = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  checkNameLengths(changes, id);
   const delayMs = testWriteDelay();
   const section = beginUninterruptible();
   commitsInProgress.add(id);
@@ -329,6 +330,27 @@ function ownedChanges(boundary: ReturnType<typeof writeBoundary>, requested: rea
     byRealPath.set(path, change.path);
     return { ...change, path };
   });
+}
+
+/** The longest file name (in bytes) that Linux, macOS and Windows file systems take. */
+const MAX_NAME_BYTES = 255;
+
+/**
+ * Refuses, before anything is written, a file name too long to stage: the
+ * staged copy and the backup add `.ts-operator-sdk-<id>.tmp` to it, and a
+ * name from a long (but valid) group or kind can fit alone and not with that.
+ */
+function checkNameLengths(changes: readonly FileChange[], id: string): void {
+  const suffix = Buffer.byteLength(basename(stagedPath('', id)));
+  for (const change of changes) {
+    const name = basename(change.path);
+    const bytes = Buffer.byteLength(name);
+    if (bytes + suffix <= MAX_NAME_BYTES) continue;
+    throw new UsageError(
+      `the file name ${name.length > 40 ? `${name.slice(0, 40)}… (${bytes} bytes)` : name} is too long to write safely: file names hold at most ${MAX_NAME_BYTES} bytes, and the write needs ${suffix} more for its temporary copy`,
+      'use shorter names (the group, kind or object name this file is named after), at most ' + `${MAX_NAME_BYTES - suffix} bytes for the whole file name`,
+    );
+  }
 }
 
 /** Throws, naming the first path, unless everything in `seen` is on disk as it was seen. */
@@ -643,7 +665,8 @@ function backupPath(target: string, id: string): string {
 /** Removes a file this module made; one that is not there (or whose parent is not a directory) is fine. */
 async function removeIfPresent(path: string): Promise<void> {
   await unlink(path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT' && error.code !== 'ENOTDIR') throw error;
+    // ENAMETOOLONG: a name that long was never created, so there is nothing to remove.
+    if (error.code !== 'ENOENT' && error.code !== 'ENOTDIR' && error.code !== 'ENAMETOOLONG') throw error;
   });
 }
 

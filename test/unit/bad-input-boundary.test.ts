@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { before, test } from 'node:test';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { badInputSuite, type BadInput } from './bad-input.js';
-import { copyProject, hashTree, runCliOk, SCENARIOS, scaffoldScenario, type RunOptions } from '../scaffold/harness.js';
+import { copyProject, hashTree, runCliOk, SCENARIOS, scaffoldScenario, tempProjectDir, type RunOptions } from '../scaffold/harness.js';
 
 const GENERATE = ['generate', 'bundle', '-q', '--overwrite', '--version', '0.0.1'];
 /** A run that changes the bundle (a new version), so it must write. */
@@ -29,6 +29,8 @@ const RECORD = 'bundle/.ts-operator-sdk-generated.yaml';
 let baseProject: string;
 /** `kubectl kustomize config/manifests` of it: what `make bundle` pipes in. */
 let manifests: string;
+/** A project straight after init. */
+let initProject: string;
 
 before(() => {
   baseProject = scaffoldScenario(SCENARIOS[0]!, { extraInitArgs: ['--skip-install'] });
@@ -36,6 +38,8 @@ before(() => {
   runCliOk(['generate', 'kustomize', 'manifests', '-q'], baseProject);
   manifests = execFileSync('kubectl', ['kustomize', 'config/manifests'], { cwd: baseProject, encoding: 'utf8' });
   runCliOk(GENERATE, baseProject, { input: manifests });
+  initProject = tempProjectDir();
+  runCliOk(['init', '--domain', 'example.com', '--skip-install'], initProject);
 });
 
 /** The piped manifests with the first object of `kind` changed by `edit`. */
@@ -137,6 +141,13 @@ const CASES: BadInput[] = [
   { name: 'a resource marker path with a slash', args: ['generate', 'manifests'], prepare: resourceMarker('a/b'), problem: /: path must be a lowercase resource name .*found "a\/b"$/, error: /generate manifests found 1 problem/ },
   { name: 'a resource marker path in capitals', args: ['generate', 'manifests'], prepare: resourceMarker('Memcacheds'), problem: /: path must be a lowercase resource name .*found "Memcacheds"$/, error: /generate manifests found 1 problem/ },
   { name: 'a resource marker path of ..', args: ['generate', 'manifests'], prepare: resourceMarker('..'), problem: /: path must be a lowercase resource name .*found "\.\."$/, error: /generate manifests found 1 problem/ },
+
+  {
+    name: 'a group so long that a file named after it has no room for its temporary copy',
+    dir: () => copyProject(initProject),
+    args: ['create', 'api', '--group', ['a'.repeat(60), 'b'.repeat(60), 'c'.repeat(60), 'd'.repeat(50)].join('.'), '--version', 'v1', '--kind', 'Foo'],
+    error: /the file name a{40}… \(\d+ bytes\) is too long to write safely: file names hold at most 255 bytes/,
+  },
 
   // ---- input that lacks what the bundle must hold ----
   { name: '--deploy-dir config/manager alone (no CRDs, no RBAC)', args: ['generate', 'bundle', '-q', '--deploy-dir', 'config/manager'], error: /the base CSV owns memcacheds\.cache\.example\.com, but the input \(config\/manager\) has no such CRD; the bundle was left as it was.*add --crds-dir config\/crd\/bases/ },
