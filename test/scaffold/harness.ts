@@ -339,6 +339,24 @@ export function scaffoldScenario(scenario: Scenario, options: { extraInitArgs?: 
   return dir;
 }
 
+/** A scaffolded project ready for `generate bundle`, and what `make bundle` pipes into it. */
+export interface BundleProject {
+  /** The Memcached scenario (no install) with its CRDs, base CSV and a bundle generated at `version`. */
+  dir: string;
+  /** `kubectl kustomize config/manifests` of it. */
+  manifests: string;
+}
+
+/** The Memcached scenario taken through `make bundle`'s steps, as the bundle tests start from. */
+export function bundleProject(generateArgs: readonly string[]): BundleProject {
+  const dir = scaffoldScenario(SCENARIOS[0]!, { extraInitArgs: ['--skip-install'] });
+  runCliOk(['generate', 'manifests'], dir);
+  runCliOk(['generate', 'kustomize', 'manifests', '-q'], dir);
+  const manifests = execFileSync('kubectl', ['kustomize', 'config/manifests'], { cwd: dir, encoding: 'utf8' });
+  runCliOk([...generateArgs], dir, { input: manifests });
+  return { dir, manifests };
+}
+
 /**
  * A single-group project (no install) with webhooks on both versions of one
  * kind: cache/v1 Memcached with a defaulting webhook, and cache/v2 Memcached,

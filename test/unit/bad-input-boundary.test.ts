@@ -10,13 +10,12 @@
  * Cost: about 60 s on 2 busy cores (one CLI run per case, one scaffolded project).
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { before, test } from 'node:test';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { badInputSuite, type BadInput } from './bad-input.js';
-import { copyProject, hashTree, runCliOk, SCENARIOS, scaffoldScenario, tempProjectDir, type RunOptions } from '../scaffold/harness.js';
+import { bundleProject, copyProject, hashTree, runCliOk, tempProjectDir, type RunOptions } from '../scaffold/harness.js';
 
 const GENERATE = ['generate', 'bundle', '-q', '--overwrite', '--version', '0.0.1'];
 /** A run that changes the bundle (a new version), so it must write. */
@@ -33,11 +32,7 @@ let manifests: string;
 let initProject: string;
 
 before(() => {
-  baseProject = scaffoldScenario(SCENARIOS[0]!, { extraInitArgs: ['--skip-install'] });
-  runCliOk(['generate', 'manifests'], baseProject);
-  runCliOk(['generate', 'kustomize', 'manifests', '-q'], baseProject);
-  manifests = execFileSync('kubectl', ['kustomize', 'config/manifests'], { cwd: baseProject, encoding: 'utf8' });
-  runCliOk(GENERATE, baseProject, { input: manifests });
+  ({ dir: baseProject, manifests } = bundleProject(GENERATE));
   initProject = tempProjectDir();
   runCliOk(['init', '--domain', 'example.com', '--skip-install'], initProject);
 });

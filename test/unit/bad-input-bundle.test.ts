@@ -18,7 +18,7 @@ import { before, describe, test } from 'node:test';
 import { parseAllDocuments, parse, stringify } from 'yaml';
 import { asNobody, badInputSuite, FATAL_LOG_LINE, type BadInput } from './bad-input.js';
 import { setupEnvtestAssets } from '../../src/runtime/envtest/setup-envtest.js';
-import { CLI, copyProject, hashTree, REPO_ROOT, runCli, runCliOk, SCENARIOS, scaffoldScenario, tempProjectDir, type RunOptions } from '../scaffold/harness.js';
+import { bundleProject, CLI, copyProject, hashTree, REPO_ROOT, runCli, runCliOk, tempProjectDir, type RunOptions } from '../scaffold/harness.js';
 
 const GENERATE = ['generate', 'bundle', '-q', '--overwrite', '--version', '0.0.1'];
 const VALIDATE = ['bundle', 'validate', 'bundle'];
@@ -31,11 +31,7 @@ let baseProject: string;
 let manifests: string;
 
 before(() => {
-  baseProject = scaffoldScenario(SCENARIOS[0]!, { extraInitArgs: ['--skip-install'] });
-  runCliOk(['generate', 'manifests'], baseProject);
-  runCliOk(['generate', 'kustomize', 'manifests', '-q'], baseProject);
-  manifests = execFileSync('kubectl', ['kustomize', 'config/manifests'], { cwd: baseProject, encoding: 'utf8' });
-  runCliOk(GENERATE, baseProject, { input: manifests });
+  ({ dir: baseProject, manifests } = bundleProject(GENERATE));
 });
 
 // ---- inputs ----
