@@ -10,12 +10,13 @@
  * Cost: about 60 s on 2 busy cores (one CLI run per case, one scaffolded project).
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { before, test } from 'node:test';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { badInputSuite, type BadInput } from './bad-input.js';
-import { bundleProject, copyProject, hashTree, runCliOk, tempProjectDir, type RunOptions } from '../scaffold/harness.js';
+import { bundleProject, copyProject, hashTree, runCli, runCliOk, tempProjectDir, type RunOptions } from '../scaffold/harness.js';
 
 const GENERATE = ['generate', 'bundle', '-q', '--overwrite', '--version', '0.0.1'];
 /** A run that changes the bundle (a new version), so it must write. */
@@ -200,4 +201,15 @@ test('--dry-run of generate bundle and generate kustomize manifests lists the ch
   const kustomize = runCliOk(['generate', 'kustomize', 'manifests', '-q', '--dry-run'], dir);
   assert.equal(kustomize.stdout, 'CREATE config/manifests/bases/memcached-operator.clusterserviceversion.yaml\n');
   assert.equal(hashTree(dir), before);
+});
+
+test('a name that climbs out, through the real pipeline (kubectl kustomize config/manifests | generate bundle), is refused in one line', () => {
+  const dir = copyProject(baseProject);
+  editText('config/samples/cache_v1_memcached.yaml', (text) => text.replace('name: memcached-sample', 'name: ../../../../x'))(dir);
+  const before = hashTree(dirname(dir));
+  const piped = execFileSync('kubectl', ['kustomize', 'config/manifests'], { cwd: dir, encoding: 'utf8' });
+  const result = runCli(NEXT_VERSION, dir, { input: piped });
+  assert.equal(result.status, 1, result.stderr);
+  assert.match(result.stderr, /^Error: the name of Memcached "\.\.\/\.\.\/\.\.\/\.\.\/x" in stdin is invalid: it must be a DNS-1123 subdomain[^\n]*\n$/);
+  assert.equal(hashTree(dirname(dir)), before);
 });
