@@ -62,7 +62,10 @@ export async function readPipedStdin(limit = Number.POSITIVE_INFINITY): Promise<
     // Stop at the bound instead of buffering whatever the pipe produces.
     if (size > limit) {
       process.stdin.destroy();
-      throw new UsageError(`stdin is larger than ${formatSize(limit)}`, 'pipe in only the operator\'s manifests (kustomize build config/manifests), or use --input-dir');
+      throw new UsageError(
+        `stdin is larger than ${formatSize(limit)}`,
+        "pipe in only the operator's manifests (kustomize build config/manifests), or use --input-dir",
+      );
     }
     chunks.push(chunk as Buffer);
   }

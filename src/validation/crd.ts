@@ -22,20 +22,34 @@ export function validateCrd(crd: BundleObject): ManifestResult {
   const findings: ApiError[] = [];
   const group = String(spec.group ?? '');
   const plural = String(names.plural ?? '');
-  if (crd.name !== `${plural}.${group}`) findings.push(invalid('metadata.name', crd.name, 'must be spec.names.plural+"."+spec.group'));
+  if (crd.name !== `${plural}.${group}`)
+    findings.push(invalid('metadata.name', crd.name, 'must be spec.names.plural+"."+spec.group'));
   if (group === '') findings.push(required('spec.group'));
-  else if (dns1123SubdomainProblems(group).length > 0) findings.push(invalid('spec.group', group, dns1123SubdomainProblems(group).join(', ')));
-  else if (!group.includes('.')) findings.push(invalid('spec.group', group, 'should be a domain with at least one dot'));
+  else if (dns1123SubdomainProblems(group).length > 0)
+    findings.push(invalid('spec.group', group, dns1123SubdomainProblems(group).join(', ')));
+  else if (!group.includes('.'))
+    findings.push(invalid('spec.group', group, 'should be a domain with at least one dot'));
   const scope = String(spec.scope ?? '');
   if (scope !== 'Cluster' && scope !== 'Namespaced') {
-    findings.push({ level: 'Error', field: 'spec.scope', badValue: scope, detail: `spec.scope: Unsupported value: ${JSON.stringify(scope)}: supported values: "Cluster", "Namespaced"` });
+    findings.push({
+      level: 'Error',
+      field: 'spec.scope',
+      badValue: scope,
+      detail: `spec.scope: Unsupported value: ${JSON.stringify(scope)}: supported values: "Cluster", "Namespaced"`,
+    });
   }
   for (const key of ['plural', 'kind'] as const) {
     if (String(names[key] ?? '') === '') findings.push(required(`spec.names.${key}`));
   }
   // apiextensions/v1 dropped pruning opt-outs at the top level (v1beta1 still defaults to one).
   if (spec.preserveUnknownFields === true) {
-    findings.push(invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
+    findings.push(
+      invalid(
+        'spec.preserveUnknownFields',
+        true,
+        'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead',
+      ),
+    );
   }
   const versions: any[] = Array.isArray(spec.versions) ? spec.versions : [];
   if (v1beta1) findings.push(...v1beta1Findings(spec, versions));
@@ -83,15 +97,27 @@ function v1beta1Findings(spec: Record<string, any>, versions: readonly any[]): A
     { key: 'additionalPrinterColumns', top: 'additionalPrinterColumns', plural: 'additionalPrinterColumns' },
   ] as const;
   for (const field of perVersion) {
-    const topSet = field.key === 'additionalPrinterColumns' ? Array.isArray(spec[field.top]) && spec[field.top].length > 0 : spec[field.top] != null;
+    const topSet =
+      field.key === 'additionalPrinterColumns'
+        ? Array.isArray(spec[field.top]) && spec[field.top].length > 0
+        : spec[field.top] != null;
     if (topSet && versions.some((version) => version?.[field.key] != null)) {
       findings.push(forbidden(`spec.${field.top}`, `top-level and per-version ${field.plural} are mutually exclusive`));
     }
   }
   for (const field of perVersion) {
     const first = versions[0]?.[field.key];
-    if (versions.length > 0 && versions.every((version) => version?.[field.key] != null && isDeepStrictEqual(version[field.key], first))) {
-      findings.push(invalid('spec.versions', versions, `per-version ${field.plural} may not all be set to identical values (top-level ${field.top} should be used instead)`));
+    if (
+      versions.length > 0 &&
+      versions.every((version) => version?.[field.key] != null && isDeepStrictEqual(version[field.key], first))
+    ) {
+      findings.push(
+        invalid(
+          'spec.versions',
+          versions,
+          `per-version ${field.plural} may not all be set to identical values (top-level ${field.top} should be used instead)`,
+        ),
+      );
     }
   }
   if (spec.version && versions.length > 0 && versions[0]?.name !== spec.version) {
@@ -111,7 +137,12 @@ function v1beta1Findings(spec: Record<string, any>, versions: readonly any[]): A
  */
 function invalid(field: string, value: unknown, detail: string): ApiError {
   const shown = typeof value === 'string' ? value : JSON.stringify(value);
-  return { level: 'Error', field, badValue: shown, detail: `${field}: Invalid value: ${JSON.stringify(value)}: ${detail}` };
+  return {
+    level: 'Error',
+    field,
+    badValue: shown,
+    detail: `${field}: Invalid value: ${JSON.stringify(value)}: ${detail}`,
+  };
 }
 
 function required(field: string): ApiError {

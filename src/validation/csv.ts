@@ -4,14 +4,28 @@
  * apiVersion/kind. Messages match operator-framework/api.
  */
 import type { BundleObject } from './bundle-loader.js';
-import { csvFinding, GroupVersionKind, manifestResult, missingField, valueFinding, type ApiError, type ManifestResult } from './diagnostics.js';
+import {
+  csvFinding,
+  GroupVersionKind,
+  manifestResult,
+  missingField,
+  valueFinding,
+  type ApiError,
+  type ManifestResult,
+} from './diagnostics.js';
 import { dns1123SubdomainProblems, labelValueProblems, parseSemver } from './names.js';
 
 /** The warning every bundle without spec.minKubeVersion gets (the api's wording). */
-export const MIN_KUBE_VERSION_WARNING = 'csv.Spec.minKubeVersion is not informed. It is recommended you provide this information. Otherwise, it would mean that your operator project can be distributed and installed in any cluster version available, which is not necessarily the case for all projects.';
+export const MIN_KUBE_VERSION_WARNING =
+  'csv.Spec.minKubeVersion is not informed. It is recommended you provide this information. Otherwise, it would mean that your operator project can be distributed and installed in any cluster version available, which is not necessarily the case for all projects.';
 
 /** OLM annotation keys whose case matters: a wrong-cased key is silently ignored by OLM. */
-const CASE_SENSITIVE_ANNOTATIONS = ['olm.skipRange', 'olm.operatorGroup', 'olm.operatorNamespace', 'olm.targetNamespaces'];
+const CASE_SENSITIVE_ANNOTATIONS = [
+  'olm.skipRange',
+  'olm.operatorGroup',
+  'olm.operatorNamespace',
+  'olm.targetNamespaces',
+];
 
 /** Runs the CSV checks; the result is named after the CSV. */
 export function validateCsv(csv: BundleObject): ManifestResult {
@@ -27,11 +41,15 @@ export function validateCsv(csv: BundleObject): ManifestResult {
   findings.push(...exampleFindings(csv), ...installModeFindings(csv));
   const minKubeVersion = String(spec.minKubeVersion ?? '');
   if (minKubeVersion.trim() === '') findings.push(csvFinding('Warning', MIN_KUBE_VERSION_WARNING, name));
-  else if (!parseSemver(minKubeVersion)) findings.push(csvFinding('Error', `csv.Spec.MinKubeVersion has an invalid value: ${minKubeVersion}`, name));
+  else if (!parseSemver(minKubeVersion))
+    findings.push(csvFinding('Error', `csv.Spec.MinKubeVersion has an invalid value: ${minKubeVersion}`, name));
   findings.push(...requiredFieldFindings(csv.doc));
   for (const key of Object.keys(csv.doc.metadata?.annotations ?? {})) {
     const expected = CASE_SENSITIVE_ANNOTATIONS.find((known) => known.toLowerCase() === key.toLowerCase());
-    if (expected && expected !== key) findings.push(valueFinding('Error', `provided annotation ${key} uses wrong case and should be ${expected} instead`, name));
+    if (expected && expected !== key)
+      findings.push(
+        valueFinding('Error', `provided annotation ${key} uses wrong case and should be ${expected} instead`, name),
+      );
   }
   if (!csv.apiVersion) findings.push(csvFinding('Error', "'apiVersion' is missing", name));
   if (!csv.kind) findings.push(csvFinding('Error', "'kind' is missing", name));
@@ -51,7 +69,14 @@ function exampleFindings(csv: BundleObject): ApiError[] {
   const hasOlm = 'olm.examples' in annotations;
   if (!hasAlm && !hasOlm) return [csvFinding('Warning', 'example annotations not found', csv.name)];
   const findings: ApiError[] = [];
-  if (hasAlm && hasOlm) findings.push(csvFinding('Warning', 'both `alm-examples` and `olm.examples` are present. Checking only `alm-examples`', csv.name));
+  if (hasAlm && hasOlm)
+    findings.push(
+      csvFinding(
+        'Warning',
+        'both `alm-examples` and `olm.examples` are present. Checking only `alm-examples`',
+        csv.name,
+      ),
+    );
   const text = String((hasAlm ? annotations['alm-examples'] : annotations['olm.examples']) ?? '');
   let examples: unknown = [];
   if (text.length > 0) {
@@ -86,7 +111,8 @@ function exampleFindings(csv: BundleObject): ApiError[] {
     if (!provided.has(example.key)) findings.push(valueFinding('Error', 'example must have a provided API', example));
   }
   for (const api of provided.values()) {
-    if (!exampleKeys.has(api.key)) findings.push(valueFinding('Warning', 'provided API should have an example annotation', api));
+    if (!exampleKeys.has(api.key))
+      findings.push(valueFinding('Warning', 'provided API should have an example annotation', api));
   }
   return findings;
 }
@@ -110,8 +136,13 @@ function installModeFindings(csv: BundleObject): ApiError[] {
   // Conversion webhooks are cluster-wide, so OLM only installs them for AllNamespaces operators.
   for (const webhook of spec.webhookdefinitions ?? []) {
     if (!Array.isArray(webhook?.conversionCRDs) || webhook.conversionCRDs.length === 0) continue;
-    const onlyAllNamespaces = modes.every((mode) => (mode?.type === 'AllNamespaces' ? mode?.supported === true : mode?.supported !== true));
-    if (!onlyAllNamespaces) findings.push(csvFinding('Error', 'only AllNamespaces InstallModeType is supported when conversionCRDs is present', csv.name));
+    const onlyAllNamespaces = modes.every((mode) =>
+      mode?.type === 'AllNamespaces' ? mode?.supported === true : mode?.supported !== true,
+    );
+    if (!onlyAllNamespaces)
+      findings.push(
+        csvFinding('Error', 'only AllNamespaces InstallModeType is supported when conversionCRDs is present', csv.name),
+      );
   }
   if (!anySupported) findings.push(csvFinding('Error', 'none of InstallModeTypes are supported', csv.name));
   return findings;
@@ -138,7 +169,8 @@ function requiredFieldFindings(doc: Record<string, any>): ApiError[] {
     if (isEmpty(install.strategy)) findings.push(missingField('Spec.InstallStrategy.StrategyName', 'field'));
     // Go's zero check: an absent list is missing, an empty `deployments: []` is not (the api accepts it).
     const deployments = install.spec?.deployments;
-    if (!isEmpty(install.spec) && (deployments === undefined || deployments === null)) findings.push(missingField('Spec.InstallStrategy.StrategySpec.DeploymentSpecs', 'field'));
+    if (!isEmpty(install.spec) && (deployments === undefined || deployments === null))
+      findings.push(missingField('Spec.InstallStrategy.StrategySpec.DeploymentSpecs', 'field'));
   }
   if (isEmpty(spec.displayName)) findings.push(missingField('Spec.DisplayName', 'field'));
   return findings;

@@ -61,7 +61,11 @@ export function renderFinding(finding: ApiError): string {
 
 /** A group/version/kind, printed like Go's schema.GroupVersionKind ("g/v, Kind=K"; core group: "v, Kind=K"). */
 export class GroupVersionKind {
-  constructor(readonly group: string, readonly version: string, readonly kind: string) {}
+  constructor(
+    readonly group: string,
+    readonly version: string,
+    readonly kind: string,
+  ) {}
 
   /** The key used to compare GVKs in sets. */
   get key(): string {
@@ -71,7 +75,9 @@ export class GroupVersionKind {
   /** Parses an object's apiVersion and kind. */
   static of(apiVersion: string, kind: string): GroupVersionKind {
     const slash = apiVersion.lastIndexOf('/');
-    return slash < 0 ? new GroupVersionKind('', apiVersion, kind) : new GroupVersionKind(apiVersion.slice(0, slash), apiVersion.slice(slash + 1), kind);
+    return slash < 0
+      ? new GroupVersionKind('', apiVersion, kind)
+      : new GroupVersionKind(apiVersion.slice(0, slash), apiVersion.slice(slash + 1), kind);
   }
 
   toString(): string {
@@ -102,5 +108,8 @@ export function goQuotedList(values: readonly string[]): string {
 
 /** Formats a string like Go's `%q` / `%+q` (JSON escaping is close enough for printable input). */
 export function goQuote(value: string): string {
-  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(
+    /[\u007f-\uffff]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

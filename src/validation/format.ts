@@ -8,7 +8,13 @@ import { join } from 'node:path';
 import { ANNOTATION, readYamlDocuments, REGISTRY_V1, type LoadedBundle } from './bundle-loader.js';
 
 /** Annotation keys every bundle must carry, in the order problems are reported. */
-const REQUIRED_ANNOTATIONS = [ANNOTATION.mediatype, ANNOTATION.manifests, ANNOTATION.metadata, ANNOTATION.package, ANNOTATION.channels] as const;
+const REQUIRED_ANNOTATIONS = [
+  ANNOTATION.mediatype,
+  ANNOTATION.manifests,
+  ANNOTATION.metadata,
+  ANNOTATION.package,
+  ANNOTATION.channels,
+] as const;
 
 /**
  * Returns the format problems of the bundle at `root`, or an empty list.
@@ -44,7 +50,9 @@ export function bundleFormatProblems(root: string, cwd: string): string[] {
     const value = present && annotations[key] !== null ? String(annotations[key]) : '';
     if (!present) problems.push(`Missing annotation ${JSON.stringify(key)}`);
     if (key === ANNOTATION.mediatype && value !== mediaType) {
-      problems.push(`Expecting annotation ${JSON.stringify(key)} to have value ${JSON.stringify(mediaType)} instead of ${JSON.stringify(value)}`);
+      problems.push(
+        `Expecting annotation ${JSON.stringify(key)} to have value ${JSON.stringify(mediaType)} instead of ${JSON.stringify(value)}`,
+      );
     }
     if (key === ANNOTATION.channels && present && value.trim() === '') {
       problems.push(`Expecting annotation ${JSON.stringify(key)} to have non-empty value`);
@@ -57,7 +65,11 @@ export function bundleFormatProblems(root: string, cwd: string): string[] {
 }
 
 /** The single output line operator-sdk prints for format problems, or undefined when there are none. */
-export function formatErrorLine(bundle: Pick<LoadedBundle, 'directory'>, root: string, cwd: string): string | undefined {
+export function formatErrorLine(
+  bundle: Pick<LoadedBundle, 'directory'>,
+  root: string,
+  cwd: string,
+): string | undefined {
   const problems = bundleFormatProblems(root, cwd);
   if (problems.length === 0) return undefined;
   return `error validating format in ${bundle.directory}: Bundle validation errors: ${problems.join(',')}`;

@@ -47,40 +47,83 @@ export async function olmInstall(options: OlmOptions): Promise<void> {
     const manifests = await fetchOlmManifests(version, session.signal);
     for (const crd of manifests.crds) {
       if (await session.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd.metadata!.name!)) {
-        throw new UsageError(`OLM is already installed: CustomResourceDefinition ${crd.metadata!.name} exists`, 'run `ts-operator-sdk olm status` to see it, or `ts-operator-sdk olm uninstall` before installing another version');
+        throw new UsageError(
+          `OLM is already installed: CustomResourceDefinition ${crd.metadata!.name} exists`,
+          'run `ts-operator-sdk olm status` to see it, or `ts-operator-sdk olm uninstall` before installing another version',
+        );
       }
     }
-    io.progress(`Installing OLM version ${manifests.version}: ${manifests.crds.length} CRDs, ${manifests.resources.length} resources`);
+    io.progress(
+      `Installing OLM version ${manifests.version}: ${manifests.crds.length} CRDs, ${manifests.resources.length} resources`,
+    );
     for (const crd of manifests.crds) created.push(await createLogged(session, crd, io));
     for (const crd of manifests.crds) {
-      const established = await session.pollUntil(async () => (conditionTrue(await session.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd.metadata!.name!), 'Established') ? true : undefined));
-      if (!established) throw timeoutError(options, `CustomResourceDefinition ${crd.metadata!.name} was not Established`);
+      const established = await session.pollUntil(async () =>
+        conditionTrue(
+          await session.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd.metadata!.name!),
+          'Established',
+        )
+          ? true
+          : undefined,
+      );
+      if (!established)
+        throw timeoutError(options, `CustomResourceDefinition ${crd.metadata!.name} was not Established`);
     }
     session.mapper.reset();
     for (const obj of manifests.resources) created.push(await createLogged(session, obj, io));
     for (const deployment of manifests.resources.filter((obj) => obj.kind === 'Deployment')) {
-      io.progress(`Waiting for Deployment ${deployment.metadata!.namespace}/${deployment.metadata!.name} to be available`);
-      const ready = await session.pollUntil(async () => (deploymentAvailable(await session.get('apps/v1', 'Deployment', deployment.metadata!.name!, deployment.metadata!.namespace)) ? true : undefined));
+      io.progress(
+        `Waiting for Deployment ${deployment.metadata!.namespace}/${deployment.metadata!.name} to be available`,
+      );
+      const ready = await session.pollUntil(async () =>
+        deploymentAvailable(
+          await session.get('apps/v1', 'Deployment', deployment.metadata!.name!, deployment.metadata!.namespace),
+        )
+          ? true
+          : undefined,
+      );
       if (!ready) throw timeoutError(options, await diagnose(session, () => deploymentBlocker(session, deployment)));
     }
     const csv = manifests.resources.find((obj) => obj.kind === 'ClusterServiceVersion');
     if (csv) {
       io.progress(`Waiting for ClusterServiceVersion ${csv.metadata!.namespace}/${csv.metadata!.name} to succeed`);
       const succeeded = await session.pollUntil(async () => {
-        const current = await session.get(OLM_V1ALPHA1, 'ClusterServiceVersion', csv.metadata!.name!, csv.metadata!.namespace);
-        if (current?.status?.phase === 'Failed') throw new UsageError(`ClusterServiceVersion ${csv.metadata!.name} failed: ${current.status.reason ?? ''} ${current.status.message ?? ''}`.trim(), 'see `kubectl -n olm logs deploy/olm-operator`, then run `ts-operator-sdk olm install` again');
+        const current = await session.get(
+          OLM_V1ALPHA1,
+          'ClusterServiceVersion',
+          csv.metadata!.name!,
+          csv.metadata!.namespace,
+        );
+        if (current?.status?.phase === 'Failed')
+          throw new UsageError(
+            `ClusterServiceVersion ${csv.metadata!.name} failed: ${current.status.reason ?? ''} ${current.status.message ?? ''}`.trim(),
+            'see `kubectl -n olm logs deploy/olm-operator`, then run `ts-operator-sdk olm install` again',
+          );
         return current?.status?.phase === 'Succeeded' ? true : undefined;
       });
       if (!succeeded) {
         session.overtime(DIAGNOSIS_BUDGET_MS);
-        const current = await session.get(OLM_V1ALPHA1, 'ClusterServiceVersion', csv.metadata!.name!, csv.metadata!.namespace);
+        const current = await session.get(
+          OLM_V1ALPHA1,
+          'ClusterServiceVersion',
+          csv.metadata!.name!,
+          csv.metadata!.namespace,
+        );
         // The CSV waits on its own Deployments: say what their pods are doing.
         let pods = '';
         for (const spec of (current?.spec?.install?.spec?.deployments ?? []) as { name: string }[]) {
-          const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: spec.name, namespace: csv.metadata!.namespace } };
-          if (!deploymentAvailable(await session.get('apps/v1', 'Deployment', spec.name, csv.metadata!.namespace))) pods = `; ${await deploymentBlocker(session, deployment)}`;
+          const deployment = {
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            metadata: { name: spec.name, namespace: csv.metadata!.namespace },
+          };
+          if (!deploymentAvailable(await session.get('apps/v1', 'Deployment', spec.name, csv.metadata!.namespace)))
+            pods = `; ${await deploymentBlocker(session, deployment)}`;
         }
-        throw timeoutError(options, `ClusterServiceVersion ${csv.metadata!.name} is in phase ${current?.status?.phase || 'none (olm-operator never handled it)'}${current?.status?.message ? ` (${current.status.message})` : ''}${pods}`);
+        throw timeoutError(
+          options,
+          `ClusterServiceVersion ${csv.metadata!.name} is in phase ${current?.status?.phase || 'none (olm-operator never handled it)'}${current?.status?.message ? ` (${current.status.message})` : ''}${pods}`,
+        );
       }
     }
     io.progress(`Successfully installed OLM version "${manifests.version}"`);
@@ -92,7 +135,10 @@ export async function olmInstall(options: OlmOptions): Promise<void> {
       // Its own budget, not what is left of --timeout (see CLEANUP_BUDGET_MS).
       session.overtime(CLEANUP_BUDGET_MS);
       const left = await deleteAll(session, created, io).catch(() => created);
-      if (left.length > 0) io.progress(`still not deleted: ${left.map(describeObject).join(', ')}; delete them with kubectl before installing again`);
+      if (left.length > 0)
+        io.progress(
+          `still not deleted: ${left.map(describeObject).join(', ')}; delete them with kubectl before installing again`,
+        );
     }
     throw session.failure(err, 'installing OLM');
   } finally {
@@ -109,7 +155,11 @@ export async function olmStatus(options: OlmOptions): Promise<void> {
     const manifests = await fetchOlmManifests(version, session.signal);
     options.io.progress(`Fetching CRDs for version "${manifests.version}"`);
     const healthy = await printStatusTable(session, manifests, options.io, options.olmNamespace);
-    if (!healthy) throw new UsageError(`OLM ${manifests.version} is not healthy: some of its resources are missing or not ready (see the table)`, 'run `ts-operator-sdk olm uninstall`, then `ts-operator-sdk olm install`');
+    if (!healthy)
+      throw new UsageError(
+        `OLM ${manifests.version} is not healthy: some of its resources are missing or not ready (see the table)`,
+        'run `ts-operator-sdk olm uninstall`, then `ts-operator-sdk olm install`',
+      );
     options.io.progress(`Successfully got OLM status for version "${manifests.version}"`);
   } catch (err) {
     throw session.failure(err, 'reading the OLM status');
@@ -127,7 +177,11 @@ export async function olmUninstall(options: OlmOptions): Promise<void> {
     const manifests = await fetchOlmManifests(version, session.signal);
     options.io.progress(`Uninstalling OLM version "${manifests.version}"`);
     const left = await deleteAll(session, [...manifests.crds, ...manifests.resources], options.io);
-    if (left.length > 0) throw timeoutError(options, `${left.length} resources were not deleted yet (${left.slice(0, 3).map(describeObject).join(', ')})`);
+    if (left.length > 0)
+      throw timeoutError(
+        options,
+        `${left.length} resources were not deleted yet (${left.slice(0, 3).map(describeObject).join(', ')})`,
+      );
     options.io.progress(`Successfully uninstalled OLM version "${manifests.version}"`);
   } catch (err) {
     throw session.failure(err, 'uninstalling OLM');
@@ -140,12 +194,19 @@ export async function olmUninstall(options: OlmOptions): Promise<void> {
 async function installedVersion(session: KubeSession, namespace: string): Promise<string> {
   const csv = await session.get(OLM_V1ALPHA1, 'ClusterServiceVersion', PACKAGESERVER_CSV, namespace);
   // OLM's release manifests label the CSV with the release version and give it the same spec.version.
-  const version = ((csv?.metadata?.labels as Record<string, string> | undefined)?.['olm.version'] ?? (csv?.spec?.version as string | undefined))?.replace(/^v/, '');
+  const version = (
+    (csv?.metadata?.labels as Record<string, string> | undefined)?.['olm.version'] ??
+    (csv?.spec?.version as string | undefined)
+  )?.replace(/^v/, '');
   if (!version) {
     const served = await session.serves(OLM_V1ALPHA1, 'ClusterServiceVersion');
     throw new UsageError(
-      served ? `no existing OLM installation found: ClusterServiceVersion ${namespace}/${PACKAGESERVER_CSV} does not exist` : 'no existing OLM installation found: the cluster does not serve OLM\'s ClusterServiceVersion kind',
-      served ? 'pass --olm-namespace if OLM runs in another namespace, or --version to name the installed version' : 'run `ts-operator-sdk olm install`',
+      served
+        ? `no existing OLM installation found: ClusterServiceVersion ${namespace}/${PACKAGESERVER_CSV} does not exist`
+        : "no existing OLM installation found: the cluster does not serve OLM's ClusterServiceVersion kind",
+      served
+        ? 'pass --olm-namespace if OLM runs in another namespace, or --version to name the installed version'
+        : 'run `ts-operator-sdk olm install`',
     );
   }
   return version;
@@ -168,13 +229,19 @@ async function createLogged(session: KubeSession, obj: KubeObject, io: CommandIO
  * finalizer after OLM_FINALIZER_WAIT_MS get it stripped, since nothing else
  * would ever remove it once OLM is gone.
  */
-export async function deleteAll(session: KubeSession, objects: readonly KubeObject[], io: CommandIO): Promise<KubeObject[]> {
+export async function deleteAll(
+  session: KubeSession,
+  objects: readonly KubeObject[],
+  io: CommandIO,
+): Promise<KubeObject[]> {
   const order = [...objects].reverse().sort((a, b) => rank(a) - rank(b));
   const olmOwned = order.filter(isOlmKind);
   if (olmOwned.length > 0) {
     await deleteAndWait(session, olmOwned, io, Date.now() + OLM_FINALIZER_WAIT_MS);
     for (const obj of olmOwned) {
-      const current = await session.get(obj.apiVersion!, obj.kind!, obj.metadata!.name!, obj.metadata?.namespace).catch(() => undefined);
+      const current = await session
+        .get(obj.apiVersion!, obj.kind!, obj.metadata!.name!, obj.metadata?.namespace)
+        .catch(() => undefined);
       if (current?.metadata?.finalizers?.length) {
         io.progress(`removing the finalizers of ${describeObject(obj)}, which OLM did not process`);
         await session.mergePatch(obj, { metadata: { finalizers: null } }).catch(() => undefined);
@@ -191,7 +258,12 @@ function isOlmKind(obj: KubeObject): boolean {
   return (obj.apiVersion ?? '').startsWith('operators.coreos.com/');
 }
 
-async function deleteAndWait(session: KubeSession, order: readonly KubeObject[], io: CommandIO, until?: number): Promise<KubeObject[]> {
+async function deleteAndWait(
+  session: KubeSession,
+  order: readonly KubeObject[],
+  io: CommandIO,
+  until?: number,
+): Promise<KubeObject[]> {
   for (const obj of order) await requestDeletion(session, obj, io);
   let left = [...order];
   const lastNudge = new Map<KubeObject, number>();
@@ -235,7 +307,10 @@ async function requestDeletion(session: KubeSession, obj: KubeObject, io: Comman
  * can take minutes. An error reading it counts as `deleting`: look again, but
  * do not re-delete.
  */
-async function deletionState(session: KubeSession, obj: KubeObject): Promise<{ state: 'gone' | 'deleting' | 'present'; current?: KubeObject }> {
+async function deletionState(
+  session: KubeSession,
+  obj: KubeObject,
+): Promise<{ state: 'gone' | 'deleting' | 'present'; current?: KubeObject }> {
   try {
     const current = await session.get(obj.apiVersion!, obj.kind!, obj.metadata!.name!, obj.metadata?.namespace);
     if (current === undefined) return { state: 'gone' };
@@ -259,7 +334,10 @@ const CRD_NUDGE_INTERVAL_MS = 5_000;
 function failedCrdCleanup(current: KubeObject | undefined): Condition | undefined {
   if (current?.kind !== 'CustomResourceDefinition') return undefined;
   const terminating = findStatusCondition(current.status?.conditions as Condition[] | undefined, 'Terminating');
-  return terminating?.status === 'True' && (terminating.reason === 'InstanceDeletionFailed' || terminating.reason === 'InstanceDeletionCheck') ? terminating : undefined;
+  return terminating?.status === 'True' &&
+    (terminating.reason === 'InstanceDeletionFailed' || terminating.reason === 'InstanceDeletionCheck')
+    ? terminating
+    : undefined;
 }
 
 /**
@@ -267,9 +345,18 @@ function failedCrdCleanup(current: KubeObject | undefined): Condition | undefine
  * again on any change other than its own Terminating condition, which skips
  * the backoff: it retries now, when the storage is likely ready.
  */
-async function nudgeCrdFinalizer(session: KubeSession, obj: KubeObject, failure: Condition, io: CommandIO): Promise<void> {
-  io.progress(`the API server's cleanup of ${describeObject(obj)} failed (${failure.message || 'no message'}); asking it to retry now`);
-  await session.mergePatch(obj, { metadata: { annotations: { 'ts-operator-sdk.io/cleanup-retry': new Date().toISOString() } } }).catch(() => undefined);
+async function nudgeCrdFinalizer(
+  session: KubeSession,
+  obj: KubeObject,
+  failure: Condition,
+  io: CommandIO,
+): Promise<void> {
+  io.progress(
+    `the API server's cleanup of ${describeObject(obj)} failed (${failure.message || 'no message'}); asking it to retry now`,
+  );
+  await session
+    .mergePatch(obj, { metadata: { annotations: { 'ts-operator-sdk.io/cleanup-retry': new Date().toISOString() } } })
+    .catch(() => undefined);
 }
 
 /** Namespaces go last, CRDs just before them, so objects in them are deleted first. */
@@ -278,7 +365,9 @@ function rank(obj: KubeObject): number {
 }
 
 function conditionTrue(obj: KubeObject | undefined, type: string): boolean {
-  return ((obj?.status?.conditions ?? []) as { type: string; status: string }[]).some((c) => c.type === type && c.status === 'True');
+  return ((obj?.status?.conditions ?? []) as { type: string; status: string }[]).some(
+    (c) => c.type === type && c.status === 'True',
+  );
 }
 
 function deploymentAvailable(obj: KubeObject | undefined): boolean {
@@ -290,28 +379,46 @@ function deploymentAvailable(obj: KubeObject | undefined): boolean {
 /** Why a Deployment is not available: its pods' states, or that it has no pods at all. */
 export async function deploymentBlocker(session: KubeSession, deployment: KubeObject): Promise<string> {
   const name = `Deployment ${deployment.metadata!.namespace}/${deployment.metadata!.name}`;
-  const current = await session.get('apps/v1', 'Deployment', deployment.metadata!.name!, deployment.metadata!.namespace);
+  const current = await session.get(
+    'apps/v1',
+    'Deployment',
+    deployment.metadata!.name!,
+    deployment.metadata!.namespace,
+  );
   const labels = (current?.spec?.selector?.matchLabels ?? {}) as Record<string, string>;
-  const selector = Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');
+  const selector = Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
   const pods = await session.list('v1', 'Pod', deployment.metadata!.namespace, selector || undefined);
   const available = `${current?.status?.availableReplicas ?? 0} of ${current?.spec?.replicas ?? 1} replicas available`;
-  if (pods.length === 0) return `${name} has ${available} and no pods (no controller created them: is kube-controller-manager running?)`;
+  if (pods.length === 0)
+    return `${name} has ${available} and no pods (no controller created them: is kube-controller-manager running?)`;
   return `${name} has ${available}; ${describePod(pods[0]!)}`;
 }
 
 /** The state of a pod that holds things up: its phase, and the first waiting container or unmet condition. */
 export function describePod(pod: KubeObject): string {
   const status = pod.status ?? {};
-  const waiting = ((status.containerStatuses ?? []) as { name: string; state?: { waiting?: { reason?: string; message?: string } } }[]).find((c) => c.state?.waiting);
-  if (waiting) return `pod ${pod.metadata!.name} container ${waiting.name} is waiting: ${waiting.state!.waiting!.reason ?? ''}${waiting.state!.waiting!.message ? ` (${waiting.state!.waiting!.message})` : ''}`;
-  const unmet = ((status.conditions ?? []) as { type: string; status: string; reason?: string; message?: string }[]).find((c) => c.status !== 'True');
-  if (unmet) return `pod ${pod.metadata!.name} is ${status.phase ?? 'Pending'}: ${unmet.type}=${unmet.status}${unmet.reason ? ` ${unmet.reason}` : ''}${unmet.message ? ` (${unmet.message})` : ''}`;
-  if (!pod.spec?.nodeName) return `pod ${pod.metadata!.name} is ${status.phase ?? 'Pending'} and was never scheduled to a node (is a scheduler and a node running?)`;
+  const waiting = (
+    (status.containerStatuses ?? []) as { name: string; state?: { waiting?: { reason?: string; message?: string } } }[]
+  ).find((c) => c.state?.waiting);
+  if (waiting)
+    return `pod ${pod.metadata!.name} container ${waiting.name} is waiting: ${waiting.state!.waiting!.reason ?? ''}${waiting.state!.waiting!.message ? ` (${waiting.state!.waiting!.message})` : ''}`;
+  const unmet = (
+    (status.conditions ?? []) as { type: string; status: string; reason?: string; message?: string }[]
+  ).find((c) => c.status !== 'True');
+  if (unmet)
+    return `pod ${pod.metadata!.name} is ${status.phase ?? 'Pending'}: ${unmet.type}=${unmet.status}${unmet.reason ? ` ${unmet.reason}` : ''}${unmet.message ? ` (${unmet.message})` : ''}`;
+  if (!pod.spec?.nodeName)
+    return `pod ${pod.metadata!.name} is ${status.phase ?? 'Pending'} and was never scheduled to a node (is a scheduler and a node running?)`;
   return `pod ${pod.metadata!.name} is ${status.phase ?? 'Pending'}`;
 }
 
 function timeoutError(options: OlmOptions, blocker: string): UsageError {
-  return new UsageError(`timed out after ${formatDuration(options.timeoutMs)} waiting for OLM: ${blocker}`, 'fix what blocks it (see kubectl -n olm get pods,events), or pass a longer --timeout');
+  return new UsageError(
+    `timed out after ${formatDuration(options.timeoutMs)} waiting for OLM: ${blocker}`,
+    'fix what blocks it (see kubectl -n olm get pods,events), or pass a longer --timeout',
+  );
 }
 
 /**
@@ -327,22 +434,34 @@ export async function diagnose(session: KubeSession, describe: () => Promise<str
  * Prints operator-sdk's table, NAME NAMESPACE KIND STATUS, one row per
  * manifest object; returns whether every row is healthy.
  */
-async function printStatusTable(session: KubeSession, manifests: OlmManifests, io: CommandIO, olmNamespace?: string): Promise<boolean> {
+async function printStatusTable(
+  session: KubeSession,
+  manifests: OlmManifests,
+  io: CommandIO,
+  olmNamespace?: string,
+): Promise<boolean> {
   const rows: string[][] = [['NAME', 'NAMESPACE', 'KIND', 'STATUS']];
   let healthy = true;
   for (const obj of [...manifests.crds, ...manifests.resources]) {
     const namespace = obj.metadata?.namespace ?? '';
-    const current = await session.get(obj.apiVersion!, obj.kind!, obj.metadata!.name!, obj.metadata?.namespace ?? (olmNamespace && obj.kind === 'ClusterServiceVersion' ? olmNamespace : undefined));
+    const current = await session.get(
+      obj.apiVersion!,
+      obj.kind!,
+      obj.metadata!.name!,
+      obj.metadata?.namespace ?? (olmNamespace && obj.kind === 'ClusterServiceVersion' ? olmNamespace : undefined),
+    );
     let status: string;
     if (!current) status = 'Failed: resource not found';
     else if (obj.kind === 'ClusterServiceVersion') status = (current.status?.phase as string | undefined) ?? 'Unknown';
     else if (obj.kind === 'Deployment') status = deploymentAvailable(current) ? 'Installed' : 'Not available';
-    else if (obj.kind === 'CustomResourceDefinition') status = conditionTrue(current, 'Established') ? 'Installed' : 'Not established';
+    else if (obj.kind === 'CustomResourceDefinition')
+      status = conditionTrue(current, 'Established') ? 'Installed' : 'Not established';
     else status = 'Installed';
     if (status !== 'Installed' && status !== 'Succeeded') healthy = false;
     rows.push([obj.metadata!.name!, namespace, obj.kind!, status]);
   }
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  for (const row of rows) io.out(row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]! + 4))).join(''));
+  for (const row of rows)
+    io.out(row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]! + 4))).join(''));
   return healthy;
 }

@@ -49,10 +49,15 @@ export class CertWatcher {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       const file = (err as NodeJS.ErrnoException).path ?? this.certFile;
-      throw new Error(`cannot read ${file} (${code ?? String(err)}): mount the serving certificate there (cert-manager Secret), or point certDir at the directory holding ${this.certFile.split('/').pop()} and ${this.keyFile.split('/').pop()}`);
+      throw new Error(
+        `cannot read ${file} (${code ?? String(err)}): mount the serving certificate there (cert-manager Secret), or point certDir at the directory holding ${this.certFile.split('/').pop()} and ${this.keyFile.split('/').pop()}`,
+      );
     }
     const problem = pairProblem(pair);
-    if (problem) throw new Error(`${this.certFile} and ${this.keyFile} are not a usable TLS pair: ${problem}: write a PEM certificate and its matching private key`);
+    if (problem)
+      throw new Error(
+        `${this.certFile} and ${this.keyFile} are not a usable TLS pair: ${problem}: write a PEM certificate and its matching private key`,
+      );
     this.current = pair;
     return pair;
   }
@@ -97,7 +102,10 @@ export class CertWatcher {
       const problem = pairProblem(pair);
       if (problem) {
         // Usually a rotation caught between writing the cert and the key.
-        this.log.debug({ certFile: this.certFile, problem }, 'certificate files changed but are not a valid pair yet; keeping the current pair');
+        this.log.debug(
+          { certFile: this.certFile, problem },
+          'certificate files changed but are not a valid pair yet; keeping the current pair',
+        );
         return;
       }
       this.current = pair;
