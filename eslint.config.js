@@ -35,6 +35,13 @@ export default defineConfig(
     },
   },
   {
+    // Tests match generated YAML and TypeScript by its indentation: a regex
+    // that quotes the output verbatim (/^  to: RouteSpecTo;$/m) reads as the
+    // text it checks, where ' {2}' would not.
+    files: ['test/**/*.ts'],
+    rules: { 'no-regex-spaces': 'off' },
+  },
+  {
     // This file is JavaScript, outside tsconfig.json: lint it without types.
     files: ['**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],

@@ -42,7 +42,7 @@ const child = spawn(process.execPath, ['--expose-gc', managerScript], {
 });
 // Only the lines the benchmark reads: the manager logs every reconcile.
 const lines = collectJsonLines(
-  child.stderr!,
+  child.stderr,
   (line) => line.includes('"test: stats"') || line.includes('"test: elected"'),
 );
 async function stats(): Promise<Record<string, unknown>> {

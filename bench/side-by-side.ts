@@ -311,11 +311,11 @@ function startOperator(which: Operator, kubeconfig: string, cgroup: MemoryCgroup
   const child = spawn(command!, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   if (LOG_DIR) {
     mkdirSync(LOG_DIR, { recursive: true });
-    child.stderr!.pipe(createWriteStream(join(LOG_DIR, `${++operatorStarts}-${which}.log`)));
+    child.stderr.pipe(createWriteStream(join(LOG_DIR, `${++operatorStarts}-${which}.log`)));
   }
   // Every line is read (both write all of them); only the few the benchmark uses are kept.
   let reconciles = 0;
-  const lines = collectJsonLines(child.stderr!, (line) => {
+  const lines = collectJsonLines(child.stderr, (line) => {
     const finished = line.includes('"test: reconcile finished"');
     if (finished) reconciles++;
     return line.includes('"Starting workers"') || finished;

@@ -61,7 +61,7 @@ try {
   const holding = elector.holdUntil(stop.signal);
 
   for (let i = 0; i < 100_000; i++) elector.assertHoldsLease();
-  let started = performance.now();
+  const started = performance.now();
   for (let i = 0; i < CHECKS; i++) elector.assertHoldsLease();
   const checkNs = ((performance.now() - started) * 1e6) / CHECKS;
   console.log(`assertHoldsLease: ${checkNs.toFixed(1)} ns per check (${CHECKS} checks)`);

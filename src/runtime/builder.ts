@@ -79,7 +79,7 @@ export class ControllerBuilder {
     options: { predicates?: Predicate[] } = {},
   ): this {
     this.otherWatches.push({
-      source: source as unknown as EventSource,
+      source,
       mapper: () => (mapFn ? enqueueFromMapFunc(mapFn) : enqueueForObject()),
       predicates: options.predicates ?? [],
     });
@@ -117,7 +117,7 @@ export class ControllerBuilder {
     const controller = new Controller(name, reconciler, forKind, this.mgr.getLogger(), this.mgr.metrics, this.options);
     watches.forEach((watch, index) => {
       controller.watch({
-        source: watch.source ?? (this.mgr.getCache().informerFor(watch.kind!) as unknown as EventSource),
+        source: watch.source ?? this.mgr.getCache().informerFor(watch.kind!),
         mapper: mappers[index]!,
         predicates: [...this.globalPredicates, ...watch.predicates],
       });

@@ -152,7 +152,7 @@ class JsonLogger implements Logger {
 
   private method(level: LogLevel): LogFn {
     const value = LEVEL_VALUES[level];
-    return ((first: unknown, ...rest: unknown[]) => {
+    return (first: unknown, ...rest: unknown[]) => {
       if (value < this.threshold) return;
       let fields: Record<string, unknown> = {};
       let message: string | undefined;
@@ -172,7 +172,7 @@ class JsonLogger implements Logger {
       this.sink.write(this.lineFormat(level, this.bound, serializeFields(fields), message));
       // A fatal line is the last word before an exit: written at once.
       if (level === 'fatal') this.sink.flush();
-    }) as LogFn;
+    };
   }
 }
 

@@ -100,7 +100,7 @@ export function uncommentBlock(tree: VirtualTree, path: string, start: readonly 
   if (first === -1) return;
   let end = first + start.length;
   // Commented YAML continues the block: a list item or key at the margin, or an indented line ("#  patch: |-").
-  while (end < lines.length && /^#(- |  |[A-Za-z_][\w.-]*:)/.test(lines[end]!)) end++;
+  while (end < lines.length && /^#(- | {2}|[A-Za-z_][\w.-]*:)/.test(lines[end]!)) end++;
   for (let index = first; index < end; index++) lines[index] = lines[index]!.slice(1);
   tree.write(path, lines.join('\n'));
 }

@@ -197,7 +197,7 @@ export function parseProject(text: string): ProjectConfig {
     version: '3',
     domain: raw.domain as string | undefined,
     layout: (layout as string[] | undefined) ?? [],
-    multigroup: raw.multigroup as boolean | undefined,
+    multigroup: raw.multigroup,
     plugins: raw.plugins as ProjectConfig['plugins'],
     projectName: raw.projectName as string | undefined,
     resources,

@@ -412,18 +412,16 @@ describe('Client on a real API server', () => {
       await client.create(widget('status-patch'));
       const merged = await client.status().patch(widget('status-patch'), mergePatch({ status: { phase: 'Pending' } }));
       assert.deepEqual(merged.status, { phase: 'Pending' });
-      const applied = await client
-        .status()
-        .patch(
-          {
-            apiVersion: 'test.example.com/v1',
-            kind: 'Widget',
-            metadata: { name: 'status-patch', namespace: NS },
-            status: { ready: true },
-          },
-          { type: 'apply' },
-          { fieldManager: 'status-manager' },
-        );
+      const applied = await client.status().patch(
+        {
+          apiVersion: 'test.example.com/v1',
+          kind: 'Widget',
+          metadata: { name: 'status-patch', namespace: NS },
+          status: { ready: true },
+        },
+        { type: 'apply' },
+        { fieldManager: 'status-manager' },
+      );
       assert.deepEqual(applied.status, { phase: 'Pending', ready: true });
       const read = await client.get(Widget, { namespace: NS, name: 'status-patch' });
       assert.deepEqual(read.status, { phase: 'Pending', ready: true });
@@ -600,7 +598,7 @@ describe('Client on a real API server', () => {
       assert.equal(repeated?.count, 3);
       assert.equal(events.find((event) => event.message === 'a different message')?.count, 1);
 
-      await client.delete(repeated!);
+      await client.delete(repeated);
       await recorder.event(subject, 'Warning', 'Failing', 'still failing');
       events = (await eventsFor(NS, 'repeated')).filter((event) => event.message === 'still failing');
       assert.equal(events.length, 1);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
-import { fetch, type Dispatcher } from 'undici';
+import { fetch } from 'undici';
 import { Environment } from '../../src/runtime/envtest/index.js';
 import { RestClient } from '../../src/runtime/rest.js';
 import { InvalidError } from '../../src/runtime/errors.js';
@@ -291,7 +291,7 @@ test('printer columns appear in a Table request', async () => {
   await kubeConfig.applySecurityAuthentication(context);
   const response = await fetch(url, {
     headers: { ...context.getHeaders(), accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
-    dispatcher: context.getDispatcher() as Dispatcher | undefined,
+    dispatcher: context.getDispatcher(),
   });
   assert.equal(response.status, 200);
   const table = (await response.json()) as {

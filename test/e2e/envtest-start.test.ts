@@ -59,8 +59,8 @@ function startCli(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.
   const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );

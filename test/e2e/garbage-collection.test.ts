@@ -128,13 +128,13 @@ describe('garbage collection, Deployments and namespaces through the real kube-c
     );
     await eventually(
       'the garbage collector to delete the ReplicaSet',
-      () => gone(ReplicaSet, 'default', replicaSet.metadata!.name!),
+      () => gone(ReplicaSet, 'default', replicaSet.metadata.name),
       CONVERGE_MS,
     );
     for (const pod of pods)
       await eventually(
-        `the garbage collector to delete Pod ${pod.metadata!.name}`,
-        () => gone(Pod, 'default', pod.metadata!.name!),
+        `the garbage collector to delete Pod ${pod.metadata.name}`,
+        () => gone(Pod, 'default', pod.metadata.name),
         CONVERGE_MS,
       );
   });

@@ -103,7 +103,7 @@ describe('leader for life with the real garbage collector', () => {
       },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
-    const lines = collectJsonLines(child.stderr!);
+    const lines = collectJsonLines(child.stderr);
     const replica: Replica = { name, child, lines, exited: Promise.resolve(null) };
     replica.exited = once(child, 'exit').then(([code]) => {
       replica.exitedAt = Date.now();

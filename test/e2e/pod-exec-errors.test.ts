@@ -63,17 +63,15 @@ describe('client.exec and client.logs failures on the real API server', () => {
     await new Promise<void>((resolve) => silentKubelet.listen(0, '127.0.0.1', resolve));
     const port = (silentKubelet.address() as { port: number }).port;
     const node = await admin.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'silent-node' } });
-    await admin
-      .status()
-      .patch(node, {
-        type: 'merge',
-        data: {
-          status: {
-            addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
-            daemonEndpoints: { kubeletEndpoint: { Port: port } },
-          },
+    await admin.status().patch(node, {
+      type: 'merge',
+      data: {
+        status: {
+          addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+          daemonEndpoints: { kubeletEndpoint: { Port: port } },
         },
-      });
+      },
+    });
     await pod('unscheduled');
     await pod('two-containers', {
       containers: [

@@ -35,7 +35,7 @@ export function startReplica(
     env: { ...process.env, KUBECONFIG: kubeConfigPath, REPLICA_NAME: name, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const lines = collectJsonLines(child.stderr!);
+  const lines = collectJsonLines(child.stderr);
   const replica: Replica = { name, child, lines, exited: Promise.resolve(null) };
   replica.exited = once(child, 'exit').then(([code]) => {
     replica.exitedAt = monotonicNow();

@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   Client,
   ConfigMap,
@@ -190,14 +189,14 @@ describe('cache under injected faults', () => {
       async (mgr) => {
         await mgr.getCache().waitForCacheSync(20_000);
         const cached = async (): Promise<string[]> =>
-          (await mgr.getClient().list(ConfigMap, { namespace })).map((cm) => cm.metadata!.name!).sort();
+          (await mgr.getClient().list(ConfigMap, { namespace })).map((cm) => cm.metadata.name).sort();
         assert.deepEqual(await cached(), ['gone', 'kept']);
         await eventually('the watch is held by the proxy', () => proxy.count({ ...watchesInRelist }) >= 1);
         await api.delete({
           apiVersion: 'v1',
           kind: 'ConfigMap',
           metadata: { namespace, name: 'gone' },
-        } as KubernetesObject);
+        });
         await sleep(500);
         assert.deepEqual(await cached(), ['gone', 'kept'], 'the hung watch must not have delivered the delete');
 
@@ -234,7 +233,7 @@ describe('cache under injected faults', () => {
           apiVersion: 'v1',
           kind: 'ConfigMap',
           metadata: { namespace, name: 'kept' },
-        } as KubernetesObject);
+        });
         await eventually('the watched delete', () => deletes.length === 2);
         assert.deepEqual(deletes[1], ['kept', { finalStateUnknown: false }]);
       },

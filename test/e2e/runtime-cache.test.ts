@@ -141,7 +141,7 @@ describe('events and cache', () => {
           seenData.push(read.data?.value);
           // A reconciler that edits what it read, deep inside, and never writes it back.
           read.data!.value = 'scribbled';
-          read.metadata!.labels!.test = 'scribbled';
+          read.metadata.labels!.test = 'scribbled';
         },
       });
     await running(mgr, async () => {
@@ -243,7 +243,7 @@ describe('events and cache', () => {
         });
         return targets
           .filter((target) => target.data?.selects === app)
-          .map((target) => ({ namespace: target.metadata!.namespace, name: target.metadata!.name! }));
+          .map((target) => ({ namespace: target.metadata.namespace, name: target.metadata.name }));
       })
       .named('retarget')
       .complete(reconciler);
@@ -304,11 +304,11 @@ describe('events and cache', () => {
       const client = mgr.getClient();
       const v1 = await client.list(GadgetV1, { namespace });
       const v2 = await client.list(GadgetV2, { namespace });
-      assert.deepEqual(v1.map((g) => `${g.metadata!.name} ${g.apiVersion}`).sort(), [
+      assert.deepEqual(v1.map((g) => `${g.metadata.name} ${g.apiVersion}`).sort(), [
         'g1 versions.example.com/v1',
         'g2 versions.example.com/v1',
       ]);
-      assert.deepEqual(v2.map((g) => `${g.metadata!.name} ${g.apiVersion}`).sort(), [
+      assert.deepEqual(v2.map((g) => `${g.metadata.name} ${g.apiVersion}`).sort(), [
         'g1 versions.example.com/v2',
         'g2 versions.example.com/v2',
       ]);
@@ -440,7 +440,7 @@ describe('events and cache', () => {
       // The uncached reader sends matchingFields to the server as a field selector.
       assert.deepEqual(
         (await mgr.getAPIReader().list(ConfigMap, { namespace, matchingFields: { 'metadata.name': 'i1' } })).map(
-          (cm) => cm.metadata!.name,
+          (cm) => cm.metadata.name,
         ),
         ['i1'],
       );

@@ -42,7 +42,7 @@ describe('operator processes', () => {
       env: { ...process.env, KUBECONFIG: env.kubeConfigPath(), LEADER_ELECT: 'true', REPLICA_NAME: name, ...extraEnv },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
-    const lines = collectJsonLines(child.stderr!);
+    const lines = collectJsonLines(child.stderr);
     const exited = once(child, 'exit').then(([code]) => code as number | null);
     const replica = { name, child, lines, exited };
     replicas.push(replica);

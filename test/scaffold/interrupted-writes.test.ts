@@ -325,7 +325,7 @@ function spawnCli(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Chi
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>(
     (resolve, reject) => {

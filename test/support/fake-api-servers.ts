@@ -52,7 +52,7 @@ function httpFake(handler: (req: IncomingMessage, res: ServerResponse) => void):
   return createHttpServer((req, res) => {
     req.resume();
     handler(req, res);
-  }) as unknown as Server;
+  });
 }
 
 function send(
@@ -124,7 +124,7 @@ export async function startFakeServers(): Promise<FakeServers> {
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
     let text = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       text += chunk.toString('utf8');
       if (text.includes('\n')) resolve(text.split('\n')[0]!);
     });
@@ -142,7 +142,7 @@ export async function startFakeServers(): Promise<FakeServers> {
       return file;
     },
     stop: () => {
-      child.stdin!.end();
+      child.stdin.end();
       child.kill();
     },
   };

@@ -33,7 +33,7 @@ function tempDir(): string {
 
 /** A pid that no process has now: one that has just exited. */
 function deadPid(): number {
-  return spawnSync(process.execPath, ['-e', '']).pid!;
+  return spawnSync(process.execPath, ['-e', '']).pid;
 }
 
 /** One change as written here: the target's text before the command (absent: it did not exist) and the text it writes. */

@@ -14,7 +14,7 @@ const config: ProjectConfig = {
   domain: 'example.com',
   layout: [LAYOUT_PLUGIN],
   multigroup: false,
-  plugins: structuredClone(DEFAULT_PLUGINS) as ProjectConfig['plugins'],
+  plugins: structuredClone(DEFAULT_PLUGINS),
   projectName: 'memcached-operator',
   resources: [
     {

@@ -292,7 +292,7 @@ describe('CSV filling', () => {
         2,
       ),
     );
-    assert.ok(csv.metadata.annotations!['alm-examples']!.includes('\n  {\n    "apiVersion"'), '2-space indent');
+    assert.ok(csv.metadata.annotations!['alm-examples'].includes('\n  {\n    "apiVersion"'), '2-space indent');
     assert.deepEqual((csv.spec['customresourcedefinitions'] as { owned: unknown[] }).owned, [
       {
         name: 'memcacheds.cache.example.com',
@@ -396,7 +396,7 @@ describe('CSV filling', () => {
 });
 
 describe('bundle files', () => {
-  const csv = newBaseCsv('Memcached-Operator', []) as CsvObject;
+  const csv = newBaseCsv('Memcached-Operator', []);
   it('names files as operator-sdk does, strips namespaces, drops unsupported kinds and prefixes clashes with dup<N>_', () => {
     const cm = (name: string): KubeObject => ({
       apiVersion: 'v1',

@@ -123,9 +123,7 @@ describe('webhook server over HTTPS', () => {
     await writeFile(join(dir, 'tls.crt'), pair.certPem);
     await writeFile(join(dir, 'tls.key'), pair.keyPem);
     server = new WebhookServer({ host: '127.0.0.1', port: 0, certDir: dir }, silentLogger);
-    server.conversions.register(HubKind, [alpha, beta] as unknown as Array<
-      SpokeConversion<KubernetesObject, KubernetesObject>
-    >);
+    server.conversions.register(HubKind, [alpha, beta]);
     server.ensureConversionHandler();
     server.register(
       '/mutate',

@@ -168,7 +168,7 @@ export async function init(options: InitOptions, io: CommandIO): Promise<void> {
     version: '3',
     domain: options.domain,
     layout: [LAYOUT_PLUGIN],
-    plugins: structuredClone(DEFAULT_PLUGINS) as Record<string, Record<string, unknown>>,
+    plugins: structuredClone(DEFAULT_PLUGINS),
     projectName,
   });
 

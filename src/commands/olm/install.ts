@@ -194,10 +194,10 @@ export async function olmUninstall(options: OlmOptions): Promise<void> {
 async function installedVersion(session: KubeSession, namespace: string): Promise<string> {
   const csv = await session.get(OLM_V1ALPHA1, 'ClusterServiceVersion', PACKAGESERVER_CSV, namespace);
   // OLM's release manifests label the CSV with the release version and give it the same spec.version.
-  const version = (
-    (csv?.metadata?.labels as Record<string, string> | undefined)?.['olm.version'] ??
-    (csv?.spec?.version as string | undefined)
-  )?.replace(/^v/, '');
+  const version = (csv?.metadata?.labels?.['olm.version'] ?? (csv?.spec?.version as string | undefined))?.replace(
+    /^v/,
+    '',
+  );
   if (!version) {
     const served = await session.serves(OLM_V1ALPHA1, 'ClusterServiceVersion');
     throw new UsageError(

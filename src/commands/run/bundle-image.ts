@@ -44,8 +44,9 @@ export function readBundle(image: string, files: ReadonlyMap<string, Buffer>): B
   if (!annotationsFile) return notBundle('it has no metadata/annotations.yaml');
   let annotations: Record<string, string>;
   try {
-    annotations = ((parseYaml(annotationsFile.toString('utf8')) as { annotations?: Record<string, string> } | null)
-      ?.annotations ?? {}) as Record<string, string>;
+    annotations =
+      (parseYaml(annotationsFile.toString('utf8')) as { annotations?: Record<string, string> } | null)?.annotations ??
+      {};
   } catch (err) {
     return notBundle(`metadata/annotations.yaml is not valid YAML (${(err as Error).message.split('\n')[0]})`);
   }

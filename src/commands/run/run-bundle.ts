@@ -176,7 +176,7 @@ export async function runBundle(options: RunBundleOptions): Promise<void> {
   const { io } = options;
   let bundle: Bundle | undefined;
   let createdOperatorGroup = false;
-  let preexistingCrds = new Set<string>();
+  const preexistingCrds = new Set<string>();
   let started = false;
   try {
     await requireOlm(session);
@@ -302,9 +302,7 @@ export async function runBundleUpgrade(options: RunBundleOptions): Promise<void>
       { data: { [CATALOG_KEY]: newText } },
     );
     // bundle-upgrade has no --index-image (as operator-sdk): the new registry pod runs the image run bundle used.
-    const indexImage =
-      (catalogSource.metadata?.annotations as Record<string, string> | undefined)?.[INDEX_IMAGE_ANNOTATION] ??
-      options.indexImage;
+    const indexImage = catalogSource.metadata?.annotations?.[INDEX_IMAGE_ANNOTATION] ?? options.indexImage;
     const pod = await createRegistryPod(
       session,
       { ...options, indexImage },

@@ -114,7 +114,7 @@ export function crdModel(crd: unknown, source: string): CrdModel {
       served: version.served === true,
       storage: version.storage === true,
       deprecated: version.deprecated === true,
-      schema: schema as JsonSchema,
+      schema,
     };
   });
   // The group and plural name the copied CRD's file (config/crd/external/<group>_<plural>.yaml): the API server's rules first.

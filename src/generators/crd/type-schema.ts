@@ -167,11 +167,7 @@ export class TypeSchemaBuilder {
       case ts.SyntaxKind.UnionType:
         return this.fromUnion(node as ts.UnionTypeNode, field);
       case ts.SyntaxKind.TypeLiteral:
-        return this.fromMembers(
-          node as ts.TypeLiteralNode,
-          (node as ts.TypeLiteralNode).members,
-          field ? field.className : undefined,
-        );
+        return this.fromMembers(node, (node as ts.TypeLiteralNode).members, field ? field.className : undefined);
       case ts.SyntaxKind.TypeReference:
         return this.fromReference(node as ts.TypeReferenceNode, field, quantity);
       default:

@@ -311,13 +311,13 @@ export function webhookDefinitionsOf(
   const serviceNamed = (name: string | undefined): KubeObject | undefined =>
     manifests.services.find((s) => s.metadata.name === name);
   const deploymentFor = (service: KubeObject | undefined, serviceName: string): string => {
-    const selector = ((service?.['spec'] as { selector?: Record<string, string> } | undefined)?.selector ??
-      {}) as Record<string, string>;
+    const selector = (service?.['spec'] as { selector?: Record<string, string> } | undefined)?.selector ?? {};
     const entries = Object.entries(selector);
     if (entries.length > 0) {
       const match = deployments.find((d) => {
-        const labels = ((d['spec'] as { template?: { metadata?: { labels?: Record<string, string> } } } | undefined)
-          ?.template?.metadata?.labels ?? {}) as Record<string, string>;
+        const labels =
+          (d['spec'] as { template?: { metadata?: { labels?: Record<string, string> } } } | undefined)?.template
+            ?.metadata?.labels ?? {};
         return entries.every(([k, v]) => labels[k] === v);
       });
       if (match) return match.metadata.name;
@@ -328,15 +328,15 @@ export function webhookDefinitionsOf(
     service: KubeObject | undefined,
     port: number,
   ): { containerPort: number; targetPort?: number | string } => {
-    const ports = ((service?.['spec'] as { ports?: ServicePort[] } | undefined)?.ports ?? []) as ServicePort[];
+    const ports = (service?.['spec'] as { ports?: ServicePort[] } | undefined)?.ports ?? [];
     const match = ports.find((p) => p.port === port);
     return match ? { containerPort: port, targetPort: match.targetPort ?? port } : { containerPort: port };
   };
   const definitions: Array<Record<string, unknown>> = [];
   for (const { type, webhook } of manifests.webhooks) {
-    const service = ((
-      webhook['clientConfig'] as { service?: { name?: string; path?: string; port?: number } } | undefined
-    )?.service ?? {}) as { name?: string; path?: string; port?: number };
+    const service =
+      (webhook['clientConfig'] as { service?: { name?: string; path?: string; port?: number } } | undefined)?.service ??
+      {};
     const svc = serviceNamed(service.name);
     const definition: Record<string, unknown> = {
       type,

@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { readLineMarkers, type Marker, type MarkerValue, type RawValue } from '../markers/grammar.js';
+import { readLineMarkers, type Marker, type MarkerValue } from '../markers/grammar.js';
 import type { ProblemList } from '../problems.js';
 
 /** Where `generate manifests` writes the webhook configurations, as `make manifests` does. */
@@ -168,7 +168,7 @@ const KNOWN_REVIEW_VERSIONS = ['v1', 'v1beta1'];
 const QUALIFIED_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?){2,}$/;
 
 const texts = (value: MarkerValue | undefined): string[] | undefined =>
-  Array.isArray(value) ? (value as RawValue[]).map((r) => r.text) : undefined;
+  Array.isArray(value) ? value.map((r) => r.text) : undefined;
 const text = (value: MarkerValue | undefined): string | undefined => (typeof value === 'string' ? value : undefined);
 
 /** Converts one marker; undefined (with problems recorded) when any argument is invalid. */

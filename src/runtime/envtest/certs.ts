@@ -111,7 +111,7 @@ export class TinyCA {
 }
 
 async function generateKeyPair(): Promise<webcrypto.CryptoKeyPair> {
-  return (await webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  return await webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify']);
 }
 
 async function privateKeyPem(key: webcrypto.CryptoKey): Promise<string> {

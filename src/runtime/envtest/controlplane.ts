@@ -115,10 +115,10 @@ export class ControlPlane {
       const certDir = join(rootDir, 'pki');
       await mkdir(certDir, { recursive: true, mode: 0o700 });
       await mkdir(join(rootDir, 'etcd'), { recursive: true, mode: 0o700 });
-      const [etcdClient, etcdPeer, freePort] = (await freeLoopbackPorts(
-        settings.apiServerPort === undefined ? 3 : 2,
-      )) as [number, number, number | undefined];
-      const apiServer = settings.apiServerPort ?? (freePort as number);
+      // One call, so that the ports are distinct: each is held until all are found.
+      const ports = await freeLoopbackPorts(settings.apiServerPort === undefined ? 3 : 2);
+      const [etcdClient, etcdPeer] = ports as [number, number];
+      const apiServer = settings.apiServerPort ?? ports[2]!;
       if (settings.apiServerPort !== undefined) await assertPortFree(settings.apiServerPort);
       const clientCA = await TinyCA.create('envtest-environment');
       const servingCA = await TinyCA.create('envtest-environment');
