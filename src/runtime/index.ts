@@ -108,12 +108,12 @@ export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogLe
 export {
   Manager,
   type ManagerOptions,
-  type Runnable,
   GRACE_PERIOD_EXCEEDED_MESSAGE,
   DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
   DEFAULT_METRICS_BIND_ADDRESS,
   DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
 } from './manager.js';
+export type { Runnable } from './runnable.js';
 export { newControllerManagedBy, ControllerBuilder } from './builder.js';
 export {
   Controller,

@@ -16,6 +16,7 @@ import { createLogger, type Logger } from './log.js';
 import { ManagerMetrics } from './metrics.js';
 import { MetricsAuthFilter } from './metrics-auth.js';
 import type { Reader } from './reader.js';
+import type { Runnable } from './runnable.js';
 import { RestClient } from './rest.js';
 import { selfSignedCertificate } from './self-signed.js';
 import { parseBindAddress, serveHttp, serveHttps, type HttpHandler, type RunningServer } from './serving.js';
@@ -156,22 +157,6 @@ export interface ManagerOptions {
   fieldOwner?: string;
   /** Where the manager and its controllers log. Default: {@link createLogger}() (JSON at info, to stderr). */
   logger?: Logger;
-}
-
-/** Something the manager starts and stops with itself (a webhook server, say). */
-export interface Runnable {
-  /**
-   * Runs until `signal` aborts, then returns within the grace period.
-   * Throwing (or returning early with an error) stops the manager: start()
-   * rejects with that error.
-   */
-  start(signal: AbortSignal): Promise<void>;
-  /**
-   * Whether this runnable may only run on the elected leader. Leaving it out
-   * means true, as controller-runtime's LeaderElectionRunnable: return false
-   * for work that every replica must do (serving webhooks, say).
-   */
-  needLeaderElection?(): boolean;
 }
 
 /** What start() rejects with when runnables outlive the grace period (controller-runtime's wording). */

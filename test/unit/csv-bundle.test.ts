@@ -16,7 +16,8 @@ import { describe, it } from 'node:test';
 import YAML from 'yaml';
 import { generateBundleCommand, type GenerateBundleOptions } from '../../src/commands/generate/bundle.js';
 import type { CommandIO } from '../../src/cli/io.js';
-import { collectManifests, parseManifests, type KubeObject } from '../../src/generators/bundle/collector.js';
+import { collectManifests, parseManifests } from '../../src/generators/bundle/collector.js';
+import type { KubeObject } from '../../src/generators/bundle/input-objects.js';
 import { resolveImageDigest } from '../../src/generators/bundle/digests.js';
 import { parseImageReference } from '../../src/oci/reference.js';
 import {

@@ -1,7 +1,6 @@
 import { posix, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { UsageError } from '../../errors.js';
-import type { CreateApiOptions } from './api.js';
 import { chooseVersion, crdModel, readCrdFile, type CrdModel } from '../../generators/crd-to-typescript/crd-source.js';
 import { crdToTypeScript } from '../../generators/crd-to-typescript/schema-to-typescript.js';
 import { boilerplateHeader } from '../../scaffold/boilerplate.js';
@@ -18,7 +17,7 @@ import {
 } from '../../scaffold/project.js';
 import type { VirtualTree } from '../../scaffold/tree.js';
 import { finishTree, type CommandIO } from '../../cli/io.js';
-import { apiInserters, reconcilerLocalName } from './api.js';
+import { apiInserters, reconcilerLocalName, type CreateApiOptions } from './api-scaffold.js';
 
 /**
  * Where envtest finds the CRDs of kinds the project does not own: copies of

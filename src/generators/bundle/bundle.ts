@@ -20,7 +20,8 @@ import {
 import { checkBaseCsvShape } from './shapes.js';
 import { CSV_API_VERSION, CSV_KIND, newBaseCsv, renderYaml, type CsvObject } from '../csv/base.js';
 import { fillCsv, type RelatedImage } from '../csv/fill.js';
-import { collectManifests, parseManifests, type CollectedManifests, type KubeObject } from './collector.js';
+import { collectManifests, parseManifests } from './collector.js';
+import type { CollectedManifests, KubeObject } from './input-objects.js';
 import { resolveImageDigest } from './digests.js';
 import { chooseCreatedAt, manifestFiles, withCreatedAt, withoutNamespace, type ManifestFile } from './writer.js';
 

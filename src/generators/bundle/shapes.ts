@@ -6,7 +6,7 @@
  * the field.
  */
 import { UsageError } from '../../errors.js';
-import type { CollectedManifests, KubeObject } from './collector.js';
+import type { CollectedManifests, KubeObject } from './input-objects.js';
 
 type Expected = 'object' | 'array' | 'string';
 

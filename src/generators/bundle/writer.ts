@@ -1,7 +1,8 @@
 import YAML from 'yaml';
 import type { CsvObject } from '../csv/base.js';
 import { renderYaml } from '../csv/base.js';
-import { groupOf, versionOf, type KubeObject } from './collector.js';
+import { groupOf, versionOf } from './collector.js';
+import type { KubeObject } from './input-objects.js';
 
 /** Kinds operator-registry accepts in a registry+v1 bundle (its supported_resources list). */
 export const OLM_SUPPORTED_KINDS: ReadonlySet<string> = new Set([

@@ -1,7 +1,21 @@
 import { UsageError } from '../../errors.js';
 import { parseYamlDocuments, readManifestFile } from '../../yaml-input.js';
 import { isDns1123Label, isDns1123Subdomain } from '../../validation/names.js';
-import type { JsonSchema } from './schema-to-typescript.js';
+
+/** The subset of a CRD's structural OpenAPI v3 schema that shapes a TypeScript type. */
+export interface JsonSchema {
+  type?: string;
+  format?: string;
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  additionalProperties?: boolean | JsonSchema;
+  enum?: unknown[];
+  nullable?: boolean;
+  'x-kubernetes-int-or-string'?: boolean;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+}
 
 /** One version of a CustomResourceDefinition, as far as type generation needs it. */
 export interface CrdVersion {

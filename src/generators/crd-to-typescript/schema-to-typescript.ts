@@ -1,19 +1,4 @@
-import type { CrdModel, CrdVersion } from './crd-source.js';
-
-/** The subset of a CRD's structural OpenAPI v3 schema that shapes a TypeScript type. */
-export interface JsonSchema {
-  type?: string;
-  format?: string;
-  description?: string;
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  additionalProperties?: boolean | JsonSchema;
-  enum?: unknown[];
-  nullable?: boolean;
-  'x-kubernetes-int-or-string'?: boolean;
-  'x-kubernetes-preserve-unknown-fields'?: boolean;
-}
+import type { CrdModel, CrdVersion, JsonSchema } from './crd-source.js';
 
 /** Options of {@link crdToTypeScript}. */
 export interface TypeScriptOptions {

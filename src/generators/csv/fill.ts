@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors.js';
-import type { CollectedManifests, KubeObject } from '../bundle/collector.js';
+import type { CollectedManifests, KubeObject } from '../bundle/input-objects.js';
 import { sortKeysDeep } from '../render-yaml.js';
 import type { CsvObject } from './base.js';
 import type { OwnedCrdDescription } from './descriptors.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import type { Checker } from '../healthz.js';
 import type { Logger } from '../log.js';
-import type { Runnable } from '../manager.js';
+import type { Runnable } from '../runnable.js';
 import { serveHttps, type HttpHandler, type RunningHttpsServer } from '../serving.js';
 import { CertWatcher, DEFAULT_CERT_POLL_INTERVAL_MS } from './certwatcher.js';
 import { ConversionRegistry, CONVERSION_PATH } from './conversion.js';
