@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseDuration } from '../../src/commands/olm/kube.js';
+import { parseDuration } from '../../src/cluster/session.js';
 import { readBundle } from '../../src/commands/run/bundle-image.js';
 import { catalogFor, catalogWithUpgrade, parseCatalog, serializeCatalog } from '../../src/commands/run/catalog.js';
 import { UsageError } from '../../src/errors.js';

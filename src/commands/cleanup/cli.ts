@@ -40,8 +40,8 @@ Examples:
           timeout: string;
         },
       ) => {
-        const { KubeSession, parseDuration } = await import('../olm/kube.js');
-        const { cleanupPackage } = await import('./cleanup.js');
+        const { KubeSession, parseDuration } = await import('../../cluster/session.js');
+        const { cleanupPackage } = await import('../../cluster/bundle-package.js');
         const timeoutMs = parseDuration('--timeout', opts.timeout);
         const session = await KubeSession.connect({ kubeconfig: opts.kubeconfig, timeoutMs });
         const namespace = opts.namespace ?? session.defaultNamespace();

@@ -71,7 +71,7 @@ export async function createExternalApi(
   }
   if (options.fromCrd !== undefined && options.fromCluster !== undefined)
     throw new UsageError('--from-crd and --from-cluster both name the CRD to read', 'pass only one of them');
-  const { parseDuration } = await import('../olm/kube.js');
+  const { parseDuration } = await import('../../cluster/session.js');
   const timeoutMs = parseDuration('--timeout', options.timeout ?? FROM_CLUSTER_TIMEOUT);
   const typesDir = checkedTypesDir(options.externalApiPath, project);
 
@@ -261,7 +261,7 @@ function projectPrintWidth(tree: VirtualTree): number | undefined {
  * ~/.kube/config or in-cluster), within `timeoutMs` in all.
  */
 async function readCrdFromCluster(name: string, timeoutMs: number): Promise<CrdModel> {
-  const { KubeSession } = await import('../olm/kube.js');
+  const { KubeSession } = await import('../../cluster/session.js');
   const { NotFoundError } = await import('../../runtime/errors.js');
   const { loadKubeConfig } = await import('../../runtime/kubeconfig.js');
   let config;

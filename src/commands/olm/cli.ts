@@ -16,7 +16,7 @@ interface OlmFlags {
 export function registerOlm(program: Command, ctx: CliContext): void {
   const group = commandGroup(program, 'olm', 'Manage the Operator Lifecycle Manager installation in your cluster');
   const run = async (which: 'install' | 'status' | 'uninstall', opts: OlmFlags): Promise<void> => {
-    const { parseDuration } = await import('./kube.js');
+    const { parseDuration } = await import('../../cluster/session.js');
     const install = await import('./install.js');
     const options = {
       kubeconfig: opts.kubeconfig,

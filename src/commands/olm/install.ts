@@ -7,10 +7,10 @@
  */
 import type { CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
-import type { Condition } from '../../runtime/apitypes.js';
-import { findStatusCondition } from '../../runtime/conditions.js';
-import { formatDuration } from './connection.js';
-import { describeObject, isUnanswered, KubeSession, OLM_V1ALPHA1, type KubeObject } from './kube.js';
+import { formatDuration } from '../../cluster/connection.js';
+import { deleteAll } from '../../cluster/deletion.js';
+import { describePod, diagnose, DIAGNOSIS_BUDGET_MS } from '../../cluster/diagnosis.js';
+import { describeObject, KubeSession, OLM_V1ALPHA1, type KubeObject } from '../../cluster/session.js';
 import { checkOlmVersion, DEFAULT_OLM_VERSION, fetchOlmManifests, type OlmManifests } from './manifests.js';
 
 /** The CSV through which OLM serves its package API; its phase says whether OLM works. */
@@ -22,8 +22,6 @@ export const DEFAULT_OLM_NAMESPACE = 'olm';
  * a minute on a busy server. A server that stops answering ends it at once.
  */
 const CLEANUP_BUDGET_MS = 180_000;
-/** Time granted after --timeout ran out to ask the cluster what blocked the command, for its message. */
-export const DIAGNOSIS_BUDGET_MS = 15_000;
 
 /** Options shared by the three commands. */
 export interface OlmOptions {
@@ -218,152 +216,6 @@ async function createLogged(session: KubeSession, obj: KubeObject, io: CommandIO
   return obj;
 }
 
-/**
- * Deletes objects in reverse order (the CSV before its Deployments, the
- * namespaces last, CRDs after the objects that use them) and waits until
- * each is gone or the session's time runs out; returns the ones still there.
- * A server that does not answer ends it with that error.
- *
- * OLM's own objects (CSVs, CatalogSources, Subscriptions) go first, while
- * olm-operator still runs to remove their finalizers; any that still hold a
- * finalizer after OLM_FINALIZER_WAIT_MS get it stripped, since nothing else
- * would ever remove it once OLM is gone.
- */
-export async function deleteAll(
-  session: KubeSession,
-  objects: readonly KubeObject[],
-  io: CommandIO,
-): Promise<KubeObject[]> {
-  const order = [...objects].reverse().sort((a, b) => rank(a) - rank(b));
-  const olmOwned = order.filter(isOlmKind);
-  if (olmOwned.length > 0) {
-    await deleteAndWait(session, olmOwned, io, Date.now() + OLM_FINALIZER_WAIT_MS);
-    for (const obj of olmOwned) {
-      const current = await session
-        .get(obj.apiVersion!, obj.kind!, obj.metadata!.name!, obj.metadata?.namespace)
-        .catch(() => undefined);
-      if (current?.metadata?.finalizers?.length) {
-        io.progress(`removing the finalizers of ${describeObject(obj)}, which OLM did not process`);
-        await session.mergePatch(obj, { metadata: { finalizers: null } }).catch(() => undefined);
-      }
-    }
-  }
-  return deleteAndWait(session, order, io);
-}
-
-/** How long OLM gets to finalize its own objects before their finalizers are removed. */
-const OLM_FINALIZER_WAIT_MS = 60_000;
-
-function isOlmKind(obj: KubeObject): boolean {
-  return (obj.apiVersion ?? '').startsWith('operators.coreos.com/');
-}
-
-async function deleteAndWait(
-  session: KubeSession,
-  order: readonly KubeObject[],
-  io: CommandIO,
-  until?: number,
-): Promise<KubeObject[]> {
-  for (const obj of order) await requestDeletion(session, obj, io);
-  let left = [...order];
-  const lastNudge = new Map<KubeObject, number>();
-  await session.pollUntil(async () => {
-    const still: KubeObject[] = [];
-    for (const obj of left) {
-      const { state, current } = await deletionState(session, obj);
-      if (state === 'gone') continue;
-      still.push(obj);
-      // A DELETE that failed (a busy server's timeout or 5xx) must not leave the object for good: ask again.
-      if (state === 'present') {
-        await requestDeletion(session, obj, io);
-        continue;
-      }
-      const failure = failedCrdCleanup(current);
-      if (failure && Date.now() - (lastNudge.get(obj) ?? 0) >= CRD_NUDGE_INTERVAL_MS) {
-        lastNudge.set(obj, Date.now());
-        await nudgeCrdFinalizer(session, obj, failure, io);
-      }
-    }
-    left = still;
-    return left.length === 0 ? true : undefined;
-  }, until);
-  return left;
-}
-
-/** Sends the DELETE; a refusal is reported and left to the caller's next look, a server that does not answer ends the deletion. */
-async function requestDeletion(session: KubeSession, obj: KubeObject, io: CommandIO): Promise<void> {
-  try {
-    if (await session.delete(obj)) io.debug(`deleted ${describeObject(obj)}`);
-  } catch (err) {
-    if (isUnanswered(err)) throw err;
-    io.progress(`could not delete ${describeObject(obj)}: ${(err as Error).message.split('\n')[0]}`);
-  }
-}
-
-/**
- * `gone`, `deleting` (it has a deletionTimestamp: finalizers are running), or
- * `present`, with the object as read. A Namespace counts as gone once it is
- * Terminating, since the namespace controller finishes it and waiting for that
- * can take minutes. An error reading it counts as `deleting`: look again, but
- * do not re-delete.
- */
-async function deletionState(
-  session: KubeSession,
-  obj: KubeObject,
-): Promise<{ state: 'gone' | 'deleting' | 'present'; current?: KubeObject }> {
-  try {
-    const current = await session.get(obj.apiVersion!, obj.kind!, obj.metadata!.name!, obj.metadata?.namespace);
-    if (current === undefined) return { state: 'gone' };
-    if (!current.metadata?.deletionTimestamp) return { state: 'present', current };
-    return { state: obj.kind === 'Namespace' ? 'gone' : 'deleting', current };
-  } catch {
-    return { state: 'deleting' };
-  }
-}
-
-/** How often a CRD whose cleanup failed is nudged (see nudgeCrdFinalizer). */
-const CRD_NUDGE_INTERVAL_MS = 5_000;
-
-/**
- * The CRD's Terminating condition when the API server's CRD finalizer failed
- * its last attempt to remove the CRD's instances, else undefined. Right after a CRD nobody has read is deleted, its instance
- * storage is still initializing; the finalizer fails with "storage is
- * (re)initializing" and retries with an exponential backoff that, measured on
- * kube-apiserver v1.36, had grown past 4 minutes before the storage was ready.
- */
-function failedCrdCleanup(current: KubeObject | undefined): Condition | undefined {
-  if (current?.kind !== 'CustomResourceDefinition') return undefined;
-  const terminating = findStatusCondition(current.status?.conditions as Condition[] | undefined, 'Terminating');
-  return terminating?.status === 'True' &&
-    (terminating.reason === 'InstanceDeletionFailed' || terminating.reason === 'InstanceDeletionCheck')
-    ? terminating
-    : undefined;
-}
-
-/**
- * Touches an annotation on a terminating CRD. The finalizer queues the CRD
- * again on any change other than its own Terminating condition, which skips
- * the backoff: it retries now, when the storage is likely ready.
- */
-async function nudgeCrdFinalizer(
-  session: KubeSession,
-  obj: KubeObject,
-  failure: Condition,
-  io: CommandIO,
-): Promise<void> {
-  io.progress(
-    `the API server's cleanup of ${describeObject(obj)} failed (${failure.message || 'no message'}); asking it to retry now`,
-  );
-  await session
-    .mergePatch(obj, { metadata: { annotations: { 'ts-operator-sdk.io/cleanup-retry': new Date().toISOString() } } })
-    .catch(() => undefined);
-}
-
-/** Namespaces go last, CRDs just before them, so objects in them are deleted first. */
-function rank(obj: KubeObject): number {
-  return obj.kind === 'Namespace' ? 2 : obj.kind === 'CustomResourceDefinition' ? 1 : 0;
-}
-
 function conditionTrue(obj: KubeObject | undefined, type: string): boolean {
   return ((obj?.status?.conditions ?? []) as { type: string; status: string }[]).some(
     (c) => c.type === type && c.status === 'True',
@@ -396,38 +248,11 @@ export async function deploymentBlocker(session: KubeSession, deployment: KubeOb
   return `${name} has ${available}; ${describePod(pods[0]!)}`;
 }
 
-/** The state of a pod that holds things up: its phase, and the first waiting container or unmet condition. */
-export function describePod(pod: KubeObject): string {
-  const status = pod.status ?? {};
-  const waiting = (
-    (status.containerStatuses ?? []) as { name: string; state?: { waiting?: { reason?: string; message?: string } } }[]
-  ).find((c) => c.state?.waiting);
-  if (waiting)
-    return `pod ${pod.metadata!.name} container ${waiting.name} is waiting: ${waiting.state!.waiting!.reason ?? ''}${waiting.state!.waiting!.message ? ` (${waiting.state!.waiting!.message})` : ''}`;
-  const unmet = (
-    (status.conditions ?? []) as { type: string; status: string; reason?: string; message?: string }[]
-  ).find((c) => c.status !== 'True');
-  if (unmet)
-    return `pod ${pod.metadata!.name} is ${status.phase ?? 'Pending'}: ${unmet.type}=${unmet.status}${unmet.reason ? ` ${unmet.reason}` : ''}${unmet.message ? ` (${unmet.message})` : ''}`;
-  if (!pod.spec?.nodeName)
-    return `pod ${pod.metadata!.name} is ${status.phase ?? 'Pending'} and was never scheduled to a node (is a scheduler and a node running?)`;
-  return `pod ${pod.metadata!.name} is ${status.phase ?? 'Pending'}`;
-}
-
 function timeoutError(options: OlmOptions, blocker: string): UsageError {
   return new UsageError(
     `timed out after ${formatDuration(options.timeoutMs)} waiting for OLM: ${blocker}`,
     'fix what blocks it (see kubectl -n olm get pods,events), or pass a longer --timeout',
   );
-}
-
-/**
- * What blocked a wait that ran out of time, asked of the cluster in a short
- * overtime (DIAGNOSIS_BUDGET_MS) since the command's own time is used up.
- */
-export async function diagnose(session: KubeSession, describe: () => Promise<string>): Promise<string> {
-  session.overtime(DIAGNOSIS_BUDGET_MS);
-  return describe();
 }
 
 /**

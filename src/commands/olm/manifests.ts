@@ -6,8 +6,8 @@
  */
 import { parseAllDocuments } from 'yaml';
 import { UsageError } from '../../errors.js';
-import { CommandTimeoutError, formatDuration } from './connection.js';
-import type { KubeObject } from './kube.js';
+import { CommandTimeoutError, formatDuration } from '../../cluster/connection.js';
+import type { KubeObject } from '../../cluster/session.js';
 
 /** operator-sdk v1.42's default `olm install --version`. */
 export const DEFAULT_OLM_VERSION = '0.28.0';

@@ -5,7 +5,7 @@
  */
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { UsageError } from '../../errors.js';
-import type { KubeObject } from '../olm/kube.js';
+import type { KubeObject } from '../../cluster/session.js';
 
 const ANNOTATION = 'operators.operatorframework.io.bundle';
 
@@ -89,11 +89,4 @@ export function supportedInstallModes(bundle: Bundle): string[] {
   return ((bundle.csv.spec?.installModes ?? []) as { type: string; supported: boolean }[])
     .filter((mode) => mode.supported)
     .map((mode) => mode.type);
-}
-
-/** The names of the CRDs the CSV owns (`memcacheds.cache.example.com`). */
-export function ownedCrdNames(csv: KubeObject | undefined): string[] {
-  return ((csv?.spec?.customresourcedefinitions?.owned ?? []) as { name?: string }[])
-    .map((crd) => crd.name)
-    .filter((name): name is string => Boolean(name));
 }

@@ -42,7 +42,7 @@ function commonFlags(command: Command): Command {
 }
 
 async function options(bundleImage: string, opts: RunFlags, ctx: CliContext) {
-  const { parseDuration } = await import('../olm/kube.js');
+  const { parseDuration } = await import('../../cluster/session.js');
   const { DEFAULT_INDEX_IMAGE } = await import('./run-bundle.js');
   return {
     bundleImage,

@@ -13,19 +13,15 @@ import type { CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
 import { pullImageFiles, RegistryError } from '../../oci/registry-client.js';
 import { InvalidReferenceError, parseImageReference, type ImageReference } from '../../oci/reference.js';
-import { CommandTimeoutError, formatDuration } from '../olm/connection.js';
-import { describePod, diagnose } from '../olm/install.js';
-import { KubeSession, OLM_V1, OLM_V1ALPHA1, type KubeObject } from '../olm/kube.js';
-import { cleanupPackage } from '../cleanup/cleanup.js';
-import { csvName, ownedCrdNames, readBundle, supportedInstallModes, type Bundle } from './bundle-image.js';
+import { cleanupPackage, OPERATOR_GROUP_NAME, ownedCrdNames, PACKAGE_LABEL } from '../../cluster/bundle-package.js';
+import { CommandTimeoutError, formatDuration } from '../../cluster/connection.js';
+import { describePod, diagnose } from '../../cluster/diagnosis.js';
+import { KubeSession, OLM_V1, OLM_V1ALPHA1, type KubeObject } from '../../cluster/session.js';
+import { csvName, readBundle, supportedInstallModes, type Bundle } from './bundle-image.js';
 import { catalogFor, catalogWithUpgrade, parseCatalog, serializeCatalog, type CatalogBlob } from './catalog.js';
 
 /** operator-sdk's default --index-image: the image `opm serve` runs from. */
 export const DEFAULT_INDEX_IMAGE = 'quay.io/operator-framework/opm:latest';
-/** Marks every object `run bundle` creates, with the package as value, so cleanup finds them. */
-export const PACKAGE_LABEL = 'ts-operator-sdk.io/run-bundle-package';
-/** The OperatorGroup `run bundle` creates when the namespace has none (operator-sdk's name). */
-export const OPERATOR_GROUP_NAME = 'operator-sdk-og';
 /** Where the CatalogSource records --index-image, for bundle-upgrade's registry pod (operator-sdk's annotation). */
 const INDEX_IMAGE_ANNOTATION = 'operators.operatorframework.io/index-image';
 /** The ConfigMap key (and file) the catalog is stored under. */

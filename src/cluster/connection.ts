@@ -5,10 +5,10 @@
  * Kubernetes API server), and the one-line errors for a server that does not
  * answer, refuses us, or is something else entirely.
  */
-import { UsageError } from '../../errors.js';
-import { ApiConnectionError, ApiError, RequestTimeoutError, UnauthorizedError } from '../../runtime/errors.js';
-import type { KubeConfigSource } from '../../runtime/kubeconfig.js';
-import { RestClient, type RequestOptions } from '../../runtime/rest.js';
+import { UsageError } from '../errors.js';
+import { ApiConnectionError, ApiError, RequestTimeoutError, UnauthorizedError } from '../runtime/errors.js';
+import type { KubeConfigSource } from '../runtime/kubeconfig.js';
+import { RestClient, type RequestOptions } from '../runtime/rest.js';
 
 /**
  * The bound on any one request, whatever time the command has left: a healthy

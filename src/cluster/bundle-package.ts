@@ -1,20 +1,27 @@
 /**
- * `cleanup <package>`: removes an operator that `run bundle` installed, as
- * operator-sdk's cleanup does: its Subscription, the CSVs it installed and
- * their InstallPlans, the CRDs the CSVs own, the CatalogSource with its
- * registry pod and catalog ConfigMap, and the OperatorGroup `run bundle`
- * created. It waits until they are gone.
+ * An operator package in the cluster, as `run bundle` installs it and
+ * `cleanup <package>` removes it (as operator-sdk's cleanup does): its
+ * Subscription, the CSVs it installed and their InstallPlans, the CRDs the
+ * CSVs own, the CatalogSource with its registry pod and catalog ConfigMap,
+ * and the OperatorGroup `run bundle` created. `run bundle` also removes it
+ * this way when it fails.
  */
-import type { CommandIO } from '../../cli/io.js';
-import { UsageError } from '../../errors.js';
-import { formatDuration } from '../olm/connection.js';
-import { deleteAll } from '../olm/install.js';
-import { describeObject, KubeSession, OLM_V1, OLM_V1ALPHA1, type KubeObject } from '../olm/kube.js';
-import { ownedCrdNames } from '../run/bundle-image.js';
+import { UsageError } from '../errors.js';
+import { formatDuration } from './connection.js';
+import { deleteAll, type ProgressLog } from './deletion.js';
+import { describeObject, KubeSession, OLM_V1, OLM_V1ALPHA1, type KubeObject } from './session.js';
 
-/** Same value as run-bundle's PACKAGE_LABEL (not imported, so cleanup does not load the registry client). */
-const PACKAGE_LABEL = 'ts-operator-sdk.io/run-bundle-package';
-const OPERATOR_GROUP_NAME = 'operator-sdk-og';
+/** Marks every object `run bundle` creates, with the package as value, so cleanup finds them. */
+export const PACKAGE_LABEL = 'ts-operator-sdk.io/run-bundle-package';
+/** The OperatorGroup `run bundle` creates when the namespace has none (operator-sdk's name). */
+export const OPERATOR_GROUP_NAME = 'operator-sdk-og';
+
+/** The names of the CRDs the CSV owns (`memcacheds.cache.example.com`). */
+export function ownedCrdNames(csv: KubeObject | undefined): string[] {
+  return ((csv?.spec?.customresourcedefinitions?.owned ?? []) as { name?: string }[])
+    .map((crd) => crd.name)
+    .filter((name): name is string => Boolean(name));
+}
 
 /** What to remove. */
 export interface CleanupOptions {
@@ -26,7 +33,7 @@ export interface CleanupOptions {
   keepCrds?: ReadonlySet<string>;
   /** Delete the OperatorGroup run bundle created, when no other Subscription needs it (--delete-operator-groups). */
   deleteOperatorGroups: boolean;
-  io: CommandIO;
+  io: ProgressLog;
 }
 
 /** Removes the package's objects, within the session's time; returns how many objects it deleted. */

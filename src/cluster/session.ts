@@ -1,5 +1,5 @@
 /**
- * The cluster side shared by `olm`, `run bundle`, `cleanup` and `create api
+ * The cluster session shared by `olm`, `run bundle`, `cleanup` and `create api
  * --from-cluster`: one REST client from the kubeconfig, bounded by the
  * command's --timeout (./connection.ts), object paths found through
  * discovery, and the polling wait these commands use (they wait on a few
@@ -8,11 +8,11 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UsageError } from '../../errors.js';
-import { ApiConnectionError, NotFoundError, RequestTimeoutError } from '../../runtime/errors.js';
-import { resourcePath } from '../../runtime/kinds.js';
-import { loadKubeConfig, type KubeConfigSource } from '../../runtime/kubeconfig.js';
-import { NoKindMatchError, RestMapper } from '../../runtime/restmapper.js';
+import { UsageError } from '../errors.js';
+import { ApiConnectionError, NotFoundError, RequestTimeoutError } from '../runtime/errors.js';
+import { resourcePath } from '../runtime/kinds.js';
+import { loadKubeConfig, type KubeConfigSource } from '../runtime/kubeconfig.js';
+import { NoKindMatchError, RestMapper } from '../runtime/restmapper.js';
 import {
   BoundedRestClient,
   CommandTimeoutError,
