@@ -4,9 +4,66 @@
 // (a write that may never happen, or an error nobody sees). Formatting is
 // Prettier's job (`npm run format`), so no rule here is about layout.
 // @ts-check
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import eslint from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+import noImportCycle from './eslint-rules/no-import-cycle.js';
+
+/**
+ * The layers of src/, top to bottom (STYLE.md): a module imports its own
+ * layer and the layers below it, never one above, the way controller-runtime's
+ * depguard keeps pkg/ acyclic. What each layer is:
+ * - main.ts: the CLI's entry, wiring the commands.
+ * - commands/<name>: one folder per command; a command never imports another's.
+ * - cli: what commands share to talk to the user (io, context, flags, stdin).
+ * - cluster: the API-server session of the commands that act on a cluster.
+ * - generators: CRDs, RBAC, webhooks, CSV, bundle, types from CRDs.
+ * - scaffold: the virtual tree, templates, markers, the PROJECT model.
+ * - validation: bundle and CRD checks, object names.
+ * - oci: image references and the registry client.
+ * - runtime: what generated operators import; it imports nothing above it
+ *   but src/errors.ts (see the zone after the layers).
+ * - base modules every layer may use: errors, paths, YAML input.
+ */
+const LAYERS = [
+  ['src/main.ts'],
+  ['src/commands'],
+  ['src/cli'],
+  ['src/cluster'],
+  ['src/generators'],
+  ['src/scaffold'],
+  ['src/validation'],
+  ['src/oci'],
+  ['src/runtime'],
+  ['src/yaml-input.ts', 'src/paths.ts', 'src/errors.ts'],
+];
+
+// A new folder or file directly under src/ must be placed in a layer, or the rule would not see it.
+const unplaced = readdirSync(join(import.meta.dirname, 'src')).filter(
+  (entry) => !LAYERS.flat().includes(`src/${entry}`),
+);
+if (unplaced.length > 0) throw new Error(`eslint.config.js: put src/${unplaced.join(', src/')} in a layer of LAYERS`);
+
+const layerZones = LAYERS.slice(1).map((layer, index) => ({
+  target: layer,
+  from: LAYERS.slice(0, index + 1).flat(),
+  message: 'A layer imports only the layers below it (LAYERS in eslint.config.js).',
+}));
+const commandZones = readdirSync(join(import.meta.dirname, 'src', 'commands')).map((command) => ({
+  target: `src/commands/${command}`,
+  from: 'src/commands',
+  except: [`./${command}`],
+  message: 'A command never imports another command: move what both need below the commands (e.g. src/cluster).',
+}));
+const runtimeZone = {
+  target: 'src/runtime',
+  from: 'src',
+  except: ['./runtime', './errors.ts'],
+  message: 'The runtime is what operators import: it imports only itself and src/errors.ts.',
+};
 
 export default defineConfig(
   // test/fixtures holds goldens and generator inputs, outside tsconfig.json;
@@ -32,6 +89,27 @@ export default defineConfig(
         },
       ],
       '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
+  {
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    plugins: { local: { rules: { 'no-import-cycle': noImportCycle } } },
+    rules: { 'local/no-import-cycle': 'error' },
+  },
+  {
+    files: ['src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // Imports name the compiled .js; the resolver finds the .ts beside it.
+      'import-x/resolver-next': [
+        createNodeResolver({ extensions: ['.ts', '.js'], extensionAlias: { '.js': ['.ts', '.js'] } }),
+      ],
+    },
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        { basePath: import.meta.dirname, zones: [...layerZones, ...commandZones, runtimeZone] },
+      ],
     },
   },
   {
