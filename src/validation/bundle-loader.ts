@@ -17,18 +17,16 @@ import {
   parseYamlDocuments,
   readManifestFile,
 } from '../yaml-input.js';
+import { leafText, type CrdSpecDocument, type CsvSpecDocument, type ManifestDocument } from './documents.js';
 import { parseSemverTolerant } from './names.js';
 
-/** A decoded YAML object of the bundle. */
-export type ManifestDocument = Record<string, any>;
-
-/** One object from manifests/, with the file it came from. */
-export interface BundleObject {
+/** One object from manifests/, with the file it came from; `Spec` is what its kind's spec holds. */
+export interface BundleObject<Spec = Record<string, unknown>> {
   file: string;
   apiVersion: string;
   kind: string;
   name: string;
-  doc: ManifestDocument;
+  doc: ManifestDocument<Spec>;
 }
 
 /** The annotation keys of bundle metadata (operator-registry's labels). */
@@ -53,8 +51,8 @@ export interface LoadedBundle {
   mediaType: string;
   /** Every object in manifests/, the CSV and CRDs included, in file-name order. */
   objects: BundleObject[];
-  csv: BundleObject;
-  crds: BundleObject[];
+  csv: BundleObject<CsvSpecDocument>;
+  crds: BundleObject<CrdSpecDocument>[];
   /** The CSV name (the api's bundle.Name). */
   name: string;
   channels: string[];
@@ -85,7 +83,7 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
     );
   }
   const annotationsDoc = readYamlDocuments(annotationsFile, cwd)[0];
-  const annotations = stringMap(annotationsDoc?.annotations);
+  const annotations = stringMap(isObject(annotationsDoc) ? annotationsDoc['annotations'] : undefined);
   const manifestsName = (annotations[ANNOTATION.manifests] ?? 'manifests/').replace(/\/+$/, '') || 'manifests';
   const manifestsDir = join(root, manifestsName);
   if (!existsSync(manifestsDir) || !statSync(manifestsDir).isDirectory()) {
@@ -130,12 +128,12 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
     compressedSize += Buffer.byteLength(gzipSync(bytes).toString('base64'));
     // Like the api's loader, one object per file: the first document.
     const doc = readYamlDocuments(file, cwd)[0];
-    if (!doc || typeof doc !== 'object' || Array.isArray(doc)) continue;
+    if (!isObject(doc) || Array.isArray(doc)) continue;
     objects.push({
       file: displayPath(cwd, file),
-      apiVersion: String(doc.apiVersion ?? ''),
-      kind: String(doc.kind ?? ''),
-      name: String(doc.metadata?.name ?? ''),
+      apiVersion: leafText(doc.apiVersion ?? ''),
+      kind: leafText(doc.kind ?? ''),
+      name: leafText(doc.metadata?.name ?? ''),
       doc,
     });
   }
@@ -145,7 +143,9 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
       `put the CSV and CRDs there (run \`make bundle\`)`,
     );
   }
-  const csv = objects.find((object) => object.kind === 'ClusterServiceVersion');
+  // By kind: what the validators read as a CSV's or a CRD's spec (unchecked; see ./documents.ts).
+  const csv = objects.find((object) => object.kind === 'ClusterServiceVersion') as
+    BundleObject<CsvSpecDocument> | undefined;
   if (!csv) {
     throw new UsageError(
       `unable to find a csv in bundle directory ${displayPath(cwd, manifestsDir)}`,
@@ -153,9 +153,9 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
     );
   }
   const version = csv.doc.spec?.version;
-  if (version !== undefined && version !== null && version !== '' && !parseSemverTolerant(String(version))) {
+  if (version !== undefined && version !== null && version !== '' && !parseSemverTolerant(leafText(version))) {
     throw new UsageError(
-      `invalid spec.version ${JSON.stringify(String(version))} in ${csv.file}`,
+      `invalid spec.version ${JSON.stringify(leafText(version))} in ${csv.file}`,
       `not a semantic version; use MAJOR.MINOR.PATCH, e.g. 0.0.1`,
     );
   }
@@ -201,7 +201,7 @@ function findAnnotationsFile(root: string, cwd: string): string | undefined {
  * Parses every YAML document of a file (a bounded read of a regular file);
  * a syntax error is fatal and names the file (operator-sdk#5321).
  */
-export function readYamlDocuments(file: string, cwd: string): any[] {
+export function readYamlDocuments(file: string, cwd: string): unknown[] {
   const display = displayPath(cwd, file);
   const documents = parseYamlDocuments(
     readManifestFile(file, display),
@@ -229,12 +229,17 @@ function readDirectory(dir: string, cwd: string): Dirent[] {
   }
 }
 
+/** A YAML mapping (or list) read as an object whose fields are still to be checked. */
+function isObject(value: unknown): value is ManifestDocument {
+  return typeof value === 'object' && value !== null;
+}
+
 function stringMap(value: unknown): Record<string, string> {
   if (!value || typeof value !== 'object') return {};
   return Object.fromEntries(
     Object.entries(value as Record<string, unknown>).map(([key, inner]) => [
       key,
-      inner === null || inner === undefined ? '' : String(inner),
+      inner === null || inner === undefined ? '' : leafText(inner),
     ]),
   );
 }

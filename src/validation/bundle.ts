@@ -4,6 +4,7 @@
  * compressed size OLM can store.
  */
 import type { LoadedBundle } from './bundle-loader.js';
+import { leafText, type CrdVersionDocument, type ListItem } from './documents.js';
 import { GroupVersionKind, manifestResult, valueFinding, type ApiError, type ManifestResult } from './diagnostics.js';
 
 /** OLM keeps a bundle in a ConfigMap, which caps it at 1 MiB compressed. */
@@ -15,13 +16,13 @@ const SIZE_WARNING_RATIO = 0.85;
 export function validateBundle(bundle: LoadedBundle): ManifestResult {
   const findings: ApiError[] = [];
   const spec = bundle.csv.doc.spec ?? {};
-  const owned: GroupVersionKind[] = (spec.customresourcedefinitions?.owned ?? []).map((entry: any) => {
-    const name = String(entry?.name ?? '');
+  const owned: GroupVersionKind[] = (spec.customresourcedefinitions?.owned ?? []).map((entry) => {
+    const name = leafText(entry?.name ?? '');
     const dot = name.indexOf('.');
     return new GroupVersionKind(
       dot < 0 ? name : name.slice(dot + 1),
-      String(entry?.version ?? ''),
-      String(entry?.kind ?? ''),
+      leafText(entry?.version ?? ''),
+      leafText(entry?.kind ?? ''),
     );
   });
   const shipped = new Map<string, GroupVersionKind>();
@@ -29,10 +30,10 @@ export function validateBundle(bundle: LoadedBundle): ManifestResult {
     const crdSpec = crd.doc.spec ?? {};
     const versions: string[] =
       Array.isArray(crdSpec.versions) && crdSpec.versions.length > 0
-        ? crdSpec.versions.map((version: any) => String(version?.name ?? ''))
-        : [String(crdSpec.version ?? '')];
+        ? (crdSpec.versions as ListItem<CrdVersionDocument>[]).map((version) => leafText(version?.name ?? ''))
+        : [leafText(crdSpec.version ?? '')];
     for (const version of versions) {
-      const key = new GroupVersionKind(String(crdSpec.group ?? ''), version, String(crdSpec.names?.kind ?? ''));
+      const key = new GroupVersionKind(leafText(crdSpec.group ?? ''), version, leafText(crdSpec.names?.kind ?? ''));
       if (shipped.has(key.key))
         findings.push(
           valueFinding(
@@ -73,7 +74,7 @@ export function validateBundle(bundle: LoadedBundle): ManifestResult {
     );
   }
   findings.push(...serviceAccountClashes(bundle), ...sizeFindings(bundle));
-  return manifestResult(String(spec.version ?? ''), findings);
+  return manifestResult(leafText(spec.version ?? ''), findings);
 }
 
 function groupKind(key: GroupVersionKind): string {
@@ -82,9 +83,9 @@ function groupKind(key: GroupVersionKind): string {
 
 /** OLM creates the deployment's ServiceAccount itself; shipping one with the same name breaks ownership. */
 function serviceAccountClashes(bundle: LoadedBundle): ApiError[] {
-  const deployments: any[] = bundle.csv.doc.spec?.install?.spec?.deployments ?? [];
+  const deployments = bundle.csv.doc.spec?.install?.spec?.deployments ?? [];
   const csvAccounts = new Set(
-    deployments.map((deployment) => String(deployment?.spec?.template?.spec?.serviceAccountName ?? '')),
+    deployments.map((deployment) => leafText(deployment?.spec?.template?.spec?.serviceAccountName ?? '')),
   );
   return bundle.objects
     .filter((object) => object.apiVersion === 'v1' && object.kind === 'ServiceAccount' && csvAccounts.has(object.name))

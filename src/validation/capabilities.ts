@@ -13,7 +13,7 @@ export const CAPABILITY_LEVELS: ReadonlySet<string> = new Set([
 
 /** Checks the CSV's capabilities annotation. */
 export function validateCapabilities(bundle: LoadedBundle): ManifestResult {
-  const annotations = (bundle.csv.doc.metadata?.annotations ?? {}) as Record<string, unknown>;
+  const annotations = bundle.csv.doc.metadata?.annotations ?? {};
   const findings = [];
   if ('capabilities' in annotations && !CAPABILITY_LEVELS.has(String(annotations.capabilities))) {
     findings.push(

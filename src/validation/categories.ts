@@ -29,7 +29,7 @@ export const STANDARD_CATEGORIES: ReadonlySet<string> = new Set([
 
 /** Checks the CSV's categories annotation; `env` supplies OPERATOR_BUNDLE_CATEGORIES. */
 export function validateCategories(bundle: LoadedBundle, env: NodeJS.ProcessEnv = process.env): ManifestResult {
-  const annotations = (bundle.csv.doc.metadata?.annotations ?? {}) as Record<string, unknown>;
+  const annotations = bundle.csv.doc.metadata?.annotations ?? {};
   const findings: ApiError[] = [];
   if ('categories' in annotations) {
     let allowed = STANDARD_CATEGORIES;

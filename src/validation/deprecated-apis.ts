@@ -5,6 +5,7 @@
  * otherwise a warning, since the bundle may still be installed there.
  */
 import type { LoadedBundle } from './bundle-loader.js';
+import { leafText } from './documents.js';
 import { goQuotedList, manifestResult, valueFinding, type ApiError, type ManifestResult } from './diagnostics.js';
 import { parseSemverTolerant, versionAtLeast, type SemanticVersion } from './names.js';
 
@@ -63,7 +64,7 @@ export function removedApiFindings(bundle: LoadedBundle, k8sVersion: string): Ap
   const target = k8sVersion === '' ? undefined : parseSemverTolerant(k8sVersion);
   if (k8sVersion !== '' && !target)
     findings.push(valueFinding('Error', `invalid value informed via the k8s key option : ${k8sVersion}`, csvName));
-  const minKubeText = String(bundle.csv.doc.spec?.minKubeVersion ?? '');
+  const minKubeText = leafText(bundle.csv.doc.spec?.minKubeVersion ?? '');
   const minKube = minKubeText === '' ? undefined : parseSemverTolerant(minKubeText);
   if (minKubeText !== '' && !minKube) {
     findings.push(

@@ -3,6 +3,7 @@
  * `errors.Error` and `errors.ManifestResult`, rendered exactly as
  * operator-sdk prints them (`<Level>: [Field f, ][Value v][: detail]`).
  */
+import { leafText } from './documents.js';
 
 /** Severity of one finding; the words are the ones operator-sdk prints. */
 export type Level = 'Error' | 'Warning';
@@ -98,7 +99,7 @@ export function goValue(value: unknown): string {
     const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `map[${entries.map(([key, inner]) => `${key}:${goValue(inner)}`).join(' ')}]`;
   }
-  return String(value);
+  return leafText(value);
 }
 
 /** Formats a string list like Go's `%+q`: `["a" "b"]` with non-ASCII escaped. */

@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ANNOTATION, readYamlDocuments, REGISTRY_V1, type LoadedBundle } from './bundle-loader.js';
+import { leafText } from './documents.js';
 
 /** Annotation keys every bundle must carry, in the order problems are reported. */
 const REQUIRED_ANNOTATIONS = [
@@ -36,8 +37,9 @@ export function bundleFormatProblems(root: string, cwd: string): string[] {
     // A symlink loop or an unreadable entry is not an annotations file; the loader already read the real one.
     if (!statSync(path, { throwIfNoEntry: false })?.isFile()) continue;
     const doc = readYamlDocuments(path, cwd)[0];
-    if (doc && typeof doc === 'object' && doc.annotations && typeof doc.annotations === 'object') {
-      annotations = doc.annotations;
+    const found = typeof doc === 'object' && doc !== null && 'annotations' in doc ? doc.annotations : undefined;
+    if (found && typeof found === 'object') {
+      annotations = found as Record<string, unknown>;
       break;
     }
   }
@@ -47,7 +49,7 @@ export function bundleFormatProblems(root: string, cwd: string): string[] {
   }
   for (const key of REQUIRED_ANNOTATIONS) {
     const present = key in annotations;
-    const value = present && annotations[key] !== null ? String(annotations[key]) : '';
+    const value = present && annotations[key] !== null ? leafText(annotations[key]) : '';
     if (!present) problems.push(`Missing annotation ${JSON.stringify(key)}`);
     if (key === ANNOTATION.mediatype && value !== mediaType) {
       problems.push(
@@ -58,7 +60,10 @@ export function bundleFormatProblems(root: string, cwd: string): string[] {
       problems.push(`Expecting annotation ${JSON.stringify(key)} to have non-empty value`);
     }
   }
-  if (ANNOTATION.defaultChannel in annotations && String(annotations[ANNOTATION.defaultChannel] ?? '').trim() === '') {
+  if (
+    ANNOTATION.defaultChannel in annotations &&
+    leafText(annotations[ANNOTATION.defaultChannel] ?? '').trim() === ''
+  ) {
     problems.push(`Expecting annotation ${JSON.stringify(ANNOTATION.defaultChannel)} to have non-empty value`);
   }
   return problems;

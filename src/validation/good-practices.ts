@@ -4,6 +4,7 @@
  * `<name>.v<semver>` CSV name convention.
  */
 import type { LoadedBundle } from './bundle-loader.js';
+import { leafText, type ListItem, type PolicyRuleDocument } from './documents.js';
 import { goQuotedList, manifestResult, valueFinding, type ApiError, type ManifestResult } from './diagnostics.js';
 import { parseSemver } from './names.js';
 
@@ -14,7 +15,7 @@ const CRD_CREATION_WARNING =
 /** Runs the good-practice checks. */
 export function validateGoodPractices(bundle: LoadedBundle): ManifestResult {
   const csv = bundle.csv;
-  const spec = (csv.doc.spec ?? {}) as Record<string, any>;
+  const spec = csv.doc.spec ?? {};
   const errors: string[] = [];
   const warnings: string[] = [];
   const deployments = spec.install?.spec?.deployments;
@@ -27,7 +28,7 @@ export function validateGoodPractices(bundle: LoadedBundle): ManifestResult {
         const requests = container?.resources?.requests;
         if (!requests?.cpu || !requests?.memory) {
           warnings.push(
-            `unable to find the resource requests for the container: (${container?.name ?? ''}). It is recommended to ensure the resource request for CPU and Memory. Be aware that for some clusters configurations it is required to specify requests or limits for those values. Otherwise, the system or quota may reject Pod creation. More info: https://master.sdk.operatorframework.io/docs/best-practices/managing-resources/`,
+            `unable to find the resource requests for the container: (${leafText(container?.name ?? '')}). It is recommended to ensure the resource request for CPU and Memory. Be aware that for some clusters configurations it is required to specify requests or limits for those values. Otherwise, the system or quota may reject Pod creation. More info: https://master.sdk.operatorframework.io/docs/best-practices/managing-resources/`,
           );
         }
       }
@@ -36,7 +37,7 @@ export function validateGoodPractices(bundle: LoadedBundle): ManifestResult {
   for (const relation of ['owned', 'required'] as const) {
     for (const crd of spec.customresourcedefinitions?.[relation] ?? []) {
       if (!crd?.description)
-        warnings.push(`${relation} CRD ${JSON.stringify(String(crd?.name ?? ''))} has an empty description`);
+        warnings.push(`${relation} CRD ${JSON.stringify(leafText(crd?.name ?? ''))} has an empty description`);
     }
   }
   // operator-sdk loads the bundle from manifests/, where no annotations.yaml
@@ -72,13 +73,13 @@ export function validateGoodPractices(bundle: LoadedBundle): ManifestResult {
   return manifestResult(bundle.name, findings);
 }
 
-function createsCrds(permission: any): boolean {
+function createsCrds(permission: ListItem<{ rules?: ListItem<PolicyRuleDocument>[] }>): boolean {
   return (permission?.rules ?? []).some(
-    (rule: any) =>
+    (rule) =>
       (rule?.apiGroups ?? []).includes('apiextensions.k8s.io') &&
-      (rule?.resources ?? []).some((resource: string) =>
-        ['customresourcedefinitions', '*', '[*]'].includes(resource),
+      (rule?.resources ?? []).some((resource) =>
+        ['customresourcedefinitions', '*', '[*]'].includes(resource as string),
       ) &&
-      (rule?.verbs ?? []).some((verb: string) => ['create', '*', '[*]', 'patch'].includes(verb)),
+      (rule?.verbs ?? []).some((verb) => ['create', '*', '[*]', 'patch'].includes(verb as string)),
   );
 }

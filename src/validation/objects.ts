@@ -5,6 +5,7 @@
  */
 import type { LoadedBundle, BundleObject } from './bundle-loader.js';
 import { GroupVersionKind, goValue, valueFinding, type ApiError } from './diagnostics.js';
+import { leafText } from './documents.js';
 import { labelValueProblems, qualifiedNameProblems } from './names.js';
 
 /** Kinds a registry+v1 bundle may carry (operator-registry supported_resources.go). */
@@ -60,18 +61,18 @@ export function validateObjects(bundle: LoadedBundle): ApiError[] {
 
 /** k8s ValidateObjectMetaAccessor with no namespace allowed and no name format rule, as operator-sdk calls it. */
 function objectMetaProblems(object: BundleObject): string[] {
-  const metadata = (object.doc.metadata ?? {}) as Record<string, any>;
+  const metadata = object.doc.metadata ?? {};
   const problems: string[] = [];
   if (!metadata.name && !metadata.generateName)
     problems.push('metadata.name: Required value: name or generateName is required');
   if (metadata.namespace) problems.push('metadata.namespace: Forbidden: not allowed on this type');
-  for (const [key, value] of Object.entries((metadata.labels ?? {}) as Record<string, unknown>)) {
+  for (const [key, value] of Object.entries(metadata.labels ?? {})) {
     for (const problem of qualifiedNameProblems(key))
       problems.push(`metadata.labels: Invalid value: ${JSON.stringify(key)}: ${problem}`);
-    for (const problem of labelValueProblems(String(value ?? '')))
-      problems.push(`metadata.labels: Invalid value: ${JSON.stringify(String(value ?? ''))}: ${problem}`);
+    for (const problem of labelValueProblems(leafText(value ?? '')))
+      problems.push(`metadata.labels: Invalid value: ${JSON.stringify(leafText(value ?? ''))}: ${problem}`);
   }
-  for (const key of Object.keys((metadata.annotations ?? {}) as Record<string, unknown>)) {
+  for (const key of Object.keys(metadata.annotations ?? {})) {
     for (const problem of qualifiedNameProblems(key.toLowerCase()))
       problems.push(`metadata.annotations: Invalid value: ${JSON.stringify(key)}: ${problem}`);
   }

@@ -10,6 +10,7 @@
  */
 import type { BundleObject, LoadedBundle } from './bundle-loader.js';
 import { csvFinding, type ApiError } from './diagnostics.js';
+import { leafText, type ListItem } from './documents.js';
 
 /** The webhook types OLM knows how to install. */
 export const WEBHOOK_TYPES = ['ValidatingAdmissionWebhook', 'MutatingAdmissionWebhook', 'ConversionWebhook'] as const;
@@ -21,22 +22,22 @@ export function validateWebhookDefinitions(bundle: LoadedBundle): ApiError[] {
   const csv = bundle.csv;
   const spec = csv.doc.spec ?? {};
   const deployments = new Set<string>(
-    (spec.install?.spec?.deployments ?? []).map((deployment: any) => String(deployment?.name ?? '')),
+    (spec.install?.spec?.deployments ?? []).map((deployment) => leafText(deployment?.name ?? '')),
   );
   const owned = new Set<string>(
-    (spec.customresourcedefinitions?.owned ?? []).map((entry: any) => String(entry?.name ?? '')),
+    (spec.customresourcedefinitions?.owned ?? []).map((entry) => leafText(entry?.name ?? '')),
   );
   const crdsByName = new Map<string, BundleObject>(bundle.crds.map((crd) => [crd.name, crd]));
   const findings: ApiError[] = [];
   const report = (detail: string): void =>
     void findings.push(csvFinding('Warning', `${detail} (OLM fails this CSV at install time)`, csv.name));
   for (const webhook of spec.webhookdefinitions ?? []) {
-    const label = `webhookdefinition ${JSON.stringify(String(webhook?.generateName ?? ''))}`;
-    const type = String(webhook?.type ?? '');
+    const label = `webhookdefinition ${JSON.stringify(leafText(webhook?.generateName ?? ''))}`;
+    const type = leafText(webhook?.type ?? '');
     if (!(WEBHOOK_TYPES as readonly string[]).includes(type)) {
       report(`${label} has type ${JSON.stringify(type)}: the type must be one of ${WEBHOOK_TYPES.join(', ')}`);
     }
-    const deploymentName = String(webhook?.deploymentName ?? '');
+    const deploymentName = leafText(webhook?.deploymentName ?? '');
     if (!deployments.has(deploymentName)) {
       report(
         `${label} has deploymentName ${JSON.stringify(deploymentName)}, which matches no deployment in spec.install.spec.deployments`,
@@ -63,7 +64,11 @@ export function validateWebhookDefinitions(bundle: LoadedBundle): ApiError[] {
 }
 
 /** Admission rules that could stop the cluster (or OLM itself) from recovering. */
-function ruleFindings(label: string, rule: any, report: (detail: string) => void): ApiError[] {
+function ruleFindings(
+  label: string,
+  rule: ListItem<{ apiGroups?: unknown[]; resources?: unknown[] }>,
+  report: (detail: string) => void,
+): ApiError[] {
   const groups: string[] = (rule?.apiGroups ?? []).map(String);
   const resources: string[] = (rule?.resources ?? []).map((resource: unknown) => String(resource).split('/')[0]!);
   if (groups.includes('*')) {
