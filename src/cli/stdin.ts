@@ -47,7 +47,7 @@ export function queuedLineReader(input: NodeJS.ReadableStream = process.stdin): 
  * for a terminal or /dev/null (closed stdin in CI), which must never block.
  */
 export async function readPipedStdin(limit = Number.POSITIVE_INFINITY): Promise<string | undefined> {
-  let piped = false;
+  let piped: boolean;
   try {
     const stat = fstatSync(0);
     piped = stat.isFIFO() || stat.isFile() || stat.isSocket();

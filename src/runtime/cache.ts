@@ -201,7 +201,7 @@ export class Cache implements Reader {
 export function cloneJson<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) {
-    const copy = new Array(value.length);
+    const copy: unknown[] = new Array<unknown>(value.length);
     for (let i = 0; i < value.length; i++) copy[i] = cloneJson(value[i]);
     return copy as T;
   }

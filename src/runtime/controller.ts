@@ -153,7 +153,8 @@ export class Controller {
       }
       // Synchronous mappers (owners, the object itself) enqueue at once; async ones when they resolve.
       if (mapped.some((result) => result instanceof Promise)) {
-        Promise.all(mapped).then((results) => add(results, priority), failed);
+        // Promise.resolve, as Promise.all would: the results mix lists and promises of lists.
+        Promise.all(mapped.map((result) => Promise.resolve(result))).then((results) => add(results, priority), failed);
       } else {
         add(mapped as ObjectKey[][], priority);
       }

@@ -259,7 +259,7 @@ class ClientNodeCredentials implements CredentialSource {
 
   async credentials(): Promise<RequestCredentials> {
     const clientNode = await import('@kubernetes/client-node');
-    const kc = await (this.applier ??= this.clientNodeKubeConfig(clientNode));
+    const kc = await (this.applier ??= this.clientNodeKubeConfig());
     const context = new clientNode.RequestContext('https://unused.invalid/', clientNode.HttpMethod.GET);
     await kc.applySecurityAuthentication(context);
     // Header names are case-insensitive: lower-case them so one Authorization wins.
@@ -268,9 +268,7 @@ class ClientNodeCredentials implements CredentialSource {
     return { headers, cert: this.cert, key: this.key };
   }
 
-  private async clientNodeKubeConfig(
-    clientNode: typeof import('@kubernetes/client-node'),
-  ): Promise<{ applySecurityAuthentication(context: unknown): Promise<void> }> {
+  private async clientNodeKubeConfig(): Promise<{ applySecurityAuthentication(context: unknown): Promise<void> }> {
     const source = this.kubeConfig as Partial<{ applySecurityAuthentication(context: unknown): Promise<void> }>;
     if (typeof source.applySecurityAuthentication === 'function')
       return source as { applySecurityAuthentication(context: unknown): Promise<void> };

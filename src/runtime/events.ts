@@ -89,15 +89,17 @@ class CoreEventRecorder implements EventRecorder {
     const meta = obj.metadata ?? {};
     const fields = { kind: obj.kind, name: meta.name, namespace: meta.namespace, reason, type };
     if (type !== 'Normal' && type !== 'Warning') {
-      return this.fail(fields, new Error(`event type ${JSON.stringify(type)} is not valid: use 'Normal' or 'Warning'`));
+      this.fail(fields, new Error(`event type ${JSON.stringify(type)} is not valid: use 'Normal' or 'Warning'`));
+      return Promise.resolve();
     }
     if (!obj.apiVersion || !obj.kind || !meta.name) {
-      return this.fail(
+      this.fail(
         fields,
         new Error(
           'the object has no apiVersion, kind or metadata.name: record events about objects read from the API server',
         ),
       );
+      return Promise.resolve();
     }
     const key = JSON.stringify([obj.apiVersion, obj.kind, meta.namespace, meta.name, meta.uid, type, reason, message]);
     let entry = this.remembered.get(key);
@@ -177,7 +179,7 @@ class CoreEventRecorder implements EventRecorder {
     entry.count = 1;
   }
 
-  private async fail(fields: Record<string, unknown>, err: unknown): Promise<void> {
+  private fail(fields: Record<string, unknown>, err: unknown): void {
     this.log.error({ ...fields, err }, 'unable to record event');
   }
 }

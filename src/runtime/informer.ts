@@ -282,7 +282,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const namespace = object.metadata?.namespace;
     if (namespace) {
       let objects = this.byNamespace.get(namespace);
-      if (!objects) this.byNamespace.set(namespace, (objects = new Map()));
+      if (!objects) this.byNamespace.set(namespace, (objects = new Map<string, T>()));
       objects.set(key, object);
     }
     for (const index of this.indexes.values()) index.add(key, object);

@@ -233,6 +233,7 @@ export class LeaderForLife {
       if (isNotFound(err))
         throw new Error(
           `leader for life: Pod ${namespace}/${podName} not found: POD_NAME and the namespace must name the Pod this process runs in`,
+          { cause: err },
         );
       throw err;
     }

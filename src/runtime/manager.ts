@@ -632,6 +632,8 @@ export class Manager {
       this.log.info('metrics: no metricsCertDir given, serving a self-signed certificate');
       return serveHttps(address, await selfSignedCertificate(), guarded);
     }
+    // Assigned once the certificate is loaded; the watcher's callback, made before, reads it.
+    // eslint-disable-next-line prefer-const -- const would need the callback after the server, which needs the watcher
     let server: (RunningServer & { setCertificate(pair: { cert: Buffer; key: Buffer }): void }) | undefined;
     const watcher = new CertWatcher(
       join(certDir, this.options.metricsCertName ?? DEFAULT_CERT_NAME),

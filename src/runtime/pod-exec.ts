@@ -226,7 +226,9 @@ async function runExec(
   options: ExecCommonOptions,
 ): Promise<{ exitCode: number }> {
   const key = podKey(pod, 'exec');
-  if (!Array.isArray(command) || command.length === 0 || command.some((arg) => typeof arg !== 'string')) {
+  // Checked at run time too: JavaScript callers pass anything.
+  const given: unknown = command;
+  if (!Array.isArray(given) || command.length === 0 || command.some((arg) => typeof arg !== 'string')) {
     throw new Error(
       `exec in pod "${key.name}": the command must be a non-empty list of strings, e.g. ['sh', '-c', 'echo hi']`,
     );
@@ -277,6 +279,7 @@ async function runExec(
       if (err !== undefined) {
         // terminate(), not close(): the command's end is not awaited once the caller gave up on it.
         if (socket.readyState !== WebSocket.CLOSED) socket.terminate();
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- whatever ended the exec (an abort's reason, a socket error), passed on as is
         reject(err);
       } else resolve({ exitCode: exitCode! });
     };

@@ -108,13 +108,13 @@ abstract class Metric<L extends string> implements MetricFamily {
   }
 
   /** The current series, in prom-client's `get()` shape. */
-  async get(): Promise<{ name: string; help: string; type: string; values: Array<{ labels: Labels; value: number }> }> {
-    return {
+  get(): Promise<{ name: string; help: string; type: string; values: Array<{ labels: Labels; value: number }> }> {
+    return Promise.resolve({
       name: this.name,
       help: this.help,
       type: this.type,
       values: [...this.series.values()].map(({ labels, value }) => ({ labels: { ...labels }, value })),
-    };
+    });
   }
 
   render(): string {

@@ -67,7 +67,7 @@ export interface UpgradeTarget {
    * as pods/exec changes the cluster, so it passes the client's write fence
    * as every write does, and is destroyed with the fence's error if refused.
    */
-  finishRequest(request: ClientRequest): void;
+  finishRequest: (request: ClientRequest) => void;
 }
 
 /**
@@ -600,7 +600,12 @@ function refusable(fence: WriteFence, method: string, path: string): void {
   try {
     fence(method, path);
   } catch (thrown) {
-    const err = typeof thrown === 'object' && thrown !== null ? thrown : new Error(String(thrown));
+    if (typeof thrown === 'object' && thrown !== null) {
+      refusals.add(thrown);
+      throw thrown;
+    }
+    // A primitive cannot be marked: it is wrapped in an Error.
+    const err = new Error(String(thrown));
     refusals.add(err);
     throw err;
   }
@@ -726,8 +731,8 @@ function freeSocketCount(agent: HttpAgent): number {
  */
 function retryAfterMs(response: RawResponse): number | undefined {
   if (response.status !== 429 && response.status < 500) return undefined;
-  const raw = response.headers['retry-after'];
-  const header = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+  // A header sent twice may come as a list: the first counts.
+  const header = [response.headers['retry-after']].flat()[0]?.trim();
   if (!header || !/^\d+$/.test(header)) return undefined;
   return Number(header) * 1000;
 }

@@ -19,6 +19,7 @@ export async function selfSignedCertificate(): Promise<CertificatePair> {
   } catch (err) {
     throw new Error(
       `cannot make a self-signed metrics certificate (${(err as Error).message}): reinstall the dependencies (npm ci) so @peculiar/x509 is present, or pass metricsCertDir`,
+      { cause: err },
     );
   }
   const ca = await TinyCA.create('ts-operator-sdk-metrics-ca');

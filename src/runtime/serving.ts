@@ -102,7 +102,8 @@ export async function serveHttps(
   };
 }
 
-function guarded(handler: HttpHandler): HttpHandler {
+/** The handler as a Node request listener: it returns nothing, and its failures end in a 500. */
+function guarded(handler: HttpHandler): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     Promise.resolve()
       .then(() => handler(req, res))

@@ -94,6 +94,15 @@ export class ManagedProcess {
     return this.child !== undefined && this.exitDescription === undefined;
   }
 
+  /**
+   * How the binary exited, as its exit handler recorded it. A call, not the
+   * field: the handler runs during awaits, which TypeScript's narrowing of
+   * the field does not see.
+   */
+  private exitedAs(): string | undefined {
+    return this.exitDescription;
+  }
+
   /** The last few KB of the binary's stdout and stderr. */
   get output(): string {
     return this.outputTail;
@@ -134,9 +143,10 @@ export class ManagedProcess {
 
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (this.exitDescription !== undefined) {
+      const exited = this.exitedAs();
+      if (exited !== undefined) {
         throw new Error(
-          `${this.spec.name} (${this.spec.binaryPath}) ${this.exitDescription} before becoming healthy; output:\n${this.tail()}`,
+          `${this.spec.name} (${this.spec.binaryPath}) ${exited} before becoming healthy; output:\n${this.tail()}`,
         );
       }
       if (await this.spec.healthProbe().catch(() => false)) return;

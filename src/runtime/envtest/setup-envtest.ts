@@ -379,7 +379,8 @@ async function download(
       });
     }
     try {
-      for await (const chunk of response.body) {
+      const body: AsyncIterable<Uint8Array> = response.body;
+      for await (const chunk of body) {
         hash.update(chunk);
         await file.write(chunk);
       }

@@ -51,6 +51,7 @@ export class CertWatcher {
       const file = (err as NodeJS.ErrnoException).path ?? this.certFile;
       throw new Error(
         `cannot read ${file} (${code ?? String(err)}): mount the serving certificate there (cert-manager Secret), or point certDir at the directory holding ${this.certFile.split('/').pop()} and ${this.keyFile.split('/').pop()}`,
+        { cause: err },
       );
     }
     const problem = pairProblem(pair);
@@ -64,9 +65,10 @@ export class CertWatcher {
 
   /** Starts watching; call after {@link load}. Stops when `signal` aborts. */
   start(signal: AbortSignal): void {
+    // reread() logs its own failures and keeps the current pair; no caller waits for it.
     const changed = (): void => {
       clearTimeout(this.settle);
-      this.settle = setTimeout(() => this.reread(), EVENT_SETTLE_MS);
+      this.settle = setTimeout(() => void this.reread(), EVENT_SETTLE_MS);
       this.settle.unref();
     };
     try {
@@ -76,7 +78,7 @@ export class CertWatcher {
     } catch (err) {
       this.log.debug({ err }, 'cannot watch the certificate directory; polling only');
     }
-    this.poll = setInterval(() => this.reread(), this.pollIntervalMs);
+    this.poll = setInterval(() => void this.reread(), this.pollIntervalMs);
     this.poll.unref();
     signal.addEventListener('abort', () => this.stop(), { once: true });
   }

@@ -100,7 +100,7 @@ export class WebhookServer implements Runnable {
           resolve();
         });
         socket.once('timeout', () => socket.destroy(new Error('webhook server TLS handshake timed out')));
-        socket.once('error', (err) => reject(new Error(`webhook server is not reachable: ${err.message}`)));
+        socket.once('error', (err: Error) => reject(new Error(`webhook server is not reachable: ${err.message}`)));
       });
     };
   }
@@ -126,7 +126,7 @@ export class WebhookServer implements Runnable {
     try {
       pair = await watcher.load();
     } catch (err) {
-      throw new Error(`webhook server: ${(err as Error).message}`);
+      throw new Error(`webhook server: ${(err as Error).message}`, { cause: err });
     }
     const port = this.options.port ?? DEFAULT_WEBHOOK_PORT;
     try {
@@ -136,6 +136,7 @@ export class WebhookServer implements Runnable {
     } catch (err) {
       throw new Error(
         `webhook server cannot listen on ${this.options.host ?? ''}:${port}: ${(err as Error).message}: free the port or set webhookServer.port`,
+        { cause: err },
       );
     }
     this.boundAddress = this.running.address;
