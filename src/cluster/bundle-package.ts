@@ -18,9 +18,8 @@ export const OPERATOR_GROUP_NAME = 'operator-sdk-og';
 
 /** The names of the CRDs the CSV owns (`memcacheds.cache.example.com`). */
 export function ownedCrdNames(csv: KubeObject | undefined): string[] {
-  return ((csv?.spec?.customresourcedefinitions?.owned ?? []) as { name?: string }[])
-    .map((crd) => crd.name)
-    .filter((name): name is string => Boolean(name));
+  const crds = csv?.spec?.customresourcedefinitions as { owned?: { name?: string }[] } | undefined;
+  return (crds?.owned ?? []).map((crd) => crd.name).filter((name): name is string => Boolean(name));
 }
 
 /** What to remove. */

@@ -22,12 +22,29 @@ import {
   type KubeconfigHint,
 } from './connection.js';
 
-/** A Kubernetes object as read from or sent to the API server, untyped. */
+/** A Kubernetes object as read from or sent to the API server; its spec and status are read field by field. */
 export type KubeObject = KubernetesObject & {
-  spec?: Record<string, any>;
-  status?: Record<string, any>;
+  spec?: ObjectSpec;
+  status?: ObjectStatus;
   [key: string]: unknown;
 };
+
+/** The spec fields the cluster commands read by name, typed as every kind they read has them. */
+interface ObjectSpec {
+  version?: string;
+  replicas?: number;
+  [field: string]: unknown;
+}
+
+/** The status fields the cluster commands read by name (CSV, InstallPlan, Subscription, Pod, Deployment). */
+interface ObjectStatus {
+  phase?: string;
+  reason?: string;
+  message?: string;
+  state?: string;
+  availableReplicas?: number;
+  [field: string]: unknown;
+}
 
 /** The API group OLM's kinds live in. */
 export const OLM_GROUP = 'operators.coreos.com';

@@ -348,6 +348,7 @@ function kubeconfigDocument(text: string, shown: string): Document {
     ['clusters', 'users', 'contexts', 'current-context'].some((key) => root.has(key));
   if ((kind !== undefined && kind !== 'Config') || !looksLikeOne) {
     throw new UsageError(
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a mapping or list under kind is a yaml node, whose toString() prints it as YAML
       `--kubeconfig ${shown} is not a kubeconfig (${kind !== undefined ? `it has kind: ${String(kind)}` : 'it has no clusters, users or contexts'})`,
       fix,
     );

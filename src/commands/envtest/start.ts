@@ -89,6 +89,8 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
     wake();
   };
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  // Read through a call: onSignal sets it during the awaits below, which TypeScript's narrowing does not see.
+  const stopSignal = (): NodeJS.Signals | undefined => stopRequested;
 
   const env = new Environment({
     binaryAssetsDirectory: assets,
@@ -104,7 +106,7 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
     try {
       await env.start();
     } catch (err) {
-      if (stopRequested) return;
+      if (stopSignal()) return;
       const message = (err instanceof Error ? err.message : String(err))
         .split('\n')[0]!
         .replace(/^envtest: /, '')
@@ -114,7 +116,7 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
         : 'run again with KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT=true to see etcd and kube-apiserver output';
       throw new UsageError(`the control plane did not start: ${message}`, fix, { cause: err });
     }
-    if (stopRequested) return;
+    if (stopSignal()) return;
     written = writeKubeconfig(cwd, options.kubeconfigPath, adminAccess(env), io, options.kubeconfigNamed ?? true);
     io.progress(
       `envtest: API server ${env.kubeConfig.getCurrentCluster()?.server ?? ''} is ready (user with system:masters); Ctrl-C stops it`,
@@ -123,7 +125,7 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
 
     // Foreground until a signal, or until a process dies under us.
     for (;;) {
-      if (stopRequested) break;
+      if (stopSignal()) break;
       const { etcd, apiServer } = env.pids;
       if (etcd === undefined || apiServer === undefined) {
         const dead = [etcd === undefined ? 'etcd' : '', apiServer === undefined ? 'kube-apiserver' : '']
@@ -139,7 +141,7 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
         void sleep(LIVENESS_POLL_MS).then(resolve);
       });
     }
-    io.progress(`envtest: ${stopRequested} received, stopping`);
+    io.progress(`envtest: ${stopSignal()} received, stopping`);
   } finally {
     await env.stop();
     for (const signal of STOP_SIGNALS) process.removeListener(signal, onSignal);
@@ -148,6 +150,7 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
         restoreKubeconfig(written, io, cwd);
       } catch (err) {
         // Thrown from finally on purpose: a kubeconfig left with our entries must not pass silently.
+        // eslint-disable-next-line no-unsafe-finally -- it replaces the command's outcome on purpose (see above)
         throw new UsageError(
           `could not put --kubeconfig ${displayPath(cwd, options.kubeconfigPath)} back as it was (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
           `remove the context ${written.name} from it yourself (kubectl config delete-context ${written.name})`,

@@ -109,7 +109,8 @@ export async function olmInstall(options: OlmOptions): Promise<void> {
         );
         // The CSV waits on its own Deployments: say what their pods are doing.
         let pods = '';
-        for (const spec of (current?.spec?.install?.spec?.deployments ?? []) as { name: string }[]) {
+        const install = current?.spec?.install as { spec?: { deployments?: { name: string }[] } } | undefined;
+        for (const spec of install?.spec?.deployments ?? []) {
           const deployment = {
             apiVersion: 'apps/v1',
             kind: 'Deployment',
@@ -192,10 +193,7 @@ export async function olmUninstall(options: OlmOptions): Promise<void> {
 async function installedVersion(session: KubeSession, namespace: string): Promise<string> {
   const csv = await session.get(OLM_V1ALPHA1, 'ClusterServiceVersion', PACKAGESERVER_CSV, namespace);
   // OLM's release manifests label the CSV with the release version and give it the same spec.version.
-  const version = (csv?.metadata?.labels?.['olm.version'] ?? (csv?.spec?.version as string | undefined))?.replace(
-    /^v/,
-    '',
-  );
+  const version = (csv?.metadata?.labels?.['olm.version'] ?? csv?.spec?.version)?.replace(/^v/, '');
   if (!version) {
     const served = await session.serves(OLM_V1ALPHA1, 'ClusterServiceVersion');
     throw new UsageError(
@@ -224,8 +222,8 @@ function conditionTrue(obj: KubeObject | undefined, type: string): boolean {
 
 function deploymentAvailable(obj: KubeObject | undefined): boolean {
   if (!obj) return false;
-  const wanted = (obj.spec?.replicas as number | undefined) ?? 1;
-  return conditionTrue(obj, 'Available') && ((obj.status?.availableReplicas as number | undefined) ?? 0) >= wanted;
+  const wanted = obj.spec?.replicas ?? 1;
+  return conditionTrue(obj, 'Available') && (obj.status?.availableReplicas ?? 0) >= wanted;
 }
 
 /** Why a Deployment is not available: its pods' states, or that it has no pods at all. */
@@ -237,7 +235,7 @@ export async function deploymentBlocker(session: KubeSession, deployment: KubeOb
     deployment.metadata!.name!,
     deployment.metadata!.namespace,
   );
-  const labels = (current?.spec?.selector?.matchLabels ?? {}) as Record<string, string>;
+  const labels = (current?.spec?.selector as { matchLabels?: Record<string, string> } | undefined)?.matchLabels ?? {};
   const selector = Object.entries(labels)
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
@@ -277,7 +275,7 @@ async function printStatusTable(
     );
     let status: string;
     if (!current) status = 'Failed: resource not found';
-    else if (obj.kind === 'ClusterServiceVersion') status = (current.status?.phase as string | undefined) ?? 'Unknown';
+    else if (obj.kind === 'ClusterServiceVersion') status = current.status?.phase ?? 'Unknown';
     else if (obj.kind === 'Deployment') status = deploymentAvailable(current) ? 'Installed' : 'Not available';
     else if (obj.kind === 'CustomResourceDefinition')
       status = conditionTrue(current, 'Established') ? 'Installed' : 'Not established';

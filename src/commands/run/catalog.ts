@@ -74,22 +74,24 @@ export function parseCatalog(text: string): CatalogBlob[] {
 }
 
 function bundleBlob(bundle: Bundle): CatalogBlob {
-  const spec = bundle.csv.spec ?? {};
-  const gvks = (list: { name?: string; version?: string; kind?: string }[] | undefined, type: string) =>
+  type CrdDescription = { name?: string; version?: string; kind?: string };
+  const crds = bundle.csv.spec?.customresourcedefinitions as
+    { owned?: CrdDescription[]; required?: CrdDescription[] } | undefined;
+  const gvks = (list: CrdDescription[] | undefined, type: string) =>
     (list ?? []).map((crd) => ({
       type,
       value: { group: (crd.name ?? '').split('.').slice(1).join('.'), kind: crd.kind, version: crd.version },
     }));
   const properties: { type: string; value: unknown }[] = [
     { type: 'olm.package', value: { packageName: bundle.packageName, version: bundleVersion(bundle) } },
-    ...gvks(spec.customresourcedefinitions?.owned, 'olm.gvk'),
-    ...gvks(spec.customresourcedefinitions?.required, 'olm.gvk.required'),
+    ...gvks(crds?.owned, 'olm.gvk'),
+    ...gvks(crds?.required, 'olm.gvk.required'),
     ...bundle.objects.map((obj) => ({
       type: 'olm.bundle.object',
       value: { data: Buffer.from(JSON.stringify(obj)).toString('base64') },
     })),
   ];
-  const related = ((spec.relatedImages ?? []) as { name?: string; image: string }[]).map((image) => ({
+  const related = ((bundle.csv.spec?.relatedImages ?? []) as { name?: string; image: string }[]).map((image) => ({
     name: image.name ?? '',
     image: image.image,
   }));

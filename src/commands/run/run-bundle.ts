@@ -517,7 +517,7 @@ async function waitForCsv(
       }
     }
     const current = await session.get(OLM_V1ALPHA1, 'ClusterServiceVersion', csv, namespace);
-    const phase = (current?.status?.phase as string | undefined) ?? '';
+    const phase = current?.status?.phase ?? '';
     if (phase && phase !== lastPhase)
       options.io.progress(`  Found ClusterServiceVersion "${namespace}/${csv}" phase: ${phase}`);
     lastPhase = phase;
@@ -562,7 +562,7 @@ async function installBlocker(
   if (subCondition)
     return `Subscription ${subscription!.metadata!.name} has ${subCondition.type}${subCondition.message ? `: ${subCondition.message}` : ''}`;
   const catalog = await session.get(OLM_V1ALPHA1, 'CatalogSource', catalogName, namespace);
-  const state = catalog?.status?.connectionState?.lastObservedState as string | undefined;
+  const state = (catalog?.status?.connectionState as { lastObservedState?: string } | undefined)?.lastObservedState;
   if (state !== 'READY')
     return `CatalogSource ${catalogName} is ${state ? `in connection state ${state}` : 'not connected (catalog-operator never reported on it: is OLM running? see `ts-operator-sdk olm status`)'}`;
   return `Subscription ${subscription ? subscription.metadata!.name : '(gone)'} has no InstallPlan yet (${subscription?.status?.state ? `state ${subscription.status.state}` : 'catalog-operator has not resolved it'})`;
