@@ -143,7 +143,7 @@ export async function run(argv: string[], ctx: CliContext = processContext()): P
       program.outputHelp();
       return 0;
     }
-    await recoverInterruptedWrite(ctx.cwd, ctx.io.progress);
+    await recoverInterruptedWrite(ctx.cwd, (line) => ctx.io.progress(line));
     await program.parseAsync(argv, { from: 'node' });
     return ctx.exitCode;
   } catch (error) {

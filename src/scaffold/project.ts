@@ -233,7 +233,8 @@ function updateDocument(document: Document, model: Record<string, unknown>): Doc
     }
     const current = contents.get(key, true);
     // The model says "3"; a hand-written `version: 3` means the same and stays as written.
-    if (key === 'version' && isScalar(current) && String(current.value) === String(wanted)) continue;
+    if (key === 'version' && isScalar(current) && typeof wanted === 'string' && String(current.value) === wanted)
+      continue;
     setMerged(document, contents, key, current, wanted);
   }
   // Kubebuilder writes the keys sorted; new keys join in order, unknown ones included.

@@ -54,7 +54,7 @@ export interface BundleInputs {
   /** Injected for the digest resolver's tests. */
   fetchImpl?: typeof fetch;
   /** Receives progress lines (e.g. that no base CSV was found). */
-  info(line: string): void;
+  info: (line: string) => void;
 }
 
 /** The generated bundle content. */

@@ -10,6 +10,13 @@ import type { CollectedManifests, KubeObject } from './input-objects.js';
 
 type Expected = 'object' | 'array' | 'string';
 
+/** What a field that passed its check holds. */
+interface Checked {
+  object: Record<string, unknown>;
+  array: unknown[];
+  string: string;
+}
+
 function typeOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
@@ -17,7 +24,7 @@ function typeOf(value: unknown): string {
   return `${typeof value} ${JSON.stringify(value)?.slice(0, 40)}`;
 }
 
-function matches(value: unknown, expected: Expected): boolean {
+function matches<E extends Expected>(value: unknown, expected: E): value is Checked[E] {
   if (expected === 'array') return Array.isArray(value);
   if (expected === 'object') return value !== null && typeof value === 'object' && !Array.isArray(value);
   return typeof value === 'string';
@@ -29,7 +36,13 @@ const WORDS: Record<Expected, string> = { object: 'a map', array: 'a list', stri
  * Checks one optional field (absent or null is fine) and returns it. `owner`
  * names the object in the message, `path` the field, `fix` what to do.
  */
-function field(value: unknown, expected: Expected, owner: string, path: string, fix: string): any {
+function field<E extends Expected>(
+  value: unknown,
+  expected: E,
+  owner: string,
+  path: string,
+  fix: string,
+): Checked[E] | undefined {
   if (value === undefined || value === null) return undefined;
   if (!matches(value, expected))
     throw new UsageError(`${path} of ${owner} is ${typeOf(value)}, not ${WORDS[expected]}`, fix);
@@ -37,24 +50,30 @@ function field(value: unknown, expected: Expected, owner: string, path: string, 
 }
 
 /** Like {@link field}, but the field must be there. */
-function required(value: unknown, expected: Expected, owner: string, path: string, fix: string): any {
+function required<E extends Expected>(
+  value: unknown,
+  expected: E,
+  owner: string,
+  path: string,
+  fix: string,
+): Checked[E] {
   if (value === undefined || value === null) throw new UsageError(`${path} of ${owner} is missing`, fix);
-  return field(value, expected, owner, path, fix);
+  return field(value, expected, owner, path, fix)!;
 }
 
 /** Checks a list field whose items must all be maps; returns the items. */
 function mapList(value: unknown, owner: string, path: string, fix: string): Record<string, unknown>[] {
-  const list = (field(value, 'array', owner, path, fix) ?? []) as unknown[];
+  const list = field(value, 'array', owner, path, fix) ?? [];
   list.forEach((item, index) => required(item, 'object', owner, `${path}[${index}]`, fix));
   return list as Record<string, unknown>[];
 }
 
 /** The fields of the base CSV the filler reads. `source` is where the base came from. */
-export function checkBaseCsvShape(csv: Record<string, any>, source: string): void {
+export function checkBaseCsvShape(csv: Record<string, unknown>, source: string): void {
   const owner = `the base CSV ${source}`;
   const fix = 'fix it, or regenerate it with `ts-operator-sdk generate kustomize manifests`';
-  field(csv['metadata'], 'object', owner, 'metadata', fix);
-  field(csv['metadata']?.['annotations'], 'object', owner, 'metadata.annotations', fix);
+  const metadata = field(csv['metadata'], 'object', owner, 'metadata', fix);
+  field(metadata?.['annotations'], 'object', owner, 'metadata.annotations', fix);
   const spec = field(csv['spec'], 'object', owner, 'spec', fix);
   if (!spec) return;
   field(

@@ -1,5 +1,5 @@
 import YAML from 'yaml';
-import type { Marker, RawValue } from '../markers/grammar.js';
+import { markerValueText, type Marker, type RawValue } from '../markers/grammar.js';
 import type { ProblemList } from '../problems.js';
 import { intOrStringSchema } from './known-types.js';
 import type { JSONSchemaProps, ValidationRule } from './schema-types.js';
@@ -193,7 +193,7 @@ export function applySchemaMarkers(
       case 'listType': {
         if (!need(m, ['array'], 'listType')) break;
         if (!['atomic', 'set', 'map'].includes(value as string))
-          fail(m, `listType must be atomic, set or map; found "${String(value)}"`);
+          fail(m, `listType must be atomic, set or map; found "${markerValueText(value)}"`);
         else schema['x-kubernetes-list-type'] = value as string;
         break;
       }
@@ -203,13 +203,13 @@ export function applySchemaMarkers(
       case 'mapType':
         if (!need(m, ['object'], 'mapType')) break;
         if (!['granular', 'atomic'].includes(value as string))
-          fail(m, `mapType must be granular or atomic; found "${String(value)}"`);
+          fail(m, `mapType must be granular or atomic; found "${markerValueText(value)}"`);
         else schema['x-kubernetes-map-type'] = value as string;
         break;
       case 'structType':
         if (!need(m, ['object'], 'structType')) break;
         if (!['granular', 'atomic'].includes(value as string))
-          fail(m, `structType must be granular or atomic; found "${String(value)}"`);
+          fail(m, `structType must be granular or atomic; found "${markerValueText(value)}"`);
         else schema['x-kubernetes-map-type'] = value as string;
         break;
       default:

@@ -2,7 +2,7 @@ import path from 'node:path';
 // require, not import: as ESM, Node first scans typescript's 9 MB CommonJS file for module syntax (~0.25 s).
 import ts = require('typescript');
 import { markerNamed, markersNamed, readAnnotations } from '../markers/comments.js';
-import type { Marker, RawValue } from '../markers/grammar.js';
+import { markerValueText, type Marker, type RawValue } from '../markers/grammar.js';
 import type { ProblemList } from '../problems.js';
 import { API_VERSION_DESCRIPTION, KIND_DESCRIPTION } from './known-types.js';
 import { pluralize } from '../../scaffold/names.js';
@@ -176,7 +176,7 @@ export function buildCrds(resources: readonly ApiResource[], context: CrdBuildCo
       problems.add(
         groupName.file,
         groupName.line,
-        `+groupName=${String(groupName.value)} does not match the API group ${fullGroup} that PROJECT declares for ${resource.kind} ${resource.version}: make them agree`,
+        `+groupName=${markerValueText(groupName.value)} does not match the API group ${fullGroup} that PROJECT declares for ${resource.kind} ${resource.version}: make them agree`,
       );
     }
     const key = `${fullGroup}/${resource.kind}`;
@@ -400,13 +400,13 @@ function versionEntry(
       name: m.args['name'],
       type: m.args['type'],
     };
-    if (!PRINT_COLUMN_TYPES.includes(String(m.args['type'])))
+    if (!PRINT_COLUMN_TYPES.includes(markerValueText(m.args['type'])))
       fail(
         v,
         m,
-        `${m.source}: type must be one of ${PRINT_COLUMN_TYPES.join(', ')}, found "${String(m.args['type'])}"`,
+        `${m.source}: type must be one of ${PRINT_COLUMN_TYPES.join(', ')}, found "${markerValueText(m.args['type'])}"`,
       );
-    if (!String(m.args['JSONPath']).startsWith('.'))
+    if (!markerValueText(m.args['JSONPath']).startsWith('.'))
       fail(v, m, `${m.source}: JSONPath must start with "." (for example .spec.size)`);
     for (const key of ['description', 'format', 'priority'] as const)
       if (m.args[key] !== undefined) column[key] = m.args[key];

@@ -9,6 +9,13 @@ export interface RawValue {
 /** A converted marker argument. */
 export type MarkerValue = string | number | boolean | RawValue | RawValue[];
 
+/** A marker value as messages quote it: a raw value's text, else String() of it. */
+export function markerValueText(value: MarkerValue | undefined): string {
+  if (Array.isArray(value)) return value.map((raw) => raw.text).join(',');
+  if (typeof value === 'object') return value.text;
+  return String(value);
+}
+
 /** One marker as written in a comment. */
 export interface Marker {
   definition: MarkerDefinition;
