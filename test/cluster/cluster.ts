@@ -92,7 +92,7 @@ function assetDir(variable: string, script: string): string {
 }
 
 /** Paths of every binary the cluster runs. */
-interface Binaries {
+type Binaries = {
   etcd: string;
   apiServer: string;
   controllerManager: string;
@@ -103,7 +103,7 @@ interface Binaries {
   shim: string;
   registry: string;
   pause: string;
-}
+};
 
 function locateBinaries(): Binaries {
   const control = assetDir('KUBEBUILDER_ASSETS', 'ci/build-test-assets.sh');

@@ -208,7 +208,9 @@ export function withStateLock<T>(fn: () => T): T {
         // Released meanwhile.
       }
       if (Date.now() > deadline)
-        throw new Error(`test cluster: the state lock ${lock} stays taken; if no cluster test runs, remove it`);
+        throw new Error(`test cluster: the state lock ${lock} stays taken; if no cluster test runs, remove it`, {
+          cause: err,
+        });
       sleepSync(50);
     }
   }
@@ -238,7 +240,7 @@ export function readHostRecord(): HostRecord | undefined {
 }
 
 export function listClusterStates(): ClusterState[] {
-  let names: string[] = [];
+  let names: string[];
   try {
     names = readdirSync(stateDir());
   } catch {
@@ -507,7 +509,7 @@ function removeCgroups(cgroupRoot: string, problems: CleanupProblems): void {
 /** libcni caches each attachment's result under /var/lib/cni/results as `<network>-<container>-<ifname>`. */
 function removeCniCache(network: string): void {
   for (const dir of ['/var/lib/cni/results']) {
-    let names: string[] = [];
+    let names: string[];
     try {
       names = readdirSync(dir);
     } catch {
@@ -520,7 +522,7 @@ function removeCniCache(network: string): void {
 /** kubelet links every container's log into /var/log/containers (a fixed path) even with podLogsDir set elsewhere. */
 function removeContainerLogLinks(workDir: string): void {
   const dir = '/var/log/containers';
-  let names: string[] = [];
+  let names: string[];
   try {
     names = readdirSync(dir);
   } catch {

@@ -28,7 +28,7 @@ const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(REPO_ROOT, 'bin', 'ts-operator-sdk.js');
 const GOLDEN = join(REPO_ROOT, 'test', 'fixtures', 'csv', 'memcached-bundle');
 const IMG = 'example.com/memcached-operator:v0.0.1';
-const VERSION = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
+const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 /** Runs a command with stdin closed, as CI does; NODE_TEST_CONTEXT would hijack nested node --test runs. */
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {

@@ -150,7 +150,7 @@ describe('generated RBAC', () => {
       });
       // Errors are logged as { err } (message and stack), so the text is err.message.
       const errorText = (l: Record<string, unknown>): string =>
-        String((l.err as { message?: unknown } | undefined)?.message ?? '');
+        (l.err as { message?: string } | undefined)?.message ?? '';
       const line = await eventually(
         'a Forbidden error in the log',
         () => lines.find((l) => /forbidden/i.test(errorText(l)) && /deployments/.test(errorText(l))),

@@ -266,7 +266,8 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
 
   test('the test run itself, without KUBEBUILDER_ASSETS, fails in one line before any test', async () => {
     // What `npm test` runs after its build, outside make: nothing set KUBEBUILDER_ASSETS.
-    const script = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).scripts.test as string;
+    const script = (JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { scripts: { test: string } })
+      .scripts.test;
     const testCommand = script.slice(script.indexOf('node --test'));
     const result = await shell(testCommand, project, runnerEnv({}));
     assert.notEqual(result.status, 0, result.output);

@@ -433,8 +433,8 @@ export interface MakeEnvtestStart {
   output(): string;
   /** Ctrl-C: SIGINT to its process group; resolves when make has exited. */
   interrupt(): Promise<void>;
-  /** SIGKILL to the group if it still runs (for a test's cleanup). */
-  kill(): void;
+  /** SIGKILL to the group if it still runs (for a test's cleanup); a plain function, for t.after(). */
+  kill: () => void;
 }
 
 /**

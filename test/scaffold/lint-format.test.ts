@@ -33,6 +33,7 @@ function inProject(dir: string, command: string, args: string[]): Run {
   const { NODE_TEST_CONTEXT: _parentRunner, ...env } = process.env;
   const result = spawnSync(command, args, { cwd: dir, encoding: 'utf8', env, timeout: 600_000 });
   // Without colour codes: Prettier and ESLint colour their output when CI=true, even into a pipe.
+  // eslint-disable-next-line no-control-regex -- ANSI colour codes start with ESC
   return { status: result.status, output: `${result.stdout}${result.stderr}`.replace(/\x1b\[[0-9;]*m/g, '') };
 }
 

@@ -67,7 +67,7 @@ function send(
 }
 
 /** Starts every fake in this process and returns their ports. */
-export async function serveFakes(): Promise<{ ports: FakePorts; close(): void }> {
+export async function serveFakes(): Promise<{ ports: FakePorts; close: () => void }> {
   const held: Socket[] = [];
   const silent = createNetServer((socket) => {
     held.push(socket);

@@ -104,7 +104,9 @@ export function buildah(args: readonly string[], env: NodeJS.ProcessEnv): string
     }).trim();
   } catch (error) {
     const failure = error as { status?: number; stderr?: string };
-    throw new Error(`buildah ${args.join(' ')} failed (${failure.status}): ${failure.stderr ?? String(error)}`);
+    throw new Error(`buildah ${args.join(' ')} failed (${failure.status}): ${failure.stderr ?? String(error)}`, {
+      cause: error,
+    });
   }
 }
 

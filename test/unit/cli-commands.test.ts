@@ -416,6 +416,7 @@ test('the generated Makefile parses, lists its targets, and set-image works with
       .filter((entry) => !existsSync(join(entry, 'kustomize')))
       .join(':'),
   };
+  // eslint-disable-next-line no-control-regex -- ANSI colour codes start with ESC
   const help = execFileSync('make', ['help'], { cwd: dir, encoding: 'utf8', env }).replace(/\x1b\[[0-9;]*m/g, '');
   for (const target of [
     'manifests',

@@ -445,7 +445,7 @@ describe('bundle files', () => {
     };
     const annotations = (YAML.parse(annotationsYaml(options)) as { annotations: Record<string, string> }).annotations;
     const labels = Object.fromEntries(
-      [...bundleDockerfile(options).matchAll(/^LABEL ([^=]+)=(.*)$/gm)].map((m) => [m[1], m[2]]),
+      [...bundleDockerfile(options).matchAll(/^LABEL ([^=]+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!] as const),
     );
     assert.deepEqual(labels, annotations);
     assert.equal(annotations['operators.operatorframework.io.bundle.channels.v1'], 'alpha,stable');

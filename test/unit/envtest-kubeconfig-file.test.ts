@@ -81,7 +81,15 @@ function dirWith(files: Record<string, string>, mode = 0o640): string {
   return dir;
 }
 
-const names = (config: Record<string, { name: string }[]>, list: string): string[] =>
+/** A kubeconfig as these tests read it back. */
+interface KubeconfigFile {
+  clusters?: { name: string; cluster: { server: string } }[];
+  users?: { name: string }[];
+  contexts?: { name: string }[];
+  'current-context'?: string;
+}
+
+const names = (config: KubeconfigFile, list: 'clusters' | 'users' | 'contexts'): string[] =>
   (config[list] ?? []).map((entry) => entry.name);
 
 describe('envtest start and the kubeconfig it is given', () => {
@@ -92,12 +100,12 @@ describe('envtest start and the kubeconfig it is given', () => {
     assert.equal(plan.action, 'merge');
     const io = quietIO();
     const written = writeKubeconfig(dir, plan.path, ACCESS, io);
-    const merged = parse(readFileSync(path, 'utf8')) as Record<string, any>;
+    const merged = parse(readFileSync(path, 'utf8')) as KubeconfigFile;
     assert.deepEqual(names(merged, 'clusters'), ['prod', NAME]);
     assert.deepEqual(names(merged, 'users'), ['admin', NAME]);
     assert.deepEqual(names(merged, 'contexts'), ['prod', NAME]);
     assert.equal(merged['current-context'], NAME);
-    assert.equal(merged.clusters[1].cluster.server, ACCESS.server);
+    assert.equal(merged.clusters?.[1]?.cluster.server, ACCESS.server);
     assert.match(readFileSync(path, 'utf8'), /^# my clusters\n/, "the user's comment is kept");
     assert.match(readFileSync(path, 'utf8'), /^clusters:\n- cluster:/m, "kubectl's list style is kept");
     assert.equal(statSync(path).mode & 0o777, 0o640);
@@ -122,7 +130,7 @@ describe('envtest start and the kubeconfig it is given', () => {
     );
     const io = quietIO();
     restoreKubeconfig(written, io, dir);
-    const after = parse(readFileSync(path, 'utf8')) as Record<string, any>;
+    const after = parse(readFileSync(path, 'utf8')) as KubeconfigFile;
     assert.deepEqual(names(after, 'contexts'), ['other', 'prod']);
     assert.deepEqual(names(after, 'clusters'), ['prod']);
     assert.deepEqual(names(after, 'users'), ['admin']);
@@ -166,9 +174,9 @@ describe('envtest start and the kubeconfig it is given', () => {
     b = writeKubeconfig(dir, path, second, quietIO());
     restoreKubeconfig(a, quietIO(), dir);
     restoreKubeconfig(b, quietIO(), dir);
-    const after = parse(readFileSync(path, 'utf8')) as Record<string, any>;
-    for (const list of ['clusters', 'users', 'contexts'])
-      assert.deepEqual(names(after, list), names(parse(USER_KUBECONFIG) as Record<string, any>, list));
+    const after = parse(readFileSync(path, 'utf8')) as KubeconfigFile;
+    for (const list of ['clusters', 'users', 'contexts'] as const)
+      assert.deepEqual(names(after, list), names(parse(USER_KUBECONFIG) as KubeconfigFile, list));
     assert.equal(readdirSync(dir).length, 1);
   });
 

@@ -87,6 +87,7 @@ describe('isReconcilePanic', () => {
   test('bugs are panics: TypeError, ReferenceError, RangeError and non-Error throws', () => {
     let typeError: unknown;
     try {
+      // eslint-disable-next-line @typescript-eslint/no-unused-expressions -- the read is the bug: it throws a TypeError
       (undefined as unknown as { spec: { size: number } }).spec.size;
     } catch (err) {
       typeError = err;
