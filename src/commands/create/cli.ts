@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { commandGroup } from '../../cli/command-group.js';
 import type { CliContext } from '../../cli/context.js';
 import { parseBooleanFlag } from '../../cli/flags.js';
+// Type only: erased, so the command's modules still load on use.
+import type { CreateApiOptions } from './api-scaffold.js';
 
 /** The `create` command group; `create api` and `create webhook` register on it. */
 export function createCommand(program: Command): Command {
@@ -60,28 +62,11 @@ Examples:
   # A kind you don't own (OpenShift's Route): types generated from its CRD, and a controller
   $ ts-operator-sdk create api --group route --version v1 --kind Route --external-api-path apis/external/route/v1 --external-api-domain openshift.io --from-crd route-crd.yaml`,
     )
-    .action(
-      async (opts: {
-        group: string;
-        version?: string;
-        kind?: string;
-        plural?: string;
-        resource?: boolean;
-        controller?: boolean;
-        namespaced: boolean;
-        force: boolean;
-        dryRun: boolean;
-        externalApiPath?: string;
-        externalApiDomain?: string;
-        fromCrd?: string;
-        fromCluster?: string;
-        timeout?: string;
-      }) => {
-        // Loaded on use: only the command that runs pays for its templates and modules.
-        const { createApi } = await import('./api.js');
-        await createApi({ directory: ctx.cwd, interactive: ctx.interactive, ...opts }, ctx.io);
-      },
-    );
+    .action(async (opts: Omit<CreateApiOptions, 'directory' | 'interactive'>) => {
+      // Loaded on use: only the command that runs pays for its templates and modules.
+      const { createApi } = await import('./api.js');
+      await createApi({ directory: ctx.cwd, interactive: ctx.interactive, ...opts }, ctx.io);
+    });
 }
 
 /** Parses `--spoke v1alpha1,v1beta1` (repeatable) into a list. */
