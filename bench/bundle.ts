@@ -14,7 +14,11 @@ const cli = fileURLToPath(new URL('../../bin/ts-operator-sdk.js', import.meta.ur
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 
 function run(cwd: string, args: string[], input?: string): void {
-  execFileSync(process.execPath, [cli, ...args], { cwd, input, stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'inherit'] });
+  execFileSync(process.execPath, [cli, ...args], {
+    cwd,
+    input,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'inherit'],
+  });
 }
 
 function project(kinds: number): { dir: string; manifests: string } {
@@ -44,12 +48,19 @@ const summary = (ms: number[]): string => {
   return `median ${Math.round(sorted[Math.floor(sorted.length / 2)]!)} ms (${Math.round(sorted[0]!)}–${Math.round(sorted[sorted.length - 1]!)})`;
 };
 
-for (const [label, kinds] of [['Memcached', 1], ['20 APIs', 20]] as const) {
+for (const [label, kinds] of [
+  ['Memcached', 1],
+  ['20 APIs', 20],
+] as const) {
   const { dir, manifests } = project(kinds);
   try {
-    const generate = timed(() => run(dir, ['generate', 'bundle', '-q', '--overwrite', '--version', '0.0.1'], manifests));
+    const generate = timed(() =>
+      run(dir, ['generate', 'bundle', '-q', '--overwrite', '--version', '0.0.1'], manifests),
+    );
     const validate = timed(() => run(dir, ['bundle', 'validate', './bundle']));
-    console.log(`${label}: generate bundle ${summary(generate)}, bundle validate ${summary(validate)} over ${RUNS} cold runs`);
+    console.log(
+      `${label}: generate bundle ${summary(generate)}, bundle validate ${summary(validate)} over ${RUNS} cold runs`,
+    );
   } finally {
     rmSync(join(dir, '..'), { recursive: true, force: true });
   }

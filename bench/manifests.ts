@@ -24,7 +24,10 @@ function scaffold(kinds: number): string {
   run(dir, 'init', '--domain', 'example.com', '--skip-install');
   mkdirSync(join(dir, 'node_modules', '@kubernetes'), { recursive: true });
   symlinkSync(repo, join(dir, 'node_modules', 'ts-operator-sdk'));
-  symlinkSync(join(repo, 'node_modules', '@kubernetes', 'client-node'), join(dir, 'node_modules', '@kubernetes', 'client-node'));
+  symlinkSync(
+    join(repo, 'node_modules', '@kubernetes', 'client-node'),
+    join(dir, 'node_modules', '@kubernetes', 'client-node'),
+  );
   for (let i = 0; i < kinds; i++) {
     const kind = kinds === 1 ? 'Memcached' : `Widget${String.fromCharCode(65 + i)}`;
     run(dir, 'create', 'api', '--group', 'cache', '--version', 'v1', '--kind', kind, '--resource', '--controller');
@@ -45,7 +48,10 @@ const summary = (seconds: number[]): string => {
   return `median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)} s, min ${sorted[0]!.toFixed(2)} s, max ${sorted[sorted.length - 1]!.toFixed(2)} s over ${seconds.length} cold runs`;
 };
 
-for (const [label, kinds] of [['Memcached (1 API)', 1], ['20 APIs', 20]] as const) {
+for (const [label, kinds] of [
+  ['Memcached (1 API)', 1],
+  ['20 APIs', 20],
+] as const) {
   const dir = scaffold(kinds);
   try {
     console.log(`generate manifests, ${label}: ${summary(time(dir))}`);

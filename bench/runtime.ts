@@ -25,9 +25,11 @@ const managerScript = fileURLToPath(new URL('../test/e2e/fixtures/memcached-mana
 
 async function createAll(api: Client, count: number, make: (i: number) => object, parallel = 32): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: parallel }, async () => {
-    while (next < count) await api.create(make(next++) as never);
-  }));
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < count) await api.create(make(next++) as never);
+    }),
+  );
 }
 
 const MiB = (bytes: unknown): string => `${(Number(bytes) / 2 ** 20).toFixed(1)} MiB`;
@@ -39,7 +41,10 @@ const child = spawn(process.execPath, ['--expose-gc', managerScript], {
   stdio: ['ignore', 'ignore', 'pipe'],
 });
 // Only the lines the benchmark reads: the manager logs every reconcile.
-const lines = collectJsonLines(child.stderr!, (line) => line.includes('"test: stats"') || line.includes('"test: elected"'));
+const lines = collectJsonLines(
+  child.stderr,
+  (line) => line.includes('"test: stats"') || line.includes('"test: elected"'),
+);
 async function stats(): Promise<Record<string, unknown>> {
   const before = lines.length;
   child.kill('SIGUSR2');
@@ -54,27 +59,63 @@ try {
   console.log(`manager after sync, 0 objects: rss ${MiB(idle.rss)}, heap used ${MiB(idle.heapUsed)}`);
 
   const started = performance.now();
-  await createAll(api, COUNT, (i) => ({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: `m${i}`, namespace: 'default' }, spec: { size: 1 + (i % 3) } }));
+  await createAll(api, COUNT, (i) => ({
+    apiVersion: 'cache.example.com/v1',
+    kind: 'Memcached',
+    metadata: { name: `m${i}`, namespace: 'default' },
+    spec: { size: 1 + (i % 3) },
+  }));
   const created = performance.now();
-  await eventually('every Deployment and status', async () => {
-    const [deployments, memcacheds] = await Promise.all([api.list(Deployment, { namespace: 'default' }), api.list(Memcached, { namespace: 'default' })]);
-    return deployments.length === COUNT && memcacheds.every((m) => m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'));
-  }, 900_000, 1000);
+  await eventually(
+    'every Deployment and status',
+    async () => {
+      const [deployments, memcacheds] = await Promise.all([
+        api.list(Deployment, { namespace: 'default' }),
+        api.list(Memcached, { namespace: 'default' }),
+      ]);
+      return (
+        deployments.length === COUNT &&
+        memcacheds.every((m) => m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'))
+      );
+    },
+    900_000,
+    1000,
+  );
   const seconds = (performance.now() - started) / 1000;
   const done = await stats();
   const reconciles = Number(done.reconciles);
   const requests = Number(done.requests) - Number(idle.requests);
-  console.log(`${COUNT} CRs created in ${((created - started) / 1000).toFixed(1)} s; every Deployment and status after ${seconds.toFixed(1)} s`);
-  console.log(`reconciles ${reconciles} (${(reconciles / seconds).toFixed(0)}/s over the run); operator API requests ${requests}: ${(requests / reconciles).toFixed(2)} per reconcile, ${(requests / COUNT).toFixed(2)} per CR`);
-  console.log(`operator CPU for the burst: ${((Number(done.cpuMicros) - Number(idle.cpuMicros)) / 1e6).toFixed(2)} s${process.env.LEADER_ELECT === 'true' ? ' (leader election on: every write passes the lease fence)' : ''}`);
-  console.log(`manager with ${String(done.cached)} cached objects: rss ${MiB(done.rss)}, heap used ${MiB(done.heapUsed)} of ${MiB(done.heapTotal)}, external ${MiB(done.external)}`);
+  console.log(
+    `${COUNT} CRs created in ${((created - started) / 1000).toFixed(1)} s; every Deployment and status after ${seconds.toFixed(1)} s`,
+  );
+  console.log(
+    `reconciles ${reconciles} (${(reconciles / seconds).toFixed(0)}/s over the run); operator API requests ${requests}: ${(requests / reconciles).toFixed(2)} per reconcile, ${(requests / COUNT).toFixed(2)} per CR`,
+  );
+  console.log(
+    `operator CPU for the burst: ${((Number(done.cpuMicros) - Number(idle.cpuMicros)) / 1e6).toFixed(2)} s${process.env.LEADER_ELECT === 'true' ? ' (leader election on: every write passes the lease fence)' : ''}`,
+  );
+  console.log(
+    `manager with ${String(done.cached)} cached objects: rss ${MiB(done.rss)}, heap used ${MiB(done.heapUsed)} of ${MiB(done.heapTotal)}, external ${MiB(done.external)}`,
+  );
 
-  await createAll(api, EXTRA, (i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${i}`, namespace: 'default' }, data: { index: String(i), payload: 'x'.repeat(200) } }));
-  const big = await eventually('the ConfigMaps in the cache', async () => {
-    const s = await stats();
-    return Number(s.cached) >= 2 * COUNT + EXTRA ? s : undefined;
-  }, 900_000, 2000);
-  console.log(`manager with ${String(big.cached)} cached objects: rss ${MiB(big.rss)}, heap used ${MiB(big.heapUsed)} of ${MiB(big.heapTotal)}, external ${MiB(big.external)}`);
+  await createAll(api, EXTRA, (i) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: `c${i}`, namespace: 'default' },
+    data: { index: String(i), payload: 'x'.repeat(200) },
+  }));
+  const big = await eventually(
+    'the ConfigMaps in the cache',
+    async () => {
+      const s = await stats();
+      return Number(s.cached) >= 2 * COUNT + EXTRA ? s : undefined;
+    },
+    900_000,
+    2000,
+  );
+  console.log(
+    `manager with ${String(big.cached)} cached objects: rss ${MiB(big.rss)}, heap used ${MiB(big.heapUsed)} of ${MiB(big.heapTotal)}, external ${MiB(big.external)}`,
+  );
 } finally {
   child.kill('SIGTERM');
   await once(child, 'exit');

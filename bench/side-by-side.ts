@@ -32,7 +32,17 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,7 +61,9 @@ const IDLE_ONLY = process.env.BENCH_IDLE_ONLY === '1';
 const CPU_TRACE = process.env.BENCH_CPU_TRACE === '1';
 const goBinary = process.env.BENCH_GO_OPERATOR || undefined;
 if (!goBinary && !IDLE_ONLY) {
-  console.error('side-by-side: BENCH_GO_OPERATOR is not set; run `npm run bench:side-by-side`, which builds the Go peer (ci/build-bench-peer.sh)');
+  console.error(
+    'side-by-side: BENCH_GO_OPERATOR is not set; run `npm run bench:side-by-side`, which builds the Go peer (ci/build-bench-peer.sh)',
+  );
   process.exit(1);
 }
 const managerScript = fileURLToPath(new URL('../test/e2e/fixtures/memcached-manager.js', import.meta.url));
@@ -63,10 +75,14 @@ const ONLY = (process.env.BENCH_ONLY as Operator | undefined) ?? (goBinary ? und
  * and the scaffold never drift.
  */
 function scaffoldedManager(): { nodeOptions: string; memoryLimitMiB: number } {
-  const template = (path: string): string => readFileSync(fileURLToPath(new URL(`../../templates/init/${path}`, import.meta.url)), 'utf8');
+  const template = (path: string): string =>
+    readFileSync(fileURLToPath(new URL(`../../templates/init/${path}`, import.meta.url)), 'utf8');
   const entrypoint = /^ENTRYPOINT \[(.*)\]$/m.exec(template('Dockerfile.hbs'))?.[1];
   const limit = /limits:\s+cpu: \S+\s+memory: (\d+)Mi/.exec(template('config/manager/manager.yaml.hbs'))?.[1];
-  if (entrypoint === undefined || limit === undefined) throw new Error('side-by-side: cannot find the ENTRYPOINT in templates/init/Dockerfile.hbs or the memory limit in templates/init/config/manager/manager.yaml.hbs');
+  if (entrypoint === undefined || limit === undefined)
+    throw new Error(
+      'side-by-side: cannot find the ENTRYPOINT in templates/init/Dockerfile.hbs or the memory limit in templates/init/config/manager/manager.yaml.hbs',
+    );
   const flags = (JSON.parse(`[${entrypoint}]`) as string[]).filter((arg) => arg.startsWith('--'));
   return { nodeOptions: flags.join(' '), memoryLimitMiB: Number(limit) };
 }
@@ -94,14 +110,19 @@ class MemoryCgroup {
     const own = readFileSync('/proc/self/cgroup', 'utf8').split('\n');
     const v1 = own.find((line) => /^\d+:memory:/.test(line));
     const v2 = own.find((line) => line.startsWith('0::'));
-    const dir = v1 ? join('/sys/fs/cgroup/memory', v1.split(':')[2]!, name) : v2 && existsSync('/sys/fs/cgroup/cgroup.controllers') ? join('/sys/fs/cgroup', v2.slice(3), name) : undefined;
+    const dir = v1
+      ? join('/sys/fs/cgroup/memory', v1.split(':')[2]!, name)
+      : v2 && existsSync('/sys/fs/cgroup/cgroup.controllers')
+        ? join('/sys/fs/cgroup', v2.slice(3), name)
+        : undefined;
     if (!dir) return undefined;
     try {
       mkdirSync(dir);
       const bytes = String(limitMiB * 1024 * 1024);
       if (v1) {
         writeFileSync(join(dir, 'memory.limit_in_bytes'), bytes);
-        if (existsSync(join(dir, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(dir, 'memory.memsw.limit_in_bytes'), bytes);
+        if (existsSync(join(dir, 'memory.memsw.limit_in_bytes')))
+          writeFileSync(join(dir, 'memory.memsw.limit_in_bytes'), bytes);
       } else {
         writeFileSync(join(dir, 'memory.max'), bytes);
         writeFileSync(join(dir, 'memory.swap.max'), '0');
@@ -166,19 +187,33 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const seconds = (since: number): number => (performance.now() - since) / 1000;
 
 /** Creates `count` objects, `parallel` at a time, as bench/runtime.ts does. */
-async function createAll<T extends object>(api: Client, count: number, make: (i: number) => T, parallel = PARALLEL): Promise<T[]> {
+async function createAll<T extends object>(
+  api: Client,
+  count: number,
+  make: (i: number) => T,
+  parallel = PARALLEL,
+): Promise<T[]> {
   const created: T[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: parallel }, async () => {
-    while (next < count) {
-      const i = next++;
-      created[i] = await api.create(make(i) as never);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < count) {
+        const i = next++;
+        created[i] = await api.create(make(i) as never);
+      }
+    }),
+  );
   return created;
 }
 
-const memcachedNamed = (namespace: string) => (i: number): Memcached => ({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: `m${i}`, namespace }, spec: { size: 1 + (i % 3) } });
+const memcachedNamed =
+  (namespace: string) =>
+  (i: number): Memcached => ({
+    apiVersion: 'cache.example.com/v1',
+    kind: 'Memcached',
+    metadata: { name: `m${i}`, namespace },
+    spec: { size: 1 + (i % 3) },
+  });
 
 /**
  * One Memcached created and deleted before any operator starts. A kube-apiserver
@@ -191,18 +226,38 @@ const memcachedNamed = (namespace: string) => (i: number): Memcached => ({ apiVe
  * operator in a real cluster meets a long-running API server.
  */
 async function warmUp(api: Client): Promise<void> {
-  const memcached = await api.create({ ...memcachedNamed('default')(0), metadata: { name: 'warm-up', namespace: 'default' } });
+  const memcached = await api.create({
+    ...memcachedNamed('default')(0),
+    metadata: { name: 'warm-up', namespace: 'default' },
+  });
   await api.delete(memcached);
 }
 
 /** A fresh control plane whose API server writes an audit log at level Metadata, warmed up, and the loader's clients for it. */
-async function freshControlPlane(): Promise<{ env: Environment; auditLog: string; dir: string; rest: RestClient; api: Client }> {
+async function freshControlPlane(): Promise<{
+  env: Environment;
+  auditLog: string;
+  dir: string;
+  rest: RestClient;
+  api: Client;
+}> {
   const dir = mkdtempSync(join(tmpdir(), 'side-by-side-'));
   const policy = join(dir, 'audit-policy.yaml');
   const auditLog = join(dir, 'audit.log');
   // Metadata for every request; only the final stage of each (watches: when they start).
-  writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: ["RequestReceived"]\nrules:\n- level: Metadata\n');
-  const env = new Environment({ crds: [memcachedCRD], apiServerExtraArgs: { 'audit-policy-file': policy, 'audit-log-path': auditLog, 'audit-log-format': 'json', 'audit-log-maxsize': '0' } });
+  writeFileSync(
+    policy,
+    'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: ["RequestReceived"]\nrules:\n- level: Metadata\n',
+  );
+  const env = new Environment({
+    crds: [memcachedCRD],
+    apiServerExtraArgs: {
+      'audit-policy-file': policy,
+      'audit-log-path': auditLog,
+      'audit-log-format': 'json',
+      'audit-log-maxsize': '0',
+    },
+  });
   await env.start();
   const rest = new RestClient(env.kubeConfig, LOADER_AGENT);
   const api = new Client({ rest });
@@ -249,15 +304,18 @@ function startOperator(which: Operator, kubeconfig: string, cgroup: MemoryCgroup
   const startedAt = performance.now();
   const argv = which === 'ours' ? [process.execPath, ...NODE_ARGS, managerScript] : [goBinary!, '--watch-configmaps'];
   const [command, ...args] = cgroup ? cgroup.wrap(argv) : argv;
-  const env = which === 'ours' ? { ...process.env, KUBECONFIG: kubeconfig, CACHE_CONFIGMAPS: 'true', NODE_OPTIONS } : { ...process.env, KUBECONFIG: kubeconfig };
+  const env =
+    which === 'ours'
+      ? { ...process.env, KUBECONFIG: kubeconfig, CACHE_CONFIGMAPS: 'true', NODE_OPTIONS }
+      : { ...process.env, KUBECONFIG: kubeconfig };
   const child = spawn(command!, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   if (LOG_DIR) {
     mkdirSync(LOG_DIR, { recursive: true });
-    child.stderr!.pipe(createWriteStream(join(LOG_DIR, `${++operatorStarts}-${which}.log`)));
+    child.stderr.pipe(createWriteStream(join(LOG_DIR, `${++operatorStarts}-${which}.log`)));
   }
   // Every line is read (both write all of them); only the few the benchmark uses are kept.
   let reconciles = 0;
-  const lines = collectJsonLines(child.stderr!, (line) => {
+  const lines = collectJsonLines(child.stderr, (line) => {
     const finished = line.includes('"test: reconcile finished"');
     if (finished) reconciles++;
     return line.includes('"Starting workers"') || finished;
@@ -277,24 +335,43 @@ async function stopOperator(running: Running): Promise<void> {
  */
 function cpuTrace(running: Running, env: Environment): () => string {
   const { apiServer, etcd } = env.pids;
-  const loaderCpu = (): number => { const usage = process.cpuUsage(); return (usage.user + usage.system) / 1e6; };
-  const sample = () => ({ operator: cpuSeconds(running.pid), apiServer: cpuSeconds(apiServer!), etcd: cpuSeconds(etcd!), loader: loaderCpu(), reconciles: running.reconciles() });
+  const loaderCpu = (): number => {
+    const usage = process.cpuUsage();
+    return (usage.user + usage.system) / 1e6;
+  };
+  const sample = () => ({
+    operator: cpuSeconds(running.pid),
+    apiServer: cpuSeconds(apiServer!),
+    etcd: cpuSeconds(etcd!),
+    loader: loaderCpu(),
+    reconciles: running.reconciles(),
+  });
   const rows: string[] = ['   t  operator  apiserver  etcd  loader  reconciles'];
   let last = sample();
   let t = 0;
   const timer = setInterval(() => {
     const now = sample();
     t += 0.5;
-    rows.push(`${t.toFixed(1).padStart(4)}  ${(now.operator - last.operator).toFixed(2).padStart(8)}  ${(now.apiServer - last.apiServer).toFixed(2).padStart(9)}  ${(now.etcd - last.etcd).toFixed(2).padStart(4)}  ${(now.loader - last.loader).toFixed(2).padStart(6)}  ${String(now.reconciles).padStart(10)}`);
+    rows.push(
+      `${t.toFixed(1).padStart(4)}  ${(now.operator - last.operator).toFixed(2).padStart(8)}  ${(now.apiServer - last.apiServer).toFixed(2).padStart(9)}  ${(now.etcd - last.etcd).toFixed(2).padStart(4)}  ${(now.loader - last.loader).toFixed(2).padStart(6)}  ${String(now.reconciles).padStart(10)}`,
+    );
     last = now;
     if (t >= 10) clearInterval(timer);
   }, 500);
-  return () => { clearInterval(timer); return rows.join('\n'); };
+  return () => {
+    clearInterval(timer);
+    return rows.join('\n');
+  };
 }
 
 /** Waits for "Starting workers", the line both write once their caches are synced; returns seconds and CPU used. */
 async function cachesSynced(running: Running): Promise<{ s: number; cpu: number }> {
-  await eventually('the operator to sync its caches', () => running.lines.some((line) => line.msg === 'Starting workers'), 120_000, 10);
+  await eventually(
+    'the operator to sync its caches',
+    () => running.lines.some((line) => line.msg === 'Starting workers'),
+    120_000,
+    10,
+  );
   return { s: seconds(running.startedAt), cpu: cpuSeconds(running.pid) };
 }
 
@@ -318,13 +395,17 @@ async function measure(which: Operator): Promise<Figures> {
     // The burst: COUNT Memcacheds at once, until every Deployment and status is written.
     const cpuBefore = cpuSeconds(running.pid);
     let peakRss = 0;
-    const sampler = setInterval(() => { peakRss = Math.max(peakRss, memoryMiB(running!.pid, 'VmRSS')); }, 100);
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, memoryMiB(running!.pid, 'VmRSS'));
+    }, 100);
     const started = performance.now();
     const trace = CPU_TRACE ? cpuTrace(running, env) : undefined;
     let firstDeploymentS = NaN;
     const firstDeployment = (async () => {
       while (Number.isNaN(firstDeploymentS)) {
-        const page = await rest.request<{ items?: unknown[] }>('GET', '/apis/apps/v1/namespaces/default/deployments', { query: { limit: 1 } });
+        const page = await rest.request<{ items?: unknown[] }>('GET', '/apis/apps/v1/namespaces/default/deployments', {
+          query: { limit: 1 },
+        });
         if (page.items?.length) firstDeploymentS = seconds(started);
         else await sleep(100);
       }
@@ -333,16 +414,42 @@ async function measure(which: Operator): Promise<Figures> {
     figures.createdS = seconds(started); // when the loader's last create returned (per-run line only)
     // An operator killed mid-burst (the OOM killer, in its cgroup) fails the run at once.
     const burstRunner = running;
-    const died = new Promise<never>((_, reject) => burstRunner.child.once('exit', (code, signal) => reject(new Error(`${which} exited during the burst (${signal ?? code}; OOM kills in its cgroup: ${cgroup?.oomKills() ?? 'no cgroup'})`))));
+    const died = new Promise<never>((_, reject) =>
+      burstRunner.child.once('exit', (code, signal) =>
+        reject(
+          new Error(
+            `${which} exited during the burst (${signal ?? code}; OOM kills in its cgroup: ${cgroup?.oomKills() ?? 'no cgroup'})`,
+          ),
+        ),
+      ),
+    );
     died.catch(() => undefined);
-    await Promise.race([died, eventually('every Deployment and status', async () => {
-      const [deployments, memcacheds] = await Promise.all([api.list(Deployment, { namespace: 'default' }), api.list(Memcached, { namespace: 'default' })]);
-      return deployments.length === COUNT && memcacheds.length === COUNT && memcacheds.every((m) => m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'));
-    }, 1_800_000, 250)]);
+    await Promise.race([
+      died,
+      eventually(
+        'every Deployment and status',
+        async () => {
+          const [deployments, memcacheds] = await Promise.all([
+            api.list(Deployment, { namespace: 'default' }),
+            api.list(Memcached, { namespace: 'default' }),
+          ]);
+          return (
+            deployments.length === COUNT &&
+            memcacheds.length === COUNT &&
+            memcacheds.every((m) => m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'))
+          );
+        },
+        1_800_000,
+        250,
+      ),
+    ]);
     figures.burstS = seconds(started);
     await firstDeployment;
     figures.firstDeploymentS = firstDeploymentS;
-    if (trace) console.error(`${which} CPU trace (first Deployment ${firstDeploymentS.toFixed(1)} s, creates done ${figures.createdS.toFixed(1)} s):\n${trace()}`);
+    if (trace)
+      console.error(
+        `${which} CPU trace (first Deployment ${firstDeploymentS.toFixed(1)} s, creates done ${figures.createdS.toFixed(1)} s):\n${trace()}`,
+      );
     figures.burstCpuS = cpuSeconds(running.pid) - cpuBefore;
     clearInterval(sampler);
     figures.peakRssMiB = Math.max(peakRss, memoryMiB(running.pid, 'VmHWM'));
@@ -356,7 +463,12 @@ async function measure(which: Operator): Promise<Figures> {
     figures.writesPerCR = burstRequests.writes / COUNT;
 
     // A big cache: EXTRA ConfigMaps more, which both cache.
-    await createAll(api, EXTRA, (i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${i}`, namespace: 'default' }, data: { index: String(i), payload: 'x'.repeat(200) } }));
+    await createAll(api, EXTRA, (i) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `c${i}`, namespace: 'default' },
+      data: { index: String(i), payload: 'x'.repeat(200) },
+    }));
     await sleep(5000); // both see the last ConfigMap within a second; the rest lets memory settle
     figures.cachedRssMiB = memoryMiB(running.pid, 'VmRSS');
 
@@ -365,10 +477,16 @@ async function measure(which: Operator): Promise<Figures> {
     running = startOperator(which, kubeconfig, cgroup);
     const restarted = running;
     const reconciled = new Set<unknown>();
-    await eventually('every CR reconciled after the restart', () => {
-      for (const line of restarted.lines.splice(0)) if (line.msg === 'test: reconcile finished') reconciled.add(line.name);
-      return reconciled.size >= COUNT;
-    }, 600_000, 10);
+    await eventually(
+      'every CR reconciled after the restart',
+      () => {
+        for (const line of restarted.lines.splice(0))
+          if (line.msg === 'test: reconcile finished') reconciled.add(line.name);
+        return reconciled.size >= COUNT;
+      },
+      600_000,
+      10,
+    );
     figures.restartReconciledS = seconds(restarted.startedAt);
     await sleep(1000);
     figures.restartRssMiB = memoryMiB(restarted.pid, 'VmRSS');
@@ -387,23 +505,60 @@ async function ceiling(): Promise<Figures> {
   const { env, dir, api } = await freshControlPlane();
   try {
     const figures: Figures = {};
-    for (const [workers, namespace] of [[1, 'default'], [PARALLEL, 'kube-public']] as const) {
+    for (const [workers, namespace] of [
+      [1, 'default'],
+      [PARALLEL, 'kube-public'],
+    ] as const) {
       const memcacheds = await createAll(api, COUNT, memcachedNamed(namespace));
       const started = performance.now();
       let next = 0;
-      await Promise.all(Array.from({ length: workers }, async () => {
-        while (next < COUNT) {
-          const i = next++;
-          let memcached = memcacheds[i]!; // as created: the operator reads it from its cache, so no read here either
-          memcached.status = { conditions: [{ type: 'Available', status: 'Unknown', reason: 'Reconciling', message: 'Starting reconciliation', lastTransitionTime: new Date().toISOString() }] };
-          memcached = await api.status().update(memcached);
-          memcached.metadata!.finalizers = ['cache.example.com/finalizer'];
-          memcached = await api.update(memcached);
-          await api.create({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `m${i}`, namespace }, spec: { replicas: 1, selector: { matchLabels: { app: `m${i}` } }, template: { metadata: { labels: { app: `m${i}` } }, spec: { containers: [{ name: 'memcached', image: 'memcached:1.6.26-alpine3.19' }] } } } } as never);
-          memcached.status = { conditions: [{ type: 'Available', status: 'True', reason: 'Reconciling', message: 'created', lastTransitionTime: new Date().toISOString() }] };
-          await api.status().update(memcached);
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: workers }, async () => {
+          while (next < COUNT) {
+            const i = next++;
+            let memcached = memcacheds[i]!; // as created: the operator reads it from its cache, so no read here either
+            memcached.status = {
+              conditions: [
+                {
+                  type: 'Available',
+                  status: 'Unknown',
+                  reason: 'Reconciling',
+                  message: 'Starting reconciliation',
+                  lastTransitionTime: new Date().toISOString(),
+                },
+              ],
+            };
+            memcached = await api.status().update(memcached);
+            memcached.metadata!.finalizers = ['cache.example.com/finalizer'];
+            memcached = await api.update(memcached);
+            await api.create({
+              apiVersion: 'apps/v1',
+              kind: 'Deployment',
+              metadata: { name: `m${i}`, namespace },
+              spec: {
+                replicas: 1,
+                selector: { matchLabels: { app: `m${i}` } },
+                template: {
+                  metadata: { labels: { app: `m${i}` } },
+                  spec: { containers: [{ name: 'memcached', image: 'memcached:1.6.26-alpine3.19' }] },
+                },
+              },
+            } as never);
+            memcached.status = {
+              conditions: [
+                {
+                  type: 'Available',
+                  status: 'True',
+                  reason: 'Reconciling',
+                  message: 'created',
+                  lastTransitionTime: new Date().toISOString(),
+                },
+              ],
+            };
+            await api.status().update(memcached);
+          }
+        }),
+      );
       figures[`ceiling${workers}S`] = seconds(started);
     }
     return figures;
@@ -430,14 +585,18 @@ for (let run = 1; run <= RUNS; run++) {
     const figures = await measure(which);
     figures.load = load;
     results[which].push(figures);
-    console.error(`run ${run}/${RUNS} ${which}: load ${load.toFixed(2)} → ${JSON.stringify(Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Number(v.toFixed(3))])))}`);
+    console.error(
+      `run ${run}/${RUNS} ${which}: load ${load.toFixed(2)} → ${JSON.stringify(Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Number(v.toFixed(3))])))}`,
+    );
   }
   if (ONLY || IDLE_ONLY) continue;
   const load = loadavg()[0]!;
   const figures = await ceiling();
   figures.load = load;
   ceilings.push(figures);
-  console.error(`run ${run}/${RUNS} ceiling: load ${load.toFixed(2)} → 1 worker ${figures.ceiling1S!.toFixed(1)} s, ${PARALLEL} workers ${figures[`ceiling${PARALLEL}S`]!.toFixed(1)} s`);
+  console.error(
+    `run ${run}/${RUNS} ceiling: load ${load.toFixed(2)} → 1 worker ${figures.ceiling1S!.toFixed(1)} s, ${PARALLEL} workers ${figures[`ceiling${PARALLEL}S`]!.toFixed(1)} s`,
+  );
 }
 
 const m = (which: Operator, key: string): number => median(results[which].map((f) => f[key]!));
@@ -451,30 +610,94 @@ const cgroupCell = (which: Operator): string => {
 };
 const loads = (which: Operator): string => results[which].map((f) => f.load!.toFixed(2)).join(', ');
 if (IDLE_ONLY) {
-  console.log(`\nside-by-side, idle only: medians of ${RUNS} run(s), fresh control plane each; ours with NODE_OPTIONS="${NODE_OPTIONS}"${NODE_ARGS.length ? ` ${NODE_ARGS.join(' ')}` : ''}${goBinary ? '' : '; Go peer not built (npm run bench:side-by-side builds it)'}`);
+  console.log(
+    `\nside-by-side, idle only: medians of ${RUNS} run(s), fresh control plane each; ours with NODE_OPTIONS="${NODE_OPTIONS}"${NODE_ARGS.length ? ` ${NODE_ARGS.join(' ')}` : ''}${goBinary ? '' : '; Go peer not built (npm run bench:side-by-side builds it)'}`,
+  );
   console.log('| figure | ours | Go | ours / Go |\n|---|---:|---:|---:|');
-  console.log(`| idle RSS right after start, 0 objects (MiB) | ${fmt(m('ours', 'idleRssMiB'), 1)} | ${fmt(m('go', 'idleRssMiB'), 1)} | ${ratio('idleRssMiB')} |`);
-  console.log(`| start → caches synced, 0 objects (s) / CPU used (s) | ${fmt(m('ours', 'syncS'), 2)} / ${fmt(m('ours', 'syncCpuS'), 2)} | ${fmt(m('go', 'syncS'), 2)} / ${fmt(m('go', 'syncCpuS'), 2)} | ${ratio('syncS')} / ${ratio('syncCpuS')} |`);
-  console.log(`ours idle RSS per run: ${results.ours.map((f) => f.idleRssMiB!.toFixed(1)).join(', ')}; load average (1 min) at the start of each run: ours ${loads('ours')}; Go ${loads('go')}`);
+  console.log(
+    `| idle RSS right after start, 0 objects (MiB) | ${fmt(m('ours', 'idleRssMiB'), 1)} | ${fmt(m('go', 'idleRssMiB'), 1)} | ${ratio('idleRssMiB')} |`,
+  );
+  console.log(
+    `| start → caches synced, 0 objects (s) / CPU used (s) | ${fmt(m('ours', 'syncS'), 2)} / ${fmt(m('ours', 'syncCpuS'), 2)} | ${fmt(m('go', 'syncS'), 2)} / ${fmt(m('go', 'syncCpuS'), 2)} | ${ratio('syncS')} / ${ratio('syncCpuS')} |`,
+  );
+  console.log(
+    `ours idle RSS per run: ${results.ours.map((f) => f.idleRssMiB!.toFixed(1)).join(', ')}; load average (1 min) at the start of each run: ours ${loads('ours')}; Go ${loads('go')}`,
+  );
   process.exit(0);
 }
 const rows: Array<[string, string, string, string]> = [
   ['every Deployment and status written (s)', fmt(m('ours', 'burstS'), 1), fmt(m('go', 'burstS'), 1), ratio('burstS')],
-  ['first Deployment seen (s)', fmt(m('ours', 'firstDeploymentS'), 1), fmt(m('go', 'firstDeploymentS'), 1), ratio('firstDeploymentS')],
-  ['operator CPU during the burst (s)', fmt(m('ours', 'burstCpuS'), 2), fmt(m('go', 'burstCpuS'), 2), ratio('burstCpuS')],
-  ['peak RSS during the burst (MiB)', fmt(m('ours', 'peakRssMiB'), 0), fmt(m('go', 'peakRssMiB'), 1), ratio('peakRssMiB')],
-  [`burst inside a ${MEMORY_LIMIT_MIB} MiB memory cgroup: OOM kills / cgroup peak incl. page cache (MiB)`, cgroupCell('ours'), cgroupCell('go'), ratio('cgroupPeakMiB')],
-  ['idle RSS right after start, 0 objects (MiB)', fmt(m('ours', 'idleRssMiB'), 0), fmt(m('go', 'idleRssMiB'), 1), ratio('idleRssMiB')],
-  [`RSS with ~${2 * COUNT + EXTRA} cached objects (MiB)`, fmt(m('ours', 'cachedRssMiB'), 0), fmt(m('go', 'cachedRssMiB'), 1), ratio('cachedRssMiB')],
-  [`restarted process with ~${2 * COUNT + EXTRA} cached: RSS (MiB)`, fmt(m('ours', 'restartRssMiB'), 0), fmt(m('go', 'restartRssMiB'), 1), ratio('restartRssMiB')],
-  ['start → caches synced, 0 objects (s) / CPU used (s)', `${fmt(m('ours', 'syncS'), 2)} / ${fmt(m('ours', 'syncCpuS'), 2)}`, `${fmt(m('go', 'syncS'), 2)} / ${fmt(m('go', 'syncCpuS'), 2)}`, `${ratio('syncS')} / ${ratio('syncCpuS')}`],
-  [`restart with ~${2 * COUNT + EXTRA} cached → all ${COUNT} CRs reconciled (s)`, fmt(m('ours', 'restartReconciledS'), 2), fmt(m('go', 'restartReconciledS'), 2), ratio('restartReconciledS')],
-  ['API requests per CR (writes per CR), burst', `${fmt(m('ours', 'requestsPerCR'), 2)} (${fmt(m('ours', 'writesPerCR'), 2)})`, `${fmt(m('go', 'requestsPerCR'), 2)} (${fmt(m('go', 'writesPerCR'), 2)})`, ratio('requestsPerCR')],
+  [
+    'first Deployment seen (s)',
+    fmt(m('ours', 'firstDeploymentS'), 1),
+    fmt(m('go', 'firstDeploymentS'), 1),
+    ratio('firstDeploymentS'),
+  ],
+  [
+    'operator CPU during the burst (s)',
+    fmt(m('ours', 'burstCpuS'), 2),
+    fmt(m('go', 'burstCpuS'), 2),
+    ratio('burstCpuS'),
+  ],
+  [
+    'peak RSS during the burst (MiB)',
+    fmt(m('ours', 'peakRssMiB'), 0),
+    fmt(m('go', 'peakRssMiB'), 1),
+    ratio('peakRssMiB'),
+  ],
+  [
+    `burst inside a ${MEMORY_LIMIT_MIB} MiB memory cgroup: OOM kills / cgroup peak incl. page cache (MiB)`,
+    cgroupCell('ours'),
+    cgroupCell('go'),
+    ratio('cgroupPeakMiB'),
+  ],
+  [
+    'idle RSS right after start, 0 objects (MiB)',
+    fmt(m('ours', 'idleRssMiB'), 0),
+    fmt(m('go', 'idleRssMiB'), 1),
+    ratio('idleRssMiB'),
+  ],
+  [
+    `RSS with ~${2 * COUNT + EXTRA} cached objects (MiB)`,
+    fmt(m('ours', 'cachedRssMiB'), 0),
+    fmt(m('go', 'cachedRssMiB'), 1),
+    ratio('cachedRssMiB'),
+  ],
+  [
+    `restarted process with ~${2 * COUNT + EXTRA} cached: RSS (MiB)`,
+    fmt(m('ours', 'restartRssMiB'), 0),
+    fmt(m('go', 'restartRssMiB'), 1),
+    ratio('restartRssMiB'),
+  ],
+  [
+    'start → caches synced, 0 objects (s) / CPU used (s)',
+    `${fmt(m('ours', 'syncS'), 2)} / ${fmt(m('ours', 'syncCpuS'), 2)}`,
+    `${fmt(m('go', 'syncS'), 2)} / ${fmt(m('go', 'syncCpuS'), 2)}`,
+    `${ratio('syncS')} / ${ratio('syncCpuS')}`,
+  ],
+  [
+    `restart with ~${2 * COUNT + EXTRA} cached → all ${COUNT} CRs reconciled (s)`,
+    fmt(m('ours', 'restartReconciledS'), 2),
+    fmt(m('go', 'restartReconciledS'), 2),
+    ratio('restartReconciledS'),
+  ],
+  [
+    'API requests per CR (writes per CR), burst',
+    `${fmt(m('ours', 'requestsPerCR'), 2)} (${fmt(m('ours', 'writesPerCR'), 2)})`,
+    `${fmt(m('go', 'requestsPerCR'), 2)} (${fmt(m('go', 'writesPerCR'), 2)})`,
+    ratio('requestsPerCR'),
+  ],
 ];
-console.log(`\nside-by-side: ${COUNT} Memcacheds, ${EXTRA} extra ConfigMaps, medians of ${RUNS} alternating run(s), fresh control plane each; ours with NODE_OPTIONS="${NODE_OPTIONS}"${NODE_ARGS.length ? ` ${NODE_ARGS.join(' ')}` : ''}`);
+console.log(
+  `\nside-by-side: ${COUNT} Memcacheds, ${EXTRA} extra ConfigMaps, medians of ${RUNS} alternating run(s), fresh control plane each; ours with NODE_OPTIONS="${NODE_OPTIONS}"${NODE_ARGS.length ? ` ${NODE_ARGS.join(' ')}` : ''}`,
+);
 console.log('| figure | ours | Go | ours / Go |\n|---|---:|---:|---:|');
 for (const row of rows) console.log(`| ${row.join(' | ')} |`);
 const ceiling1 = median(ceilings.map((f) => f.ceiling1S!));
 const ceilingN = median(ceilings.map((f) => f[`ceiling${PARALLEL}S`]!));
-console.log(`\nraw ceiling (our client in a tight loop, the same ${4 * COUNT} writes): ${fmt(ceiling1, 1)} s with 1 worker, ${fmt(ceilingN, 1)} s with ${PARALLEL} workers`);
-console.log(`load average (1 min) at the start of each run: ours ${loads('ours')}; Go ${loads('go')}; ceiling ${ceilings.map((f) => f.load!.toFixed(2)).join(', ')}`);
+console.log(
+  `\nraw ceiling (our client in a tight loop, the same ${4 * COUNT} writes): ${fmt(ceiling1, 1)} s with 1 worker, ${fmt(ceilingN, 1)} s with ${PARALLEL} workers`,
+);
+console.log(
+  `load average (1 min) at the start of each run: ours ${loads('ours')}; Go ${loads('go')}; ceiling ${ceilings.map((f) => f.load!.toFixed(2)).join(', ')}`,
+);

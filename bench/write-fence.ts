@@ -30,26 +30,38 @@ const server = createServer((req, res) => {
   req.on('end', () => {
     const notFound = req.method === 'GET';
     res.writeHead(notFound ? 404 : 200, { 'content-type': 'application/json' });
-    res.end(notFound ? '{"kind":"Status","code":404,"reason":"NotFound"}' : '{"kind":"Lease","metadata":{"name":"bench"}}');
+    res.end(
+      notFound ? '{"kind":"Status","code":404,"reason":"NotFound"}' : '{"kind":"Lease","metadata":{"name":"bench"}}',
+    );
   });
 });
 server.listen(0, '127.0.0.1');
 await once(server, 'listening');
 const kubeConfig: KubeConfigSource = {
-  getCurrentCluster: () => ({ name: 'local', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: false }),
+  getCurrentCluster: () => ({
+    name: 'local',
+    server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    skipTLSVerify: false,
+  }),
   getCurrentUser: () => ({ name: 'local' }),
 };
 
 try {
   const fenced = new RestClient(kubeConfig);
   const plain = new RestClient(kubeConfig);
-  const elector = new LeaderElector({ rest: fenced, name: 'bench', namespace: 'default', identity: 'bench', logger: createLogger({ level: 'error' }) });
+  const elector = new LeaderElector({
+    rest: fenced,
+    name: 'bench',
+    namespace: 'default',
+    identity: 'bench',
+    logger: createLogger({ level: 'error' }),
+  });
   const stop = new AbortController();
   await elector.acquire(stop.signal);
   const holding = elector.holdUntil(stop.signal);
 
   for (let i = 0; i < 100_000; i++) elector.assertHoldsLease();
-  let started = performance.now();
+  const started = performance.now();
   for (let i = 0; i < CHECKS; i++) elector.assertHoldsLease();
   const checkNs = ((performance.now() - started) * 1e6) / CHECKS;
   console.log(`assertHoldsLease: ${checkNs.toFixed(1)} ns per check (${CHECKS} checks)`);
@@ -59,9 +71,15 @@ try {
   async function writes(rest: RestClient): Promise<number> {
     let left = WRITES;
     const before = process.cpuUsage();
-    await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-      while (left-- > 0) await rest.request('PATCH', path, { body: '{"data":{"a":"b"}}', contentType: 'application/merge-patch+json' });
-    }));
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (left-- > 0)
+          await rest.request('PATCH', path, {
+            body: '{"data":{"a":"b"}}',
+            contentType: 'application/merge-patch+json',
+          });
+      }),
+    );
     const used = process.cpuUsage(before);
     return (used.user + used.system) / WRITES;
   }
@@ -76,7 +94,9 @@ try {
   const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const [withFence, without] = [median(perWrite.fenced), median(perWrite.plain)];
   const spread = (values: number[]): string => `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)}`;
-  console.log(`PATCH to a loopback server, ${IN_FLIGHT} in flight, CPU per write (client and server): fenced ${withFence.toFixed(1)} µs (${spread(perWrite.fenced)}), unfenced ${without.toFixed(1)} µs (${spread(perWrite.plain)}); medians of ${ROUNDS} rounds of ${WRITES}, difference ${(withFence - without).toFixed(1)} µs`);
+  console.log(
+    `PATCH to a loopback server, ${IN_FLIGHT} in flight, CPU per write (client and server): fenced ${withFence.toFixed(1)} µs (${spread(perWrite.fenced)}), unfenced ${without.toFixed(1)} µs (${spread(perWrite.plain)}); medians of ${ROUNDS} rounds of ${WRITES}, difference ${(withFence - without).toFixed(1)} µs`,
+  );
   stop.abort();
   await holding;
   await Promise.all([fenced.close(), plain.close()]);

@@ -47,7 +47,10 @@ export class UsageError extends Error {
     const oneLineProblem = oneLine(problem);
     const oneLineFix = oneLine(fix);
     const problems = options.problems ?? [];
-    const message = options.component !== undefined ? `${options.component}: ${oneLineProblem}: ${oneLineFix}` : [sentenceOf(oneLineProblem, oneLineFix), ...problems.map(formatProblem)].join('\n');
+    const message =
+      options.component !== undefined
+        ? `${options.component}: ${oneLineProblem}: ${oneLineFix}`
+        : [sentenceOf(oneLineProblem, oneLineFix), ...problems.map(formatProblem)].join('\n');
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'UsageError';
     this.problem = oneLineProblem;
@@ -88,5 +91,8 @@ export const MAX_ECHOED_INPUT = 80;
  */
 export function shortenQuoted(text: string, quote: '"' | "'" = '"'): string {
   const quoted = new RegExp(`${quote}([^${quote}\\n]{${MAX_ECHOED_INPUT + 1},}?)${quote}`, 'g');
-  return text.replace(quoted, (_whole, value: string) => `${quote}${value.slice(0, MAX_ECHOED_INPUT - 20)}…${quote} (${value.length} characters)`);
+  return text.replace(
+    quoted,
+    (_whole, value: string) => `${quote}${value.slice(0, MAX_ECHOED_INPUT - 20)}…${quote} (${value.length} characters)`,
+  );
 }

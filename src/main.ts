@@ -4,7 +4,11 @@ import { recoverInterruptedWrite } from './scaffold/journal.js';
 import { registerCompletion } from './commands/completion/cli.js';
 import { registerCreateApi, registerCreateWebhook } from './commands/create/cli.js';
 import { registerEdit } from './commands/edit/cli.js';
-import { registerGenerateBundle, registerGenerateKustomizeManifests, registerGenerateManifests } from './commands/generate/cli.js';
+import {
+  registerGenerateBundle,
+  registerGenerateKustomizeManifests,
+  registerGenerateManifests,
+} from './commands/generate/cli.js';
 import { registerInit } from './commands/init/cli.js';
 import { registerSetupEnvtest } from './commands/setup-envtest/cli.js';
 import { registerEnvtest } from './commands/envtest/cli.js';
@@ -20,7 +24,23 @@ import { OutputError } from './cli/io.js';
 export type CommandRegistration = (program: Command, ctx: CliContext) => void;
 
 /** The commands this module wires; others append to the list they pass to {@link buildProgram}. */
-export const CORE_COMMANDS: readonly CommandRegistration[] = [registerInit, registerCreateApi, registerCreateWebhook, registerEdit, registerGenerateManifests, registerGenerateKustomizeManifests, registerGenerateBundle, registerSetupEnvtest, registerEnvtest, registerBundleValidate, registerOlm, registerRun, registerCleanup, registerVersion, registerCompletion];
+export const CORE_COMMANDS: readonly CommandRegistration[] = [
+  registerInit,
+  registerCreateApi,
+  registerCreateWebhook,
+  registerEdit,
+  registerGenerateManifests,
+  registerGenerateKustomizeManifests,
+  registerGenerateBundle,
+  registerSetupEnvtest,
+  registerEnvtest,
+  registerBundleValidate,
+  registerOlm,
+  registerRun,
+  registerCleanup,
+  registerVersion,
+  registerCompletion,
+];
 
 /** Builds the commander program with the given command registrations. */
 export function buildProgram(ctx: CliContext, registrations: readonly CommandRegistration[] = CORE_COMMANDS): Command {
@@ -28,11 +48,14 @@ export function buildProgram(ctx: CliContext, registrations: readonly CommandReg
     .description('Build Kubernetes operators in TypeScript: scaffold and maintain operator projects.')
     .option('--verbose', 'print debug output (every file written, stack traces)', false)
     .showHelpAfterError(false)
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   $ ts-operator-sdk init --domain example.com
   $ ts-operator-sdk create api --group cache --version v1 --kind Memcached
-  $ ts-operator-sdk edit --multigroup`);
+  $ ts-operator-sdk edit --multigroup`,
+    );
   program.hook('preAction', (thisCommand) => {
     ctx.setVerbose(Boolean(thisCommand.optsWithGlobals().verbose));
   });
@@ -65,8 +88,19 @@ function usageError(error: CommanderError, program: Command, argv: string[]): st
     chain.push(next);
   }
   const target = chain[chain.length - 1]!;
-  const helpFor = chain.slice(0, 3).map((c) => c.name()).join(' ');
-  let problem = shortenQuoted(shortenQuoted(error.message.replace(/^error:\s*/i, '').split('\n')[0]!.replace(/\.$/, '')), "'");
+  const helpFor = chain
+    .slice(0, 3)
+    .map((c) => c.name())
+    .join(' ');
+  let problem = shortenQuoted(
+    shortenQuoted(
+      error.message
+        .replace(/^error:\s*/i, '')
+        .split('\n')[0]!
+        .replace(/\.$/, ''),
+    ),
+    "'",
+  );
   if (error.code === 'commander.help' && target !== program && target.commands.length > 0) {
     // A command group run without a subcommand: commander's message is "(outputHelp)".
     problem = `\`${chain.map((c) => c.name()).join(' ')}\` needs a subcommand (${target.commands.map((c) => c.name()).join(', ')})`;
@@ -86,8 +120,15 @@ export const BROKEN_PIPE_EXIT_CODE = 141;
 function outputFailure(error: OutputError, ctx: CliContext): number {
   ctx.io.debug(`stdout: ${error.code}: ${(error.cause as Error | undefined)?.message ?? error.message}`);
   if (error.code === 'EPIPE') return BROKEN_PIPE_EXIT_CODE;
-  const why = error.code === 'ENOSPC' ? 'no space left on its device' : error.code === 'EBADF' ? 'it is not open for writing' : ((error.cause as Error | undefined)?.message ?? 'write failed').replace(/^[A-Z]+: /, '');
-  ctx.io.progress(`Error: cannot write to standard output (${error.code}: ${why})${error.filesUnchanged ? '; no file was changed' : ''}. Redirect stdout to a file or pipe that can be written, and run the command again.`);
+  const why =
+    error.code === 'ENOSPC'
+      ? 'no space left on its device'
+      : error.code === 'EBADF'
+        ? 'it is not open for writing'
+        : ((error.cause as Error | undefined)?.message ?? 'write failed').replace(/^[A-Z]+: /, '');
+  ctx.io.progress(
+    `Error: cannot write to standard output (${error.code}: ${why})${error.filesUnchanged ? '; no file was changed' : ''}. Redirect stdout to a file or pipe that can be written, and run the command again.`,
+  );
   return 1;
 }
 
@@ -102,7 +143,7 @@ export async function run(argv: string[], ctx: CliContext = processContext()): P
       program.outputHelp();
       return 0;
     }
-    await recoverInterruptedWrite(ctx.cwd, ctx.io.progress);
+    await recoverInterruptedWrite(ctx.cwd, (line) => ctx.io.progress(line));
     await program.parseAsync(argv, { from: 'node' });
     return ctx.exitCode;
   } catch (error) {
@@ -119,7 +160,9 @@ export async function run(argv: string[], ctx: CliContext = processContext()): P
       return 1;
     }
     const message = error instanceof Error ? error.message : String(error);
-    ctx.io.progress(`Error: unexpected failure: ${message.split('\n')[0]!.replace(/\.$/, '')}. This is a bug in ts-operator-sdk; please report it with the --verbose output.`);
+    ctx.io.progress(
+      `Error: unexpected failure: ${message.split('\n')[0]!.replace(/\.$/, '')}. This is a bug in ts-operator-sdk; please report it with the --verbose output.`,
+    );
     if (error instanceof Error) ctx.io.debug(error.stack ?? message);
     return 1;
   } finally {

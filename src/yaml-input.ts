@@ -57,9 +57,16 @@ export function checkRegularFile(path: string, display: string, limit = MAX_MANI
   } catch (err) {
     throw fileError(err, display);
   }
-  if (!stats.isFile()) throw new UsageError(`${display} is ${typeName(stats)}, not a manifest file`, `replace it with a regular YAML file or remove it`);
+  if (!stats.isFile())
+    throw new UsageError(
+      `${display} is ${typeName(stats)}, not a manifest file`,
+      `replace it with a regular YAML file or remove it`,
+    );
   if (stats.size > limit) {
-    throw new UsageError(`${display} is ${formatSize(stats.size)}, more than the ${formatSize(limit)} a manifest file may have`, 'split it, or remove what a cluster would refuse anyway (objects over 1.5 MiB)');
+    throw new UsageError(
+      `${display} is ${formatSize(stats.size)}, more than the ${formatSize(limit)} a manifest file may have`,
+      'split it, or remove what a cluster would refuse anyway (objects over 1.5 MiB)',
+    );
   }
   return stats.size;
 }
@@ -79,16 +86,32 @@ export function fileError(err: unknown, display: string): UsageError {
   const code = (err as NodeJS.ErrnoException).code;
   switch (code) {
     case 'ENOENT':
-      return new UsageError(`${display} does not exist (or is a broken symlink)`, 'fix the path or the symlink', { cause: err });
+      return new UsageError(`${display} does not exist (or is a broken symlink)`, 'fix the path or the symlink', {
+        cause: err,
+      });
     case 'ELOOP':
-      return new UsageError(`${display} is a symlink loop`, 'point the symlink at a real file, or remove it', { cause: err });
+      return new UsageError(`${display} is a symlink loop`, 'point the symlink at a real file, or remove it', {
+        cause: err,
+      });
     case 'EACCES':
     case 'EPERM':
-      return new UsageError(`${display} is not readable (permission denied)`, `make it readable, e.g. chmod u+r ${display}`, { cause: err });
+      return new UsageError(
+        `${display} is not readable (permission denied)`,
+        `make it readable, e.g. chmod u+r ${display}`,
+        { cause: err },
+      );
     case 'EISDIR':
-      return new UsageError(`${display} is a directory, not a manifest file`, 'replace it with a regular YAML file or remove it', { cause: err });
+      return new UsageError(
+        `${display} is a directory, not a manifest file`,
+        'replace it with a regular YAML file or remove it',
+        { cause: err },
+      );
     default:
-      return new UsageError(`cannot read ${display} (${code ?? (err as Error).message})`, 'check the file and run again', { cause: err });
+      return new UsageError(
+        `cannot read ${display} (${code ?? (err as Error).message})`,
+        'check the file and run again',
+        { cause: err },
+      );
   }
 }
 
@@ -101,7 +124,11 @@ export function fileError(err: unknown, display: string): UsageError {
  * the message)` so callers keep their wording; alias bombs and duplicate keys
  * are reported here.
  */
-export function parseYamlDocuments(text: string, source: string, syntaxError: (index: number, reason: string) => UsageError): unknown[] {
+export function parseYamlDocuments(
+  text: string,
+  source: string,
+  syntaxError: (index: number, reason: string) => UsageError,
+): unknown[] {
   checkDocumentSizes(text, source);
   const documents = parseAllDocuments(text, { uniqueKeys: false });
   const list = Array.isArray(documents) ? documents : [documents];
@@ -115,9 +142,17 @@ export function parseYamlDocuments(text: string, source: string, syntaxError: (i
     } catch (err) {
       // The library stops an alias bomb ("billion laughs") by counting expansions.
       if (err instanceof ReferenceError && /alias/i.test(err.message)) {
-        throw new UsageError(`${source} document ${index + 1} expands YAML aliases more than ${MAX_ALIAS_COUNT} times (an alias bomb)`, 'write the values out instead of nesting aliases (*name) of aliases', { cause: err });
+        throw new UsageError(
+          `${source} document ${index + 1} expands YAML aliases more than ${MAX_ALIAS_COUNT} times (an alias bomb)`,
+          'write the values out instead of nesting aliases (*name) of aliases',
+          { cause: err },
+        );
       }
-      throw new UsageError(`${source} document ${index + 1} cannot be read as data (${(err as Error).message})`, 'fix the YAML, or check the command that produced it', { cause: err });
+      throw new UsageError(
+        `${source} document ${index + 1} cannot be read as data (${(err as Error).message})`,
+        'fix the YAML, or check the command that produced it',
+        { cause: err },
+      );
     }
   });
 }
@@ -136,7 +171,10 @@ function checkDocumentSizes(text: string, source: string): void {
     const end = separator < 0 ? text.length : separator + 1;
     const size = Buffer.byteLength(text.slice(start, end));
     if (size > MAX_MANIFEST_FILE_BYTES) {
-      throw new UsageError(`document ${index + 1} of ${source} is ${formatSize(size)}, more than the ${formatSize(MAX_MANIFEST_FILE_BYTES)} a manifest may have`, 'split it, or remove what a cluster would refuse anyway (objects over 1.5 MiB)');
+      throw new UsageError(
+        `document ${index + 1} of ${source} is ${formatSize(size)}, more than the ${formatSize(MAX_MANIFEST_FILE_BYTES)} a manifest may have`,
+        'split it, or remove what a cluster would refuse anyway (objects over 1.5 MiB)',
+      );
     }
     if (separator < 0) break;
     start = separator + 4;

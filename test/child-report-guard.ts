@@ -21,7 +21,9 @@ if (process.env.NODE_TEST_CONTEXT) {
   });
   process.on('exit', (code) => {
     if (code !== 0 || finished) return;
-    process.stderr.write('this test file exited with code 0 before its tests finished: the tests after the last one reported never ran\n');
+    process.stderr.write(
+      'this test file exited with code 0 before its tests finished: the tests after the last one reported never ran\n',
+    );
     process.exitCode = 1;
   });
 }

@@ -6,7 +6,12 @@ import type { Command } from 'commander';
  * e.g. help text) by whichever command registers first. Every command of the
  * group registers on the one instance, whatever the registration order.
  */
-export function commandGroup(parent: Command, name: string, description: string, setup?: (group: Command) => void): Command {
+export function commandGroup(
+  parent: Command,
+  name: string,
+  description: string,
+  setup?: (group: Command) => void,
+): Command {
   const existing = parent.commands.find((command) => command.name() === name);
   if (existing) return existing;
   const group = parent.command(name).description(description);

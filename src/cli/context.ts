@@ -48,7 +48,7 @@ function sleepSync(ms: number): void {
  */
 function writeAllSync(fd: number, text: string): void {
   const bytes = Buffer.from(text, 'utf8');
-  for (let offset = 0; offset < bytes.length; ) {
+  for (let offset = 0; offset < bytes.length;) {
     try {
       offset += writeSync(fd, bytes, offset, bytes.length - offset);
     } catch (error) {
@@ -92,7 +92,10 @@ export function processContext(): CliContext {
         writeStderr(`${question}\n`);
         const answer = (await reader.next())?.trim().toLowerCase();
         if (answer === undefined) {
-          throw new UsageError(`no answer to "${question}" (stdin was closed)`, 'answer y or n, or pass the flag explicitly, e.g. --resource=true --controller=true');
+          throw new UsageError(
+            `no answer to "${question}" (stdin was closed)`,
+            'answer y or n, or pass the flag explicitly, e.g. --resource=true --controller=true',
+          );
         }
         if (answer === 'y' || answer === 'yes') return true;
         if (answer === 'n' || answer === 'no') return false;

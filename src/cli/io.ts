@@ -49,7 +49,12 @@ export function reportChanges(io: CommandIO, changes: readonly TreeChange[]): vo
  * that stops early (`| head -1`) has been given all of it. Returns whether
  * files were written.
  */
-export async function finishTree(tree: VirtualTree, io: CommandIO, dryRun: boolean, report: readonly string[] = []): Promise<boolean> {
+export async function finishTree(
+  tree: VirtualTree,
+  io: CommandIO,
+  dryRun: boolean,
+  report: readonly string[] = [],
+): Promise<boolean> {
   if (dryRun) {
     reportChanges(io, tree.changes());
     return false;

@@ -47,7 +47,7 @@ export function queuedLineReader(input: NodeJS.ReadableStream = process.stdin): 
  * for a terminal or /dev/null (closed stdin in CI), which must never block.
  */
 export async function readPipedStdin(limit = Number.POSITIVE_INFINITY): Promise<string | undefined> {
-  let piped = false;
+  let piped: boolean;
   try {
     const stat = fstatSync(0);
     piped = stat.isFIFO() || stat.isFile() || stat.isSocket();
@@ -62,7 +62,10 @@ export async function readPipedStdin(limit = Number.POSITIVE_INFINITY): Promise<
     // Stop at the bound instead of buffering whatever the pipe produces.
     if (size > limit) {
       process.stdin.destroy();
-      throw new UsageError(`stdin is larger than ${formatSize(limit)}`, 'pipe in only the operator\'s manifests (kustomize build config/manifests), or use --input-dir');
+      throw new UsageError(
+        `stdin is larger than ${formatSize(limit)}`,
+        "pipe in only the operator's manifests (kustomize build config/manifests), or use --input-dir",
+      );
     }
     chunks.push(chunk as Buffer);
   }

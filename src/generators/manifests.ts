@@ -56,12 +56,25 @@ export async function generateManifests(inputs: ManifestInputs): Promise<Generat
   for (const diagnostic of program.getSyntacticDiagnostics()) {
     const sf = diagnostic.file;
     const line = sf && diagnostic.start !== undefined ? sf.getLineAndCharacterOfPosition(diagnostic.start).line + 1 : 1;
-    problems.add(sf ? path.relative(projectDir, sf.fileName) : '<unknown>', line, ts.flattenDiagnosticMessageText(diagnostic.messageText, ' '));
+    problems.add(
+      sf ? path.relative(projectDir, sf.fileName) : '<unknown>',
+      line,
+      ts.flattenDiagnosticMessageText(diagnostic.messageText, ' '),
+    );
   }
   problems.throwIfAny();
 
-  const clientNodeModels = embedsModels ? ((await import('@kubernetes/client-node')) as unknown as ClientNodeModels) : undefined;
-  const crds = buildCrds(resources, { projectDir, program, problems, allowDangerousTypes: inputs.allowDangerousTypes ?? false, generatorVersion: packageInfo.version, clientNodeModels });
+  const clientNodeModels = embedsModels
+    ? ((await import('@kubernetes/client-node')) as unknown as ClientNodeModels)
+    : undefined;
+  const crds = buildCrds(resources, {
+    projectDir,
+    program,
+    problems,
+    allowDangerousTypes: inputs.allowDangerousTypes ?? false,
+    generatorVersion: packageInfo.version,
+    clientNodeModels,
+  });
   const rbacMarkers = readControllerMarkers(projectDir, problems);
   const roles = buildRoles(rbacMarkers, problems);
   const webhookConfigurations = buildWebhookConfigurations(readProjectWebhookMarkers(projectDir, problems), problems);
@@ -72,12 +85,19 @@ export async function generateManifests(inputs: ManifestInputs): Promise<Generat
   // (a placeholder); from here on it is this generator's (templates/README.md).
   if (roles.length > 0) files.push({ path: 'config/rbac/role.yaml', content: renderDocuments(roles) });
   // Like controller-gen, no webhook markers means no manifest (and an existing one is left as it is).
-  if (webhookConfigurations.length > 0) files.push({ path: WEBHOOK_MANIFEST_PATH, content: renderDocuments(webhookConfigurations) });
+  if (webhookConfigurations.length > 0)
+    files.push({ path: WEBHOOK_MANIFEST_PATH, content: renderDocuments(webhookConfigurations) });
   const kustomizationPath = path.join(projectDir, 'config/crd/kustomization.yaml');
   const existing = existsSync(kustomizationPath) ? readFileSync(kustomizationPath, 'utf8') : undefined;
   // Two writers: create api scaffolds this file and adds a line at its marker;
   // here the list of CRD bases is brought in step (templates/README.md).
-  files.push({ path: 'config/crd/kustomization.yaml', content: updateCrdKustomization(existing, crds.map((c) => c.fileName.replace(/^config\/crd\//, ''))) });
+  files.push({
+    path: 'config/crd/kustomization.yaml',
+    content: updateCrdKustomization(
+      existing,
+      crds.map((c) => c.fileName.replace(/^config\/crd\//, '')),
+    ),
+  });
   return files;
 }
 
@@ -92,7 +112,8 @@ const CLIENT_NODE_FIXED = new Set(['KubernetesObject', 'V1ObjectMeta', 'V1ListMe
 function embedsClientNodeModels(file: string): boolean {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2023, false);
   return source.statements.some((s) => {
-    if (!ts.isImportDeclaration(s) || (s.moduleSpecifier as ts.StringLiteral).text !== '@kubernetes/client-node') return false;
+    if (!ts.isImportDeclaration(s) || (s.moduleSpecifier as ts.StringLiteral).text !== '@kubernetes/client-node')
+      return false;
     const bindings = s.importClause?.namedBindings;
     if (!bindings || ts.isNamespaceImport(bindings)) return true;
     return bindings.elements.some((e) => !CLIENT_NODE_FIXED.has((e.propertyName ?? e.name).text));
@@ -143,11 +164,25 @@ function createApiProgram(rootNames: string[], resolveDependencies: boolean): ts
   // Descriptions and markers are read from raw comments, so the parser can skip JSDoc (a large share of parse time).
   host.jsDocParsingMode = ts.JSDocParsingMode.ParseNone;
   if (!resolveDependencies) {
-    host.resolveModuleNameLiterals = (literals, containingFile, redirectedReference, compilerOptions, containingSourceFile) =>
+    host.resolveModuleNameLiterals = (
+      literals,
+      containingFile,
+      redirectedReference,
+      compilerOptions,
+      containingSourceFile,
+    ) =>
       literals.map((literal) =>
         IMPORT_RECOGNISED_MODULES.has(literal.text)
           ? { resolvedModule: undefined }
-          : ts.resolveModuleName(literal.text, containingFile, compilerOptions, host, undefined, redirectedReference, ts.getModeForUsageLocation(containingSourceFile, literal, compilerOptions)),
+          : ts.resolveModuleName(
+              literal.text,
+              containingFile,
+              compilerOptions,
+              host,
+              undefined,
+              redirectedReference,
+              ts.getModeForUsageLocation(containingSourceFile, literal, compilerOptions),
+            ),
       );
   }
   const readSourceFile = host.getSourceFile.bind(host);

@@ -21,8 +21,14 @@ export class ProblemList {
    */
   throwIfAny(): void {
     if (this.empty) return;
-    const sorted = [...this.items].sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.message.localeCompare(b.message));
+    const sorted = [...this.items].sort(
+      (a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.message.localeCompare(b.message),
+    );
     const unique = sorted.filter((p, i) => i === 0 || formatProblem(p) !== formatProblem(sorted[i - 1]!));
-    throw new UsageError(`generate manifests found ${unique.length} problem${unique.length === 1 ? '' : 's'}; nothing was written`, 'fix them and run it again', { problems: unique });
+    throw new UsageError(
+      `generate manifests found ${unique.length} problem${unique.length === 1 ? '' : 's'}; nothing was written`,
+      'fix them and run it again',
+      { problems: unique },
+    );
   }
 }

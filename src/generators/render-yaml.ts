@@ -20,5 +20,7 @@ export function sortKeysDeep(value: unknown): unknown {
  * their key, long strings never folded (so output is stable and diffable).
  */
 export function renderDocuments(documents: unknown[]): string {
-  return documents.map((doc) => `---\n${YAML.stringify(sortKeysDeep(doc), { indentSeq: false, lineWidth: 0, minContentWidth: 0 })}`).join('');
+  return documents
+    .map((doc) => `---\n${YAML.stringify(sortKeysDeep(doc), { indentSeq: false, lineWidth: 0, minContentWidth: 0 })}`)
+    .join('');
 }

@@ -24,7 +24,8 @@ const PATH_COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
 const TAG = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 const DIGEST = /^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-fA-F0-9]{32,}$/;
 /** A host name or IPv4 address, or a bracketed IPv6 address, with an optional port. */
-const REGISTRY_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
+const REGISTRY_HOST =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
 
 /** A reference that does not follow the grammar; `reason` says which part is wrong. */
 export class InvalidReferenceError extends Error {
@@ -58,7 +59,8 @@ export function parseImageReference(text: string): ImageReference {
   if (lastColon > lastSlash) {
     tag = rest.slice(lastColon + 1);
     rest = rest.slice(0, lastColon);
-    if (!TAG.test(tag)) fail(`tag "${tag}" may only hold letters, digits, _, . and - (at most 128, not starting with . or -)`);
+    if (!TAG.test(tag))
+      fail(`tag "${tag}" may only hold letters, digits, _, . and - (at most 128, not starting with . or -)`);
   }
   const parts = rest.split('/');
   let registry = DOCKER_HUB;
@@ -69,7 +71,8 @@ export function parseImageReference(text: string): ImageReference {
   }
   if (parts.length === 0 || parts.some((part) => part === '')) fail('the repository path has an empty component');
   for (const part of parts) {
-    if (!PATH_COMPONENT.test(part)) fail(`repository component "${part}" must be lowercase letters and digits, joined by ".", "_" or "-"`);
+    if (!PATH_COMPONENT.test(part))
+      fail(`repository component "${part}" must be lowercase letters and digits, joined by ".", "_" or "-"`);
   }
   if (registry === DOCKER_HUB && parts.length === 1) parts.unshift('library');
   const repository = parts.join('/');

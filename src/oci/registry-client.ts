@@ -67,11 +67,17 @@ export async function pullImageFiles(ref: ImageReference, options: RegistryOptio
   let manifest = await session.manifest(ref.digest ?? ref.tag ?? 'latest');
   if (manifest.manifests) {
     const wanted = GO_ARCH[process.arch] ?? process.arch;
-    const entry = manifest.manifests.find((m) => m.platform?.os === 'linux' && m.platform.architecture === wanted) ?? manifest.manifests[0];
+    const entry =
+      manifest.manifests.find((m) => m.platform?.os === 'linux' && m.platform.architecture === wanted) ??
+      manifest.manifests[0];
     if (!entry) throw new RegistryError(`${formatReference(ref)} is an empty image index`, 200);
     manifest = await session.manifest(entry.digest);
   }
-  if (!manifest.layers) throw new RegistryError(`${formatReference(ref)} has a manifest without layers (media type ${manifest.mediaType ?? 'unknown'})`, 200);
+  if (!manifest.layers)
+    throw new RegistryError(
+      `${formatReference(ref)} has a manifest without layers (media type ${manifest.mediaType ?? 'unknown'})`,
+      200,
+    );
   const files = new Map<string, Buffer>();
   for (const layer of manifest.layers) {
     const blob = await session.blob(layer);
@@ -121,11 +127,18 @@ class RegistrySession {
   }
 
   async blob(descriptor: Descriptor): Promise<Buffer> {
-    if ((descriptor.size ?? 0) > MAX_BLOB_BYTES) throw new RegistryError(`a layer of ${formatReference(this.ref)} is ${descriptor.size} bytes, too big for a bundle image`, 200);
+    if ((descriptor.size ?? 0) > MAX_BLOB_BYTES)
+      throw new RegistryError(
+        `a layer of ${formatReference(this.ref)} is ${descriptor.size} bytes, too big for a bundle image`,
+        200,
+      );
     const response = await this.get(`${this.base}/blobs/${descriptor.digest}`, {});
     const [algorithm, expected] = descriptor.digest.split(':');
     if (algorithm === 'sha256' && createHash('sha256').update(response.body).digest('hex') !== expected) {
-      throw new RegistryError(`layer ${descriptor.digest} of ${formatReference(this.ref)} does not match its digest`, response.status);
+      throw new RegistryError(
+        `layer ${descriptor.digest} of ${formatReference(this.ref)} does not match its digest`,
+        response.status,
+      );
     }
     return response.body;
   }
@@ -141,11 +154,21 @@ class RegistrySession {
       }
     }
     if (response.status === 200) return response;
-    const what = url.includes('/manifests/') ? `image ${formatReference(this.ref)}` : `a layer of ${formatReference(this.ref)}`;
+    const what = url.includes('/manifests/')
+      ? `image ${formatReference(this.ref)}`
+      : `a layer of ${formatReference(this.ref)}`;
     const detail = registryErrorText(response.body);
-    if (response.status === 404) throw new RegistryError(`${what} was not found in registry ${this.ref.registry}${detail}`, 404);
-    if (response.status === 401 || response.status === 403) throw new RegistryError(`registry ${this.ref.registry} refused anonymous access to ${what} (HTTP ${response.status})${detail}`, response.status);
-    throw new RegistryError(`registry ${this.ref.registry} answered HTTP ${response.status} for ${what}${detail}`, response.status);
+    if (response.status === 404)
+      throw new RegistryError(`${what} was not found in registry ${this.ref.registry}${detail}`, 404);
+    if (response.status === 401 || response.status === 403)
+      throw new RegistryError(
+        `registry ${this.ref.registry} refused anonymous access to ${what} (HTTP ${response.status})${detail}`,
+        response.status,
+      );
+    throw new RegistryError(
+      `registry ${this.ref.registry} answered HTTP ${response.status} for ${what}${detail}`,
+      response.status,
+    );
   }
 
   private withAuth(headers: Record<string, string>): Record<string, string> {
@@ -154,17 +177,24 @@ class RegistrySession {
 
   private async anonymousToken(challenge: string): Promise<string> {
     const params = new Map<string, string>();
-    for (const match of challenge.replace(/^bearer\s+/i, '').matchAll(/([a-zA-Z]+)="([^"]*)"/g)) params.set(match[1]!.toLowerCase(), match[2]!);
+    for (const match of challenge.replace(/^bearer\s+/i, '').matchAll(/([a-zA-Z]+)="([^"]*)"/g))
+      params.set(match[1]!.toLowerCase(), match[2]!);
     const realm = params.get('realm');
-    if (!realm) throw new RegistryError(`registry ${this.ref.registry} asked for a token without saying where to get one`, 401);
+    if (!realm)
+      throw new RegistryError(`registry ${this.ref.registry} asked for a token without saying where to get one`, 401);
     const url = new URL(realm);
     if (params.has('service')) url.searchParams.set('service', params.get('service')!);
     url.searchParams.set('scope', params.get('scope') ?? `repository:${this.ref.repository}:pull`);
     const response = await this.send(url.toString(), {});
-    if (response.status !== 200) throw new RegistryError(`registry ${this.ref.registry}'s token service refused an anonymous token (HTTP ${response.status})`, response.status);
+    if (response.status !== 200)
+      throw new RegistryError(
+        `registry ${this.ref.registry}'s token service refused an anonymous token (HTTP ${response.status})`,
+        response.status,
+      );
     const body = JSON.parse(response.body.toString('utf8')) as { token?: string; access_token?: string };
     const token = body.token ?? body.access_token;
-    if (!token) throw new RegistryError(`registry ${this.ref.registry}'s token service returned no token`, response.status);
+    if (!token)
+      throw new RegistryError(`registry ${this.ref.registry}'s token service returned no token`, response.status);
     return token;
   }
 
@@ -173,7 +203,11 @@ class RegistrySession {
     const response = await rawGet(url, headers, this.options);
     const location = response.headers.location;
     if (response.status >= 300 && response.status < 400 && location) {
-      if (redirects >= MAX_REDIRECTS) throw new RegistryError(`registry ${this.ref.registry} redirected more than ${MAX_REDIRECTS} times`, response.status);
+      if (redirects >= MAX_REDIRECTS)
+        throw new RegistryError(
+          `registry ${this.ref.registry} redirected more than ${MAX_REDIRECTS} times`,
+          response.status,
+        );
       const next = new URL(location, url).toString();
       // Credentials are for the registry, not for the storage it redirects to.
       const { authorization: _dropped, ...rest } = headers;
@@ -190,7 +224,12 @@ function rawGet(url: string, headers: Record<string, string>, options: RegistryO
   return new Promise((resolve, reject) => {
     const req = (secure ? httpsRequest : httpRequest)(
       parsed,
-      { method: 'GET', headers: { 'user-agent': 'ts-operator-sdk', ...headers }, signal: options.signal, ...(secure && options.skipTlsVerify ? { rejectUnauthorized: false } : {}) },
+      {
+        method: 'GET',
+        headers: { 'user-agent': 'ts-operator-sdk', ...headers },
+        signal: options.signal,
+        ...(secure && options.skipTlsVerify ? { rejectUnauthorized: false } : {}),
+      },
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -202,14 +241,21 @@ function rawGet(url: string, headers: Record<string, string>, options: RegistryO
           }
           chunks.push(chunk);
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
         res.on('error', reject);
       },
     );
-    req.setTimeout(timeoutMs, () => req.destroy(new RegistryError(`no answer from ${parsed.host} within ${Math.round(timeoutMs / 1000)}s`, 0)));
+    req.setTimeout(timeoutMs, () =>
+      req.destroy(new RegistryError(`no answer from ${parsed.host} within ${Math.round(timeoutMs / 1000)}s`, 0)),
+    );
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (err instanceof RegistryError) return reject(err);
-      const hint = err.code === 'EPROTO' || /wrong version number|packet length too long/.test(err.message) ? ' (it may serve plain HTTP: pass --use-http)' : '';
+      const hint =
+        err.code === 'EPROTO' || /wrong version number|packet length too long/.test(err.message)
+          ? ' (it may serve plain HTTP: pass --use-http)'
+          : '';
       reject(new RegistryError(`cannot reach registry ${parsed.host}: ${err.code ?? err.message}${hint}`, 0));
     });
     req.end();

@@ -28,7 +28,8 @@ export function readTar(archive: Buffer): TarFile[] {
     const type = String.fromCharCode(header[156]!);
     const dataStart = offset + BLOCK;
     const dataEnd = dataStart + size;
-    if (dataEnd > archive.length) throw new Error(`tar archive is truncated: an entry at byte ${offset} needs ${size} bytes`);
+    if (dataEnd > archive.length)
+      throw new Error(`tar archive is truncated: an entry at byte ${offset} needs ${size} bytes`);
     const data = archive.subarray(dataStart, dataEnd);
     offset = dataStart + Math.ceil(size / BLOCK) * BLOCK;
     if (type === 'L') {

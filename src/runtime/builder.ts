@@ -31,13 +31,17 @@ export class ControllerBuilder {
 
   /** The kind this controller reconciles; its events enqueue the object itself. */
   for<T extends KubernetesObject>(kind: Kind<T>, options: { predicates?: Predicate[] } = {}): this {
-    if (this.forWatch) throw new Error(`for() was already called with ${this.forWatch.kind.kind}: a controller reconciles one kind`);
+    if (this.forWatch)
+      throw new Error(`for() was already called with ${this.forWatch.kind.kind}: a controller reconciles one kind`);
     this.forWatch = { kind, mapper: () => enqueueForObject(), predicates: options.predicates ?? [] };
     return this;
   }
 
   /** A kind this controller creates; its events enqueue the owner named by the controller ownerReference. */
-  owns<T extends KubernetesObject>(kind: Kind<T>, options: { predicates?: Predicate[]; onlyController?: boolean } = {}): this {
+  owns<T extends KubernetesObject>(
+    kind: Kind<T>,
+    options: { predicates?: Predicate[]; onlyController?: boolean } = {},
+  ): this {
     this.otherWatches.push({
       kind,
       mapper: (forKind) => {
@@ -54,7 +58,11 @@ export class ControllerBuilder {
    * may read the cache (`mgr.getClient().list(...)`). On an update it is
    * called for the old and the new object, and both answers are reconciled.
    */
-  watches<T extends KubernetesObject>(kind: Kind<T>, mapFn: (object: T) => ObjectKey[] | Promise<ObjectKey[]>, options: { predicates?: Predicate[] } = {}): this {
+  watches<T extends KubernetesObject>(
+    kind: Kind<T>,
+    mapFn: (object: T) => ObjectKey[] | Promise<ObjectKey[]>,
+    options: { predicates?: Predicate[] } = {},
+  ): this {
     this.otherWatches.push({ kind, mapper: () => enqueueFromMapFunc(mapFn), predicates: options.predicates ?? [] });
     return this;
   }
@@ -65,9 +73,13 @@ export class ControllerBuilder {
    * source.Channel). Each object maps to requests through `mapFn`; by default,
    * to the object's own namespace/name.
    */
-  watchesRawSource<T extends KubernetesObject>(source: EventSource<T>, mapFn?: (object: T) => ObjectKey[] | Promise<ObjectKey[]>, options: { predicates?: Predicate[] } = {}): this {
+  watchesRawSource<T extends KubernetesObject>(
+    source: EventSource<T>,
+    mapFn?: (object: T) => ObjectKey[] | Promise<ObjectKey[]>,
+    options: { predicates?: Predicate[] } = {},
+  ): this {
     this.otherWatches.push({
-      source: source as unknown as EventSource,
+      source,
       mapper: () => (mapFn ? enqueueFromMapFunc(mapFn) : enqueueForObject()),
       predicates: options.predicates ?? [],
     });
@@ -105,7 +117,7 @@ export class ControllerBuilder {
     const controller = new Controller(name, reconciler, forKind, this.mgr.getLogger(), this.mgr.metrics, this.options);
     watches.forEach((watch, index) => {
       controller.watch({
-        source: watch.source ?? (this.mgr.getCache().informerFor(watch.kind!) as unknown as EventSource),
+        source: watch.source ?? this.mgr.getCache().informerFor(watch.kind!),
         mapper: mappers[index]!,
         predicates: [...this.globalPredicates, ...watch.predicates],
       });

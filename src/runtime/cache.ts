@@ -99,7 +99,10 @@ export class Cache implements Reader {
   }
 
   /** Waits until every informer asked for by name has synced. */
-  async waitForCacheSync(timeoutMs = this.options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS, signal?: AbortSignal): Promise<void> {
+  async waitForCacheSync(
+    timeoutMs = this.options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS,
+    signal?: AbortSignal,
+  ): Promise<void> {
     await Promise.all(this.requiredInformers().map((informer) => informer.waitForSync(timeoutMs, signal)));
   }
 
@@ -118,7 +121,8 @@ export class Cache implements Reader {
     this.checkNamespace(kind, key.namespace, `get ${kind.kind} ${keyOf(key)}`);
     const informer = await this.synced(kind);
     const object = informer.get(keyOf(kind.namespaced ? key : { name: key.name }));
-    if (!object) throw new NotFoundError(404, 'NotFound', `${kind.plural}.${kind.group || 'core'} "${key.name}" not found`);
+    if (!object)
+      throw new NotFoundError(404, 'NotFound', `${kind.plural}.${kind.group || 'core'} "${key.name}" not found`);
     // The informer holds what the API server sent, so the stored fields are there.
     return cloneJson(object) as Stored<T>;
   }
@@ -134,30 +138,42 @@ export class Cache implements Reader {
     const namespace = kind.namespaced ? options.namespace : undefined;
     const labels = selectorString(options.labelSelector);
     const labelRequirements = labels ? parseSelector(labels) : [];
-    const terms = [...parseFieldSelector(selectorString(options.fieldSelector)), ...Object.entries(options.matchingFields ?? {}).map(([field, value]) => ({ field, op: '=', value }))];
+    const terms = [
+      ...parseFieldSelector(selectorString(options.fieldSelector)),
+      ...Object.entries(options.matchingFields ?? {}).map(([field, value]) => ({ field, op: '=', value })),
+    ];
     const indexed: FieldTerm[] = [];
     const direct: FieldTerm[] = [];
     for (const term of terms) {
       if (term.op !== '!=' && informer.hasIndex(term.field)) indexed.push(term);
       else if (term.field === 'metadata.name' || term.field === 'metadata.namespace') direct.push(term);
-      else if (term.op === '!=') throw new Error(`the cache cannot filter by "${term.field}!=${term.value}": it matches equality on indexed fields and metadata.name/metadata.namespace; use mgr.getAPIReader()`);
-      else throw new Error(`the ${kind.kind} cache has no index for field "${term.field}": call mgr.getCache().indexField(${kind.kind}, '${term.field}', fn) before mgr.start(), or read with mgr.getAPIReader()`);
+      else if (term.op === '!=')
+        throw new Error(
+          `the cache cannot filter by "${term.field}!=${term.value}": it matches equality on indexed fields and metadata.name/metadata.namespace; use mgr.getAPIReader()`,
+        );
+      else
+        throw new Error(
+          `the ${kind.kind} cache has no index for field "${term.field}": call mgr.getCache().indexField(${kind.kind}, '${term.field}', fn) before mgr.start(), or read with mgr.getAPIReader()`,
+        );
     }
     // The first index narrows the candidates; the other terms filter them.
     const [first, ...rest] = indexed;
     const candidates = first ? informer.byIndex(first.field, first.value, namespace) : informer.list(namespace);
     return candidates
-      .filter((object) =>
-        rest.every((term) => informer.indexedUnder(term.field, object, term.value)) &&
-        direct.every((term) => matchesMetadataField(term, object)) &&
-        matchesLabels(labelRequirements, object.metadata?.labels))
+      .filter(
+        (object) =>
+          rest.every((term) => informer.indexedUnder(term.field, object, term.value)) &&
+          direct.every((term) => matchesMetadataField(term, object)) &&
+          matchesLabels(labelRequirements, object.metadata?.labels),
+      )
       .map((object) => cloneJson(object) as Stored<T>);
   }
 
   private async synced<T extends KubernetesObject>(kind: Kind<T>): Promise<Informer<T>> {
     const informer = this.informer(kind);
     if (!informer.hasSynced()) {
-      if (!this.signal) throw new Error(`the cache is not started: read ${kind.kind} after mgr.start(), or use mgr.getAPIReader()`);
+      if (!this.signal)
+        throw new Error(`the cache is not started: read ${kind.kind} after mgr.start(), or use mgr.getAPIReader()`);
       await informer.waitForSync(this.options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS, this.signal);
     }
     return informer;
@@ -167,7 +183,9 @@ export class Cache implements Reader {
     // Without a namespace a list spans every watched namespace, which is fine.
     if (!kind.namespaced || !this.namespaces || namespace === undefined) return;
     if (!this.namespaces.includes(namespace)) {
-      throw new Error(`cannot ${what}: namespace "${namespace}" is not watched by the cache (watched: ${this.namespaces.join(', ')}); add it to WATCH_NAMESPACE or use mgr.getAPIReader()`);
+      throw new Error(
+        `cannot ${what}: namespace "${namespace}" is not watched by the cache (watched: ${this.namespaces.join(', ')}); add it to WATCH_NAMESPACE or use mgr.getAPIReader()`,
+      );
     }
   }
 }
@@ -183,14 +201,20 @@ export class Cache implements Reader {
 export function cloneJson<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) {
-    const copy = new Array(value.length);
+    const copy: unknown[] = new Array<unknown>(value.length);
     for (let i = 0; i < value.length; i++) copy[i] = cloneJson(value[i]);
     return copy as T;
   }
   const copy: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
     // JSON may carry a "__proto__" key as data: define it, or assignment would set the prototype.
-    if (key === '__proto__') Object.defineProperty(copy, key, { value: cloneJson((value as Record<string, unknown>)[key]), enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(copy, key, {
+        value: cloneJson((value as Record<string, unknown>)[key]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     else copy[key] = cloneJson((value as Record<string, unknown>)[key]);
   }
   return copy as T;
@@ -212,7 +236,8 @@ function parseFieldSelector(selector: string | undefined): FieldTerm[] {
   return (selector ? selector.split(',') : []).map((raw) => {
     const term = raw.trim();
     const match = term.match(/^([^=!\s]+)\s*(==|=|!=)\s*(.*)$/);
-    if (!match) throw new Error(`field selector term "${term}" is not valid: use field=value, field==value or field!=value`);
+    if (!match)
+      throw new Error(`field selector term "${term}" is not valid: use field=value, field==value or field!=value`);
     return { field: match[1]!, op: match[2]!, value: match[3]! };
   });
 }

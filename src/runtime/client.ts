@@ -121,13 +121,17 @@ export class ApiReader implements Reader {
     private readonly rest: RestClient,
     private readonly pageSize = DEFAULT_LIST_PAGE_SIZE,
   ) {
-    if (!Number.isInteger(pageSize) || pageSize < 1) throw new Error(`list page size ${pageSize} is not valid: use a positive integer`);
+    if (!Number.isInteger(pageSize) || pageSize < 1)
+      throw new Error(`list page size ${pageSize} is not valid: use a positive integer`);
   }
 
   async get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<Stored<T>> {
     // Without a name the path would be the collection, and a list would come back as the object.
     if (!key.name) throw new Error(`get ${kind.kind}: the key has no name; pass { namespace, name }`);
-    if (kind.namespaced && !key.namespace) throw new Error(`get ${kind.kind} "${key.name}": the key has no namespace; ${kind.kind} is namespaced, so pass { namespace, name }`);
+    if (kind.namespaced && !key.namespace)
+      throw new Error(
+        `get ${kind.kind} "${key.name}": the key has no namespace; ${kind.kind} is namespaced, so pass { namespace, name }`,
+      );
     const obj = await this.rest.request<Stored<T>>('GET', resourcePath(kind, key.namespace, key.name));
     return withTypeMeta(obj, kind);
   }
@@ -261,7 +265,9 @@ export class Client implements Reader {
   /** Deletes every object of a kind in a namespace that matches the selectors, in one request. */
   async deleteAllOf<T extends KubernetesObject>(kind: Kind<T>, options: DeleteAllOfOptions = {}): Promise<void> {
     if (kind.namespaced && !options.namespace) {
-      throw new Error(`deleteAllOf(${kind.kind}) needs a namespace: ${kind.kind} is namespaced and the API cannot delete it across all namespaces at once`);
+      throw new Error(
+        `deleteAllOf(${kind.kind}) needs a namespace: ${kind.kind} is namespaced and the API cannot delete it across all namespaces at once`,
+      );
     }
     await this.rest.request('DELETE', resourcePath(kind, options.namespace), {
       query: { labelSelector: selectorString(options.labelSelector), fieldSelector: fieldSelectorOf(options) },
@@ -284,12 +290,22 @@ export class Client implements Reader {
    * pod. Needs `// +kubebuilder:rbac:groups="",resources=pods/exec,verbs=create;get`.
    * See {@link execInPod} for what it throws.
    */
-  exec(pod: PodReference, container: string | undefined, command: readonly string[], options?: ExecOptions): Promise<ExecResult> {
+  exec(
+    pod: PodReference,
+    container: string | undefined,
+    command: readonly string[],
+    options?: ExecOptions,
+  ): Promise<ExecResult> {
     return execInPod(this.rest, pod, container, command, options);
   }
 
   /** As {@link Client.exec}, streaming stdout and stderr into writables and stdin from an async iterable; resolves with the exit code. */
-  execStream(pod: PodReference, container: string | undefined, command: readonly string[], options?: ExecStreamOptions): Promise<{ exitCode: number }> {
+  execStream(
+    pod: PodReference,
+    container: string | undefined,
+    command: readonly string[],
+    options?: ExecStreamOptions,
+  ): Promise<{ exitCode: number }> {
     return execStreamInPod(this.rest, pod, container, command, options);
   }
 
@@ -307,17 +323,30 @@ export class Client implements Reader {
     return followPodLogs(this.rest, pod, options);
   }
 
-  private async put<T extends KubernetesObject>(obj: T, options: WriteOptions, subresource: string | undefined): Promise<T> {
+  private async put<T extends KubernetesObject>(
+    obj: T,
+    options: WriteOptions,
+    subresource: string | undefined,
+  ): Promise<T> {
     const kind = await this.restMapper.kindForObject(obj);
     const what = subresource ? 'status().update' : 'update';
-    const updated = await this.rest.request<T>('PUT', resourcePath(kind, namespaceOf(kind, obj, what), nameOf(obj, what), subresource), {
-      query: this.writeQuery(options),
-      body: obj,
-    });
+    const updated = await this.rest.request<T>(
+      'PUT',
+      resourcePath(kind, namespaceOf(kind, obj, what), nameOf(obj, what), subresource),
+      {
+        query: this.writeQuery(options),
+        body: obj,
+      },
+    );
     return withTypeMeta(updated, kind);
   }
 
-  private async sendPatch<T extends KubernetesObject>(obj: T, patch: Patch, options: PatchOptions, subresource: string | undefined): Promise<T> {
+  private async sendPatch<T extends KubernetesObject>(
+    obj: T,
+    patch: Patch,
+    options: PatchOptions,
+    subresource: string | undefined,
+  ): Promise<T> {
     const kind = await this.restMapper.kindForObject(obj);
     const what = subresource ? 'status().patch' : 'patch';
     const query = this.writeQuery(options);
@@ -332,22 +361,30 @@ export class Client implements Reader {
         break;
       case 'apply':
         if (!query.fieldManager) {
-          throw new Error('server-side apply needs a field manager: pass { fieldManager } or construct the Client with fieldOwner');
+          throw new Error(
+            'server-side apply needs a field manager: pass { fieldManager } or construct the Client with fieldOwner',
+          );
         }
         if (options.force) query.force = true;
         body = appliedConfiguration(obj);
         break;
       default:
-        throw new Error(`unknown patch type ${JSON.stringify((patch as { type?: unknown }).type)}: use mergePatch, jsonPatch, strategicMergePatch or { type: 'apply' }`);
+        throw new Error(
+          `unknown patch type ${JSON.stringify((patch as { type?: unknown }).type)}: use mergePatch, jsonPatch, strategicMergePatch or { type: 'apply' }`,
+        );
     }
     if (options.force && patch.type !== 'apply') {
       throw new Error(`force applies only to server-side apply, not to a ${patch.type} patch: drop the force option`);
     }
-    const patched = await this.rest.request<T>('PATCH', resourcePath(kind, namespaceOf(kind, obj, what), nameOf(obj, what), subresource), {
-      query,
-      body,
-      contentType: PATCH_CONTENT_TYPES[patch.type],
-    });
+    const patched = await this.rest.request<T>(
+      'PATCH',
+      resourcePath(kind, namespaceOf(kind, obj, what), nameOf(obj, what), subresource),
+      {
+        query,
+        body,
+        contentType: PATCH_CONTENT_TYPES[patch.type],
+      },
+    );
     return withTypeMeta(patched, kind);
   }
 
@@ -376,7 +413,8 @@ function deleteOptionsBody(options: DeleteOptions): Record<string, unknown> {
 
 function nameOf(obj: KubernetesObject, what: string): string {
   const name = obj.metadata?.name;
-  if (!name) throw new Error(`${what} ${obj.kind ?? 'object'}: metadata.name is empty; set the name of the object to ${what}`);
+  if (!name)
+    throw new Error(`${what} ${obj.kind ?? 'object'}: metadata.name is empty; set the name of the object to ${what}`);
   return name;
 }
 
@@ -384,7 +422,9 @@ function namespaceOf(kind: Kind, obj: KubernetesObject, what: string): string | 
   if (!kind.namespaced) return undefined;
   const namespace = obj.metadata?.namespace;
   if (!namespace) {
-    throw new Error(`${what} ${kind.kind} "${obj.metadata?.name ?? ''}": metadata.namespace is empty; ${kind.kind} is namespaced, so set the object's namespace`);
+    throw new Error(
+      `${what} ${kind.kind} "${obj.metadata?.name ?? ''}": metadata.namespace is empty; ${kind.kind} is namespaced, so set the object's namespace`,
+    );
   }
   return namespace;
 }

@@ -30,7 +30,11 @@ export function toKubernetesTime(date: Date): Time {
  * observedGeneration are always updated. Returns whether anything changed,
  * so the caller can skip a no-op status write.
  */
-export function setStatusCondition(conditions: Condition[], newCondition: ConditionInput, clock: ConditionClock = systemClock): boolean {
+export function setStatusCondition(
+  conditions: Condition[],
+  newCondition: ConditionInput,
+  clock: ConditionClock = systemClock,
+): boolean {
   const existing = conditions.find((condition) => condition.type === newCondition.type);
   const message = newCondition.message ?? '';
   if (!existing) {
@@ -75,7 +79,10 @@ export function removeStatusCondition(conditions: Condition[], conditionType: st
 }
 
 /** The condition of this type, if present. */
-export function findStatusCondition(conditions: readonly Condition[] | undefined, conditionType: string): Condition | undefined {
+export function findStatusCondition(
+  conditions: readonly Condition[] | undefined,
+  conditionType: string,
+): Condition | undefined {
   return conditions?.find((condition) => condition.type === conditionType);
 }
 
@@ -90,6 +97,10 @@ export function isStatusConditionFalse(conditions: readonly Condition[] | undefi
 }
 
 /** Whether the condition is present with exactly this status. */
-export function isStatusConditionPresentAndEqual(conditions: readonly Condition[] | undefined, conditionType: string, status: Condition['status']): boolean {
+export function isStatusConditionPresentAndEqual(
+  conditions: readonly Condition[] | undefined,
+  conditionType: string,
+  status: Condition['status'],
+): boolean {
   return findStatusCondition(conditions, conditionType)?.status === status;
 }

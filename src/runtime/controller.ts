@@ -111,10 +111,14 @@ export class Controller {
   ) {
     this.maxConcurrentReconciles = Math.max(1, options.maxConcurrentReconciles ?? 1);
     this.queue = new WorkQueue({ name, rateLimiter: options.rateLimiter, metrics });
-    this.log = logger.child({ controller: name, ...(forKind ? { controllerGroup: forKind.group, controllerKind: forKind.kind } : {}) });
+    this.log = logger.child({
+      controller: name,
+      ...(forKind ? { controllerGroup: forKind.group, controllerKind: forKind.kind } : {}),
+    });
     metrics.maxConcurrentReconciles.set({ controller: name }, this.maxConcurrentReconciles);
     metrics.activeWorkers.set({ controller: name }, 0);
-    for (const result of ['success', 'error', 'requeue', 'requeue_after']) metrics.reconcileTotal.inc({ controller: name, result }, 0);
+    for (const result of ['success', 'error', 'requeue', 'requeue_after'])
+      metrics.reconcileTotal.inc({ controller: name, result }, 0);
     metrics.reconcileErrors.inc({ controller: name }, 0);
     metrics.terminalReconcileErrors.inc({ controller: name }, 0);
     metrics.reconcilePanics.inc({ controller: name }, 0);
@@ -149,16 +153,22 @@ export class Controller {
       }
       // Synchronous mappers (owners, the object itself) enqueue at once; async ones when they resolve.
       if (mapped.some((result) => result instanceof Promise)) {
-        Promise.all(mapped).then((results) => add(results, priority), failed);
+        // Promise.resolve, as Promise.all would: the results mix lists and promises of lists.
+        Promise.all(mapped.map((result) => Promise.resolve(result))).then((results) => add(results, priority), failed);
       } else {
         add(mapped as ObjectKey[][], priority);
       }
     };
     watch.source.addEventHandler({
-      onAdd: (object: KubernetesObject, info) => enqueue({ type: 'create', object }, info.isInInitialList ? LOW_PRIORITY : 0),
+      onAdd: (object: KubernetesObject, info) =>
+        enqueue({ type: 'create', object }, info.isInInitialList ? LOW_PRIORITY : 0),
       onUpdate: (oldObject: KubernetesObject, object: KubernetesObject) =>
-        enqueue({ type: 'update', oldObject, object }, oldObject.metadata?.resourceVersion === object.metadata?.resourceVersion ? LOW_PRIORITY : 0),
-      onDelete: (object: KubernetesObject, info) => enqueue({ type: 'delete', object, finalStateUnknown: info.finalStateUnknown }),
+        enqueue(
+          { type: 'update', oldObject, object },
+          oldObject.metadata?.resourceVersion === object.metadata?.resourceVersion ? LOW_PRIORITY : 0,
+        ),
+      onDelete: (object: KubernetesObject, info) =>
+        enqueue({ type: 'delete', object, finalStateUnknown: info.finalStateUnknown }),
       onGeneric: (object: KubernetesObject) => enqueue({ type: 'generic', object }),
     });
   }
@@ -242,7 +252,10 @@ export class Controller {
     const started = performance.now();
     let result: Result | void;
     try {
-      result = await this.reconciler.reconcile({ signal: this.reconcileAbort.signal, log, reconcileID, controller: this.name }, request);
+      result = await this.reconciler.reconcile(
+        { signal: this.reconcileAbort.signal, log, reconcileID, controller: this.name },
+        request,
+      );
     } catch (err) {
       this.metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);
       // `{ err }`: the logger's err serializer keeps the stack (and the cause chain), so a reconciler's bug arrives with its trace.
@@ -253,7 +266,12 @@ export class Controller {
         if (!leadershipLost) this.metrics.terminalReconcileErrors.inc(labels);
         this.metrics.reconcileErrors.inc(labels);
         this.metrics.reconcileTotal.inc({ ...labels, result: 'error' });
-        log.error({ err }, leadershipLost ? 'Reconciler error (leadership lost, not retried)' : 'Reconciler error (terminal, not retried)');
+        log.error(
+          { err },
+          leadershipLost
+            ? 'Reconciler error (leadership lost, not retried)'
+            : 'Reconciler error (terminal, not retried)',
+        );
         return;
       }
       this.queue.addRateLimited(key, priority);
@@ -261,7 +279,10 @@ export class Controller {
       this.metrics.reconcileTotal.inc({ ...labels, result: 'error' });
       const panic = isReconcilePanic(err);
       if (panic) this.metrics.reconcilePanics.inc(labels);
-      log.error({ err, retries: this.queue.numRequeues(key), ...(panic ? { panic } : {}) }, panic ? 'Observed a panic in reconciler' : 'Reconciler error');
+      log.error(
+        { err, retries: this.queue.numRequeues(key), ...(panic ? { panic } : {}) },
+        panic ? 'Observed a panic in reconciler' : 'Reconciler error',
+      );
       return;
     }
     this.metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);

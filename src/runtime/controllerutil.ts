@@ -53,7 +53,12 @@ export function setOwnerReference(owner: KubernetesObject, object: KubernetesObj
 export function removeOwnerReference(owner: KubernetesObject, object: KubernetesObject): boolean {
   const refs = object.metadata?.ownerReferences;
   if (!refs || !owner.apiVersion || !owner.kind || !owner.metadata?.name) return false;
-  const target = { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid ?? '' };
+  const target = {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata.name,
+    uid: owner.metadata.uid ?? '',
+  };
   const kept = refs.filter((ref) => !sameOwner(ref, target));
   if (kept.length === refs.length) return false;
   object.metadata!.ownerReferences = kept;
@@ -98,10 +103,17 @@ export type OperationResult = 'created' | 'updated' | 'unchanged';
  * As in controller-runtime, `obj` is overwritten in place with the server's
  * object, so the caller can read what was written.
  */
-export async function createOrUpdate<T extends KubernetesObject>(client: Client, obj: T, mutate: (obj: T) => void | Promise<void>): Promise<OperationResult> {
+export async function createOrUpdate<T extends KubernetesObject>(
+  client: Client,
+  obj: T,
+  mutate: (obj: T) => void | Promise<void>,
+): Promise<OperationResult> {
   const kind = await client.restMapper.kindForObject(obj);
   const key = { namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '' };
-  if (!key.name) throw new Error(`createOrUpdate ${obj.kind}: metadata.name is empty; set the name of the object to create or update`);
+  if (!key.name)
+    throw new Error(
+      `createOrUpdate ${obj.kind}: metadata.name is empty; set the name of the object to create or update`,
+    );
   let existing: T;
   try {
     // A copy: the cache may hand out its own object, which must stay untouched.
@@ -122,7 +134,11 @@ export async function createOrUpdate<T extends KubernetesObject>(client: Client,
   return 'updated';
 }
 
-async function mutateKeepingKey<T extends KubernetesObject>(obj: T, key: { namespace?: string; name: string }, mutate: (obj: T) => void | Promise<void>): Promise<void> {
+async function mutateKeepingKey<T extends KubernetesObject>(
+  obj: T,
+  key: { namespace?: string; name: string },
+  mutate: (obj: T) => void | Promise<void>,
+): Promise<void> {
   await mutate(obj);
   if (obj.metadata?.name !== key.name || obj.metadata?.namespace !== key.namespace) {
     throw new Error(
@@ -146,7 +162,9 @@ function ownerReferenceTo(owner: KubernetesObject, object: KubernetesObject): V1
     !owner.metadata?.uid && 'metadata.uid',
   ].filter(Boolean);
   if (missing.length) {
-    throw new Error(`owner ${owner.kind ?? 'object'} "${owner.metadata?.name ?? ''}" has no ${missing.join(', ')}: use an owner read from the API server, which has all of them`);
+    throw new Error(
+      `owner ${owner.kind ?? 'object'} "${owner.metadata?.name ?? ''}" has no ${missing.join(', ')}: use an owner read from the API server, which has all of them`,
+    );
   }
   const ownerNamespace = owner.metadata!.namespace;
   const objectNamespace = object.metadata?.namespace;
@@ -154,7 +172,9 @@ function ownerReferenceTo(owner: KubernetesObject, object: KubernetesObject): V1
   // carries its namespace, a cluster-scoped one never does.
   if (ownerNamespace) {
     if (!objectNamespace) {
-      throw new Error(`cluster-scoped ${object.kind ?? 'object'} "${object.metadata?.name ?? ''}" cannot have namespaced owner ${owner.kind} "${owner.metadata!.name}": use a cluster-scoped owner`);
+      throw new Error(
+        `cluster-scoped ${object.kind ?? 'object'} "${object.metadata?.name ?? ''}" cannot have namespaced owner ${owner.kind} "${owner.metadata!.name}": use a cluster-scoped owner`,
+      );
     }
     if (objectNamespace !== ownerNamespace) {
       throw new Error(
@@ -168,12 +188,17 @@ function ownerReferenceTo(owner: KubernetesObject, object: KubernetesObject): V1
 
 /** Same owner: same group, kind and name (the version may differ, as in controller-runtime). */
 function sameOwner(a: V1OwnerReference, b: V1OwnerReference): boolean {
-  return parseApiVersion(a.apiVersion).group === parseApiVersion(b.apiVersion).group && a.kind === b.kind && a.name === b.name;
+  return (
+    parseApiVersion(a.apiVersion).group === parseApiVersion(b.apiVersion).group &&
+    a.kind === b.kind &&
+    a.name === b.name
+  );
 }
 
 function upsertOwnerReference(object: KubernetesObject, ref: V1OwnerReference): void {
   object.metadata ??= {};
   const refs = object.metadata.ownerReferences ?? [];
   const index = refs.findIndex((existing) => sameOwner(existing, ref));
-  object.metadata.ownerReferences = index < 0 ? [...refs, ref] : refs.map((existing, i) => (i === index ? ref : existing));
+  object.metadata.ownerReferences =
+    index < 0 ? [...refs, ref] : refs.map((existing, i) => (i === index ? ref : existing));
 }

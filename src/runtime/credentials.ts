@@ -33,7 +33,11 @@ const EXEC_EXPIRY_MARGIN_MS = 10_000;
 
 /** The current cluster's CA and verification settings. */
 export function clusterTls(cluster: KubeConfigCluster): ClusterTls {
-  const ca = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString('utf8') : cluster.caFile ? readText(cluster.caFile, `the CA file of cluster "${cluster.name}"`) : undefined;
+  const ca = cluster.caData
+    ? Buffer.from(cluster.caData, 'base64').toString('utf8')
+    : cluster.caFile
+      ? readText(cluster.caFile, `the CA file of cluster "${cluster.name}"`)
+      : undefined;
   return { ca, rejectUnauthorized: cluster.skipTLSVerify !== true, servername: cluster.tlsServerName || undefined };
 }
 
@@ -46,11 +50,20 @@ export function clusterTls(cluster: KubeConfigCluster): ClusterTls {
 export function credentialSource(kubeConfig: KubeConfigSource): CredentialSource {
   const user = kubeConfig.getCurrentUser();
   if (!user) return { credentials: () => ({ headers: {} }) };
-  const cert = user.certData ? Buffer.from(user.certData, 'base64').toString('utf8') : user.certFile ? readText(user.certFile, `the client certificate of user "${user.name}"`) : undefined;
-  const key = user.keyData ? Buffer.from(user.keyData, 'base64').toString('utf8') : user.keyFile ? readText(user.keyFile, `the client key of user "${user.name}"`) : undefined;
+  const cert = user.certData
+    ? Buffer.from(user.certData, 'base64').toString('utf8')
+    : user.certFile
+      ? readText(user.certFile, `the client certificate of user "${user.name}"`)
+      : undefined;
+  const key = user.keyData
+    ? Buffer.from(user.keyData, 'base64').toString('utf8')
+    : user.keyFile
+      ? readText(user.keyFile, `the client key of user "${user.name}"`)
+      : undefined;
   const fixed: Record<string, string> = {};
   if (user.impersonateUser) fixed['impersonate-user'] = user.impersonateUser;
-  if (user.username) fixed.authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
+  if (user.username)
+    fixed.authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
 
   const provider = user.authProvider as { name?: string; config?: Record<string, string> } | undefined;
   // client-node's own in-cluster config names its token file through an auth provider.
@@ -93,7 +106,8 @@ class TokenFileCredentials implements CredentialSource {
       this.current = { headers: { ...this.fixed, authorization: `Bearer ${token}` }, cert: this.cert, key: this.key };
     } catch (err) {
       // A kubelet swapping the projected token can leave the file briefly missing: keep the last token.
-      if (!this.current) throw new Error(`cannot read the token file ${this.path}: ${(err as Error).message}`, { cause: err });
+      if (!this.current)
+        throw new Error(`cannot read the token file ${this.path}: ${(err as Error).message}`, { cause: err });
     }
     return this.current;
   }
@@ -138,7 +152,9 @@ class ExecCredentials implements CredentialSource {
     this.exec = user.exec as ExecConfig;
     if (!this.exec.command) throw new Error(`the exec plugin of kubeconfig user "${user.name}" has no command`);
     if (!EXEC_API_VERSIONS.has(this.exec.apiVersion ?? '')) {
-      throw new Error(`the exec plugin of kubeconfig user "${user.name}" has apiVersion "${this.exec.apiVersion ?? ''}": use client.authentication.k8s.io/v1 or v1beta1`);
+      throw new Error(
+        `the exec plugin of kubeconfig user "${user.name}" has apiVersion "${this.exec.apiVersion ?? ''}": use client.authentication.k8s.io/v1 or v1beta1`,
+      );
     }
   }
 
@@ -154,29 +170,55 @@ class ExecCredentials implements CredentialSource {
       kind: 'ExecCredential',
       spec: {
         interactive: false,
-        ...(exec.provideClusterInfo && this.cluster ? { cluster: { server: this.cluster.server, 'certificate-authority-data': this.cluster.caData, 'insecure-skip-tls-verify': this.cluster.skipTLSVerify, 'tls-server-name': this.cluster.tlsServerName } } : {}),
+        ...(exec.provideClusterInfo && this.cluster
+          ? {
+              cluster: {
+                server: this.cluster.server,
+                'certificate-authority-data': this.cluster.caData,
+                'insecure-skip-tls-verify': this.cluster.skipTLSVerify,
+                'tls-server-name': this.cluster.tlsServerName,
+              },
+            }
+          : {}),
       },
     };
     const env: NodeJS.ProcessEnv = { ...process.env, KUBERNETES_EXEC_INFO: JSON.stringify(info) };
     for (const { name, value } of exec.env ?? []) env[name] = value;
     const stdout = await new Promise<string>((resolve, reject) => {
       // child_process is taken only when an exec plugin runs: most operators never load it.
-      process.getBuiltinModule('node:child_process').execFile(exec.command!, exec.args ?? [], { env, timeout: 60_000, maxBuffer: 1 << 20 }, (err, out, stderr) => {
-        if (err) {
-          const how = typeof err.code === 'number' ? `exited with ${err.code}` : err.killed ? 'was killed (it ran over 60 s?)' : `could not run (${err.message})`;
-          const said = String(stderr).trim().split('\n').join(' ');
-          reject(new Error(`the exec plugin ${exec.command} of kubeconfig user "${this.user.name}" failed: it ${how}${said ? `: ${said}` : ''}`, { cause: err }));
-        } else resolve(String(out));
-      });
+      process
+        .getBuiltinModule('node:child_process')
+        .execFile(exec.command!, exec.args ?? [], { env, timeout: 60_000, maxBuffer: 1 << 20 }, (err, out, stderr) => {
+          if (err) {
+            const how =
+              typeof err.code === 'number'
+                ? `exited with ${err.code}`
+                : err.killed
+                  ? 'was killed (it ran over 60 s?)'
+                  : `could not run (${err.message})`;
+            const said = String(stderr).trim().split('\n').join(' ');
+            reject(
+              new Error(
+                `the exec plugin ${exec.command} of kubeconfig user "${this.user.name}" failed: it ${how}${said ? `: ${said}` : ''}`,
+                { cause: err },
+              ),
+            );
+          } else resolve(String(out));
+        });
     });
     let status: ExecCredentialStatus | undefined;
     try {
       status = (JSON.parse(stdout) as { status?: ExecCredentialStatus }).status;
     } catch (err) {
-      throw new Error(`the exec plugin ${exec.command} of kubeconfig user "${this.user.name}" printed no ExecCredential JSON: ${(err as Error).message}`, { cause: err });
+      throw new Error(
+        `the exec plugin ${exec.command} of kubeconfig user "${this.user.name}" printed no ExecCredential JSON: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     if (!status?.token && !(status?.clientCertificateData && status.clientKeyData)) {
-      throw new Error(`the exec plugin ${exec.command} of kubeconfig user "${this.user.name}" returned neither status.token nor status.clientCertificateData and clientKeyData`);
+      throw new Error(
+        `the exec plugin ${exec.command} of kubeconfig user "${this.user.name}" returned neither status.token nor status.clientCertificateData and clientKeyData`,
+      );
     }
     const expiry = status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : NaN;
     this.expiresAt = Number.isNaN(expiry) ? Infinity : expiry;
@@ -203,13 +245,21 @@ class ClientNodeCredentials implements CredentialSource {
     private readonly fixed: Record<string, string>,
   ) {
     const user = kubeConfig.getCurrentUser()!;
-    this.cert = user.certData ? Buffer.from(user.certData, 'base64').toString('utf8') : user.certFile ? readText(user.certFile, 'the client certificate') : undefined;
-    this.key = user.keyData ? Buffer.from(user.keyData, 'base64').toString('utf8') : user.keyFile ? readText(user.keyFile, 'the client key') : undefined;
+    this.cert = user.certData
+      ? Buffer.from(user.certData, 'base64').toString('utf8')
+      : user.certFile
+        ? readText(user.certFile, 'the client certificate')
+        : undefined;
+    this.key = user.keyData
+      ? Buffer.from(user.keyData, 'base64').toString('utf8')
+      : user.keyFile
+        ? readText(user.keyFile, 'the client key')
+        : undefined;
   }
 
   async credentials(): Promise<RequestCredentials> {
     const clientNode = await import('@kubernetes/client-node');
-    const kc = await (this.applier ??= this.clientNodeKubeConfig(clientNode));
+    const kc = await (this.applier ??= this.clientNodeKubeConfig());
     const context = new clientNode.RequestContext('https://unused.invalid/', clientNode.HttpMethod.GET);
     await kc.applySecurityAuthentication(context);
     // Header names are case-insensitive: lower-case them so one Authorization wins.
@@ -218,9 +268,10 @@ class ClientNodeCredentials implements CredentialSource {
     return { headers, cert: this.cert, key: this.key };
   }
 
-  private async clientNodeKubeConfig(clientNode: typeof import('@kubernetes/client-node')): Promise<{ applySecurityAuthentication(context: unknown): Promise<void> }> {
+  private async clientNodeKubeConfig(): Promise<{ applySecurityAuthentication(context: unknown): Promise<void> }> {
     const source = this.kubeConfig as Partial<{ applySecurityAuthentication(context: unknown): Promise<void> }>;
-    if (typeof source.applySecurityAuthentication === 'function') return source as { applySecurityAuthentication(context: unknown): Promise<void> };
+    if (typeof source.applySecurityAuthentication === 'function')
+      return source as { applySecurityAuthentication(context: unknown): Promise<void> };
     return toClientNodeKubeConfig(this.kubeConfig);
   }
 }
@@ -233,11 +284,17 @@ class ClientNodeCredentials implements CredentialSource {
  * headers still come from {@link credentialSource}.
  */
 export async function proxyAgent(source: KubeConfigSource): Promise<import('node:http').Agent> {
-  const withOptions = source as Partial<{ applyToHTTPSOptions(options: import('node:https').RequestOptions): Promise<void> }>;
-  const kc = typeof withOptions.applyToHTTPSOptions === 'function' ? (withOptions as { applyToHTTPSOptions(options: import('node:https').RequestOptions): Promise<void> }) : await toClientNodeKubeConfig(source);
+  const withOptions = source as Partial<{
+    applyToHTTPSOptions(options: import('node:https').RequestOptions): Promise<void>;
+  }>;
+  const kc =
+    typeof withOptions.applyToHTTPSOptions === 'function'
+      ? (withOptions as { applyToHTTPSOptions(options: import('node:https').RequestOptions): Promise<void> })
+      : await toClientNodeKubeConfig(source);
   const options: import('node:https').RequestOptions = {};
   await kc.applyToHTTPSOptions(options);
-  if (typeof options.agent !== 'object') throw new Error(`client-node built no agent for the proxy-url ${source.getCurrentCluster()?.proxyUrl}`);
+  if (typeof options.agent !== 'object')
+    throw new Error(`client-node built no agent for the proxy-url ${source.getCurrentCluster()?.proxyUrl}`);
   return options.agent;
 }
 
@@ -246,7 +303,9 @@ export async function proxyAgent(source: KubeConfigSource): Promise<import('node
  * `source`, for client-node's own API clients. Imports client-node (about
  * 80 MiB and most of a second), so call it only where they are needed.
  */
-export async function toClientNodeKubeConfig(source: KubeConfigSource): Promise<import('@kubernetes/client-node').KubeConfig> {
+export async function toClientNodeKubeConfig(
+  source: KubeConfigSource,
+): Promise<import('@kubernetes/client-node').KubeConfig> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const cluster = source.getCurrentCluster();
   const user = source.getCurrentUser();
@@ -255,7 +314,9 @@ export async function toClientNodeKubeConfig(source: KubeConfigSource): Promise<
   const { tokenFile, ...rest } = user;
   kc.loadFromClusterAndUser(
     { ...cluster, skipTLSVerify: cluster.skipTLSVerify === true },
-    tokenFile && !rest.token && !rest.authProvider ? { ...rest, authProvider: { name: 'tokenFile', config: { tokenFile } } } : rest,
+    tokenFile && !rest.token && !rest.authProvider
+      ? { ...rest, authProvider: { name: 'tokenFile', config: { tokenFile } } }
+      : rest,
   );
   return kc;
 }

@@ -10,7 +10,12 @@ export interface StatusBody {
   message?: string;
   reason?: string;
   code?: number;
-  details?: { name?: string; group?: string; kind?: string; causes?: Array<{ reason?: string; message?: string; field?: string }> };
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    causes?: Array<{ reason?: string; message?: string; field?: string }>;
+  };
 }
 
 /**
@@ -62,20 +67,30 @@ export function apiErrorFrom(statusCode: number, body: unknown, what: string): A
   const reason = status.reason ?? '';
   const message = status.message ?? (typeof body === 'string' && body ? body : `${what}: HTTP ${statusCode}`);
   switch (statusCode) {
-    case 400: return new BadRequestError(statusCode, reason || 'BadRequest', message, status);
-    case 401: return new UnauthorizedError(statusCode, reason || 'Unauthorized', message, status);
-    case 403: return new ForbiddenError(statusCode, reason || 'Forbidden', message, status);
-    case 404: return new NotFoundError(statusCode, reason || 'NotFound', message, status);
-    case 405: return new MethodNotAllowedError(statusCode, reason || 'MethodNotAllowed', message, status);
-    case 409: return reason === 'AlreadyExists'
-      ? new AlreadyExistsError(statusCode, reason, message, status)
-      : new ConflictError(statusCode, reason || 'Conflict', message, status);
-    case 410: return new GoneError(statusCode, reason || 'Expired', message, status);
-    case 422: return new InvalidError(statusCode, reason || 'Invalid', message, status);
-    case 429: return new TooManyRequestsError(statusCode, reason || 'TooManyRequests', message, status);
-    default: return statusCode >= 500
-      ? new ServerError(statusCode, reason || 'InternalError', message, status)
-      : new ApiError(statusCode, reason, message, status);
+    case 400:
+      return new BadRequestError(statusCode, reason || 'BadRequest', message, status);
+    case 401:
+      return new UnauthorizedError(statusCode, reason || 'Unauthorized', message, status);
+    case 403:
+      return new ForbiddenError(statusCode, reason || 'Forbidden', message, status);
+    case 404:
+      return new NotFoundError(statusCode, reason || 'NotFound', message, status);
+    case 405:
+      return new MethodNotAllowedError(statusCode, reason || 'MethodNotAllowed', message, status);
+    case 409:
+      return reason === 'AlreadyExists'
+        ? new AlreadyExistsError(statusCode, reason, message, status)
+        : new ConflictError(statusCode, reason || 'Conflict', message, status);
+    case 410:
+      return new GoneError(statusCode, reason || 'Expired', message, status);
+    case 422:
+      return new InvalidError(statusCode, reason || 'Invalid', message, status);
+    case 429:
+      return new TooManyRequestsError(statusCode, reason || 'TooManyRequests', message, status);
+    default:
+      return statusCode >= 500
+        ? new ServerError(statusCode, reason || 'InternalError', message, status)
+        : new ApiError(statusCode, reason, message, status);
   }
 }
 
@@ -122,7 +137,9 @@ export class RequestTimeoutError extends Error {
     readonly what: string,
     readonly timeoutMs: number,
   ) {
-    super(`${what}: timed out after ${formatMs(timeoutMs)} without a complete answer from the API server (the request timeout; raise it with the RestClient's timeoutMs option or the call's timeoutMs)`);
+    super(
+      `${what}: timed out after ${formatMs(timeoutMs)} without a complete answer from the API server (the request timeout; raise it with the RestClient's timeoutMs option or the call's timeoutMs)`,
+    );
     this.name = 'RequestTimeoutError';
   }
 }

@@ -25,7 +25,13 @@ export interface EventRecorder {
    */
   event(obj: KubernetesObject, type: EventType, reason: string, message: string): Promise<void>;
   /** Like `event`, with a printf-style message (`%s`, `%d`, `%j`, and Go's `%v`). */
-  eventf(obj: KubernetesObject, type: EventType, reason: string, messageFormat: string, ...args: unknown[]): Promise<void>;
+  eventf(
+    obj: KubernetesObject,
+    type: EventType,
+    reason: string,
+    messageFormat: string,
+    ...args: unknown[]
+  ): Promise<void>;
 }
 
 /** Cluster-scoped objects have no namespace of their own; their Events go here, as client-go does. */
@@ -37,7 +43,11 @@ const CLUSTER_SCOPED_EVENT_NAMESPACE = 'default';
  * the existing Event's count instead of creating another (client-go's
  * correlator does the same); there is no rate limiting.
  */
-export function newEventRecorder(client: Client | RestClient, component: string, logger: Logger = silentLogger): EventRecorder {
+export function newEventRecorder(
+  client: Client | RestClient,
+  component: string,
+  logger: Logger = silentLogger,
+): EventRecorder {
   const rest = client instanceof Client ? client.rest : client;
   return new CoreEventRecorder(rest, component, logger);
 }
@@ -64,7 +74,13 @@ class CoreEventRecorder implements EventRecorder {
     private readonly log: Logger,
   ) {}
 
-  eventf(obj: KubernetesObject, type: EventType, reason: string, messageFormat: string, ...args: unknown[]): Promise<void> {
+  eventf(
+    obj: KubernetesObject,
+    type: EventType,
+    reason: string,
+    messageFormat: string,
+    ...args: unknown[]
+  ): Promise<void> {
     // Operators ported from Go use %v; Node's format does not know it.
     return this.event(obj, type, reason, format(messageFormat.replace(/(?<!%)%v/g, '%s'), ...args));
   }
@@ -73,10 +89,17 @@ class CoreEventRecorder implements EventRecorder {
     const meta = obj.metadata ?? {};
     const fields = { kind: obj.kind, name: meta.name, namespace: meta.namespace, reason, type };
     if (type !== 'Normal' && type !== 'Warning') {
-      return this.fail(fields, new Error(`event type ${JSON.stringify(type)} is not valid: use 'Normal' or 'Warning'`));
+      this.fail(fields, new Error(`event type ${JSON.stringify(type)} is not valid: use 'Normal' or 'Warning'`));
+      return Promise.resolve();
     }
     if (!obj.apiVersion || !obj.kind || !meta.name) {
-      return this.fail(fields, new Error('the object has no apiVersion, kind or metadata.name: record events about objects read from the API server'));
+      this.fail(
+        fields,
+        new Error(
+          'the object has no apiVersion, kind or metadata.name: record events about objects read from the API server',
+        ),
+      );
+      return Promise.resolve();
     }
     const key = JSON.stringify([obj.apiVersion, obj.kind, meta.namespace, meta.name, meta.uid, type, reason, message]);
     let entry = this.remembered.get(key);
@@ -84,12 +107,19 @@ class CoreEventRecorder implements EventRecorder {
       // Re-insert so the Map's insertion order doubles as least-recently-used order.
       this.remembered.delete(key);
     } else {
-      entry = { name: '', namespace: meta.namespace || CLUSTER_SCOPED_EVENT_NAMESPACE, count: 0, tail: Promise.resolve() };
+      entry = {
+        name: '',
+        namespace: meta.namespace || CLUSTER_SCOPED_EVENT_NAMESPACE,
+        count: 0,
+        tail: Promise.resolve(),
+      };
       if (this.remembered.size >= MAX_REMEMBERED_EVENTS) this.remembered.delete(this.remembered.keys().next().value!);
     }
     this.remembered.set(key, entry);
     const remembered = entry;
-    remembered.tail = remembered.tail.then(() => this.write(obj, type, reason, message, remembered)).catch((err: unknown) => this.fail(fields, err));
+    remembered.tail = remembered.tail
+      .then(() => this.write(obj, type, reason, message, remembered))
+      .catch((err: unknown) => this.fail(fields, err));
     return remembered.tail;
   }
 
@@ -98,7 +128,13 @@ class CoreEventRecorder implements EventRecorder {
    * count and lastTimestamp, as client-go does, so a reconcile loop that
    * keeps failing the same way leaves one Event, not thousands.
    */
-  private async write(obj: KubernetesObject, type: EventType, reason: string, message: string, entry: RememberedEvent): Promise<void> {
+  private async write(
+    obj: KubernetesObject,
+    type: EventType,
+    reason: string,
+    message: string,
+    entry: RememberedEvent,
+  ): Promise<void> {
     const now = new Date();
     const timestamp = toKubernetesTime(now);
     if (entry.count > 0) {
@@ -143,7 +179,7 @@ class CoreEventRecorder implements EventRecorder {
     entry.count = 1;
   }
 
-  private async fail(fields: Record<string, unknown>, err: unknown): Promise<void> {
+  private fail(fields: Record<string, unknown>, err: unknown): void {
     this.log.error({ ...fields, err }, 'unable to record event');
   }
 }

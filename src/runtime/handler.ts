@@ -28,11 +28,18 @@ export function enqueueForOwner(ownerKind: Kind, options: { onlyController?: boo
   const onlyController = options.onlyController ?? true;
   return (object) =>
     (object.metadata?.ownerReferences ?? [])
-      .filter((ref) => (!onlyController || ref.controller === true) && ref.kind === ownerKind.kind && parseApiVersion(ref.apiVersion).group === ownerKind.group)
+      .filter(
+        (ref) =>
+          (!onlyController || ref.controller === true) &&
+          ref.kind === ownerKind.kind &&
+          parseApiVersion(ref.apiVersion).group === ownerKind.group,
+      )
       .map((ref) => ({ namespace: ownerKind.namespaced ? object.metadata?.namespace : undefined, name: ref.name }));
 }
 
 /** Watches(kind, mapFn): whatever the user's function returns (or resolves to). */
-export function enqueueFromMapFunc<T extends KubernetesObject>(mapFn: (object: T) => ObjectKey[] | Promise<ObjectKey[]>): RequestMapper {
+export function enqueueFromMapFunc<T extends KubernetesObject>(
+  mapFn: (object: T) => ObjectKey[] | Promise<ObjectKey[]>,
+): RequestMapper {
   return (object) => mapFn(object as T);
 }

@@ -56,7 +56,9 @@ export class HealthProbes {
       res.end('ok');
       return;
     }
-    const lines = results.map((result) => (result.error === undefined ? `[+]${result.name} ok` : `[-]${result.name} failed: ${result.error}`));
+    const lines = results.map((result) =>
+      result.error === undefined ? `[+]${result.name} ok` : `[-]${result.name} failed: ${result.error}`,
+    );
     res.end(`${lines.join('\n')}\n${failed.length ? `${endpoint} check failed` : `${endpoint} check passed`}\n`);
   }
 }

@@ -36,7 +36,18 @@ export {
   ClusterRoleBinding,
   CustomResourceDefinition,
 } from './kinds.js';
-export type { int32, int64, float64, Time, MicroTime, Duration, Quantity, IntOrString, RawExtension, Condition } from './apitypes.js';
+export type {
+  int32,
+  int64,
+  float64,
+  Time,
+  MicroTime,
+  Duration,
+  Quantity,
+  IntOrString,
+  RawExtension,
+  Condition,
+} from './apitypes.js';
 
 // -- errors --
 export {
@@ -68,15 +79,50 @@ export {
 } from './errors.js';
 
 // -- transport and configuration --
-export { RestClient, WatchStalledError, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_MAX_RETRIES, type UpgradeTarget, type WriteFence, type RestClientOptions, type RequestObserver, type WatchEvent, type RequestOptions, type Query } from './rest.js';
-export { loadKubeConfig, inClusterConfig, RestConfig, type KubeConfigSource, type KubeConfigCluster, type KubeConfigUser, type KubeConfigContext } from './kubeconfig.js';
+export {
+  RestClient,
+  WatchStalledError,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_MAX_RETRIES,
+  type UpgradeTarget,
+  type WriteFence,
+  type RestClientOptions,
+  type RequestObserver,
+  type WatchEvent,
+  type RequestOptions,
+  type Query,
+} from './rest.js';
+export {
+  loadKubeConfig,
+  inClusterConfig,
+  RestConfig,
+  type KubeConfigSource,
+  type KubeConfigCluster,
+  type KubeConfigUser,
+  type KubeConfigContext,
+} from './kubeconfig.js';
 export { toClientNodeKubeConfig } from './credentials.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogLevel, type LogFn } from './log.js';
 
 // -- manager, controllers, events --
-export { Manager, type ManagerOptions, type Runnable, GRACE_PERIOD_EXCEEDED_MESSAGE, DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS, DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_HEALTH_PROBE_BIND_ADDRESS } from './manager.js';
+export {
+  Manager,
+  type ManagerOptions,
+  GRACE_PERIOD_EXCEEDED_MESSAGE,
+  DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
+  DEFAULT_METRICS_BIND_ADDRESS,
+  DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
+} from './manager.js';
+export type { Runnable } from './runnable.js';
 export { newControllerManagedBy, ControllerBuilder } from './builder.js';
-export { Controller, type Reconciler, type ReconcileContext, type Request, type Result, type ControllerOptions } from './controller.js';
+export {
+  Controller,
+  type Reconciler,
+  type ReconcileContext,
+  type Request,
+  type Result,
+  type ControllerOptions,
+} from './controller.js';
 export { enqueueForObject, enqueueForOwner, enqueueFromMapFunc, type RequestMapper } from './handler.js';
 export { ChannelSource, type EventSource, type SourceEventHandler } from './source.js';
 export {
@@ -96,7 +142,15 @@ export { parseSelector, matchesLabels, requirementsOf, type LabelSelector, type 
 
 // -- cache and work queue --
 export { Cache, type CacheOptions, DEFAULT_CACHE_SYNC_TIMEOUT_MS } from './cache.js';
-export { Informer, DEFAULT_RESYNC_PERIOD_MS, type InformerEventHandler, type InformerOptions, type AddInfo, type DeleteInfo, type IndexFunc } from './informer.js';
+export {
+  Informer,
+  DEFAULT_RESYNC_PERIOD_MS,
+  type InformerEventHandler,
+  type InformerOptions,
+  type AddInfo,
+  type DeleteInfo,
+  type IndexFunc,
+} from './informer.js';
 export { WorkQueue, LOW_PRIORITY, type WorkQueueOptions, type AddOptions, type Taken } from './workqueue.js';
 export {
   defaultControllerRateLimiter,
@@ -111,14 +165,34 @@ export {
 } from './ratelimiter.js';
 
 // -- leader election, metrics, health --
-export { LeaderElector, LeaderElectionLostError, isLeaderElectionLost, systemLeaseClock, type LeaseClock, type LeaderElectorOptions, DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from './leaderelection.js';
-export { LeaderForLife, type LeaderForLifeOptions, type LeaderForLifeOutcome, DEFAULT_LEADER_FOR_LIFE_MAX_BACKOFF_MS } from './leaderforlife.js';
+export {
+  LeaderElector,
+  LeaderElectionLostError,
+  isLeaderElectionLost,
+  systemLeaseClock,
+  type LeaseClock,
+  type LeaderElectorOptions,
+  DEFAULT_LEASE_DURATION_MS,
+  DEFAULT_RENEW_DEADLINE_MS,
+  DEFAULT_RETRY_PERIOD_MS,
+} from './leaderelection.js';
+export {
+  LeaderForLife,
+  type LeaderForLifeOptions,
+  type LeaderForLifeOutcome,
+  DEFAULT_LEADER_FOR_LIFE_MAX_BACKOFF_MS,
+} from './leaderforlife.js';
 export { ManagerMetrics } from './metrics.js';
 export { ping, type Checker } from './healthz.js';
 
 // -- webhooks: the HTTPS server, admission (defaulting, validation), conversion --
 export type { HttpHandler } from './serving.js';
-export { WebhookServer, type WebhookServerOptions, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_CERT_DIR } from './webhook/server.js';
+export {
+  WebhookServer,
+  type WebhookServerOptions,
+  DEFAULT_WEBHOOK_PORT,
+  DEFAULT_WEBHOOK_CERT_DIR,
+} from './webhook/server.js';
 export { newWebhookManagedBy, WebhookBuilder, mutatingWebhookPath, validatingWebhookPath } from './webhook/builder.js';
 export {
   AdmissionDeniedError,

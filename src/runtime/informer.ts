@@ -148,7 +148,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
    * already cached are indexed at once, so it may be called at any time.
    */
   addIndex(name: string, fn: IndexFunc<T>): void {
-    if (this.indexes.has(name)) throw new Error(`the ${this.kind.kind} cache already has an index named "${name}": index names must be unique per kind`);
+    if (this.indexes.has(name))
+      throw new Error(
+        `the ${this.kind.kind} cache already has an index named "${name}": index names must be unique per kind`,
+      );
     const index = new FieldIndex<T>(fn);
     for (const [key, object] of this.store) index.add(key, object);
     this.indexes.set(name, index);
@@ -162,7 +165,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   /** Objects filed under `value` by the index `name`, optionally of one namespace. */
   byIndex(name: string, value: string, namespace?: string): T[] {
     const index = this.indexes.get(name);
-    if (!index) throw new Error(`the ${this.kind.kind} cache has no index named "${name}": call cache.indexField(${this.kind.kind}, '${name}', fn) before reading`);
+    if (!index)
+      throw new Error(
+        `the ${this.kind.kind} cache has no index named "${name}": call cache.indexField(${this.kind.kind}, '${name}', fn) before reading`,
+      );
     const objects: T[] = [];
     for (const key of index.keysFor(value)) {
       const object = this.store.get(key);
@@ -190,7 +196,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   waitForSync(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (this.hasSynced()) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs / 1000}s waiting for the ${this.kind.kind} cache to sync`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`timed out after ${timeoutMs / 1000}s waiting for the ${this.kind.kind} cache to sync`)),
+        timeoutMs,
+      );
       const onAbort = (): void => {
         clearTimeout(timer);
         reject(new Error(`stopped while waiting for the ${this.kind.kind} cache to sync`));
@@ -273,7 +282,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const namespace = object.metadata?.namespace;
     if (namespace) {
       let objects = this.byNamespace.get(namespace);
-      if (!objects) this.byNamespace.set(namespace, (objects = new Map()));
+      if (!objects) this.byNamespace.set(namespace, (objects = new Map<string, T>()));
       objects.set(key, object);
     }
     for (const index of this.indexes.values()) index.add(key, object);
@@ -360,7 +369,9 @@ class Reflector<T extends KubernetesObject> {
         const events = await this.watch(signal);
         const watchedMs = performance.now() - watchStarted;
         if (events === 0 && watchedMs < MIN_WATCH_DURATION_MS && !signal.aborted) {
-          throw new Error(`very short watch: the server closed the ${this.kind.kind} watch after ${Math.round(watchedMs)} ms without any event`);
+          throw new Error(
+            `very short watch: the server closed the ${this.kind.kind} watch after ${Math.round(watchedMs)} ms without any event`,
+          );
         }
         // A clean close is the server's timeout; reopen at once from the last resourceVersion.
         if (performance.now() - started >= HEALTHY_WATCH_MS) failures = 0;
@@ -374,7 +385,10 @@ class Reflector<T extends KubernetesObject> {
         if (isResourceVersionTooLarge(err)) {
           // The server has not caught up with our resourceVersion (say, after an etcd restore or on a lagging
           // API server). Retrying it never helps; client-go relists from scratch, with a consistent read.
-          this.log.info({ resourceVersion: this.resourceVersion }, 'resourceVersion too large for the server; relisting from scratch');
+          this.log.info(
+            { resourceVersion: this.resourceVersion },
+            'resourceVersion too large for the server; relisting from scratch',
+          );
           this.resourceVersion = undefined;
         }
         if (performance.now() - started >= HEALTHY_WATCH_MS) failures = 0;
@@ -398,10 +412,14 @@ class Reflector<T extends KubernetesObject> {
     let continueToken: string | undefined;
     let listVersion = '';
     do {
-      const page = await this.rest.request<{ metadata?: { resourceVersion?: string; continue?: string }; items?: T[] }>('GET', path, {
-        query: { limit: this.options.listPageSize ?? LIST_PAGE_SIZE, continue: continueToken },
-        signal,
-      });
+      const page = await this.rest.request<{ metadata?: { resourceVersion?: string; continue?: string }; items?: T[] }>(
+        'GET',
+        path,
+        {
+          query: { limit: this.options.listPageSize ?? LIST_PAGE_SIZE, continue: continueToken },
+          signal,
+        },
+      );
       for (const item of page.items ?? []) {
         const object = this.prepare(item);
         fresh.set(keyOf(object), object);
@@ -452,7 +470,8 @@ class Reflector<T extends KubernetesObject> {
         case 'ERROR': {
           const status = event.object as unknown as StatusBody;
           const code = status.code ?? 500;
-          if (code === 410) throw new GoneError(410, status.reason ?? 'Expired', status.message ?? 'too old resource version', status);
+          if (code === 410)
+            throw new GoneError(410, status.reason ?? 'Expired', status.message ?? 'too old resource version', status);
           throw apiErrorFrom(code, status, `watch ${this.kind.kind}`);
         }
       }
@@ -466,7 +485,8 @@ class Reflector<T extends KubernetesObject> {
     // List items come without apiVersion/kind; controllers and owner references need them.
     object.apiVersion ??= this.kind.apiVersion;
     object.kind ??= this.kind.kind;
-    if (this.options.stripManagedFields !== false && object.metadata?.managedFields) delete object.metadata.managedFields;
+    if (this.options.stripManagedFields !== false && object.metadata?.managedFields)
+      delete object.metadata.managedFields;
     return object;
   }
 }

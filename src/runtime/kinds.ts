@@ -91,7 +91,9 @@ export function groupKindOf(kind: Pick<Kind, 'group' | 'kind'>): string {
 /** Splits an object's apiVersion into group and version. */
 export function parseApiVersion(apiVersion: string): { group: string; version: string } {
   const slash = apiVersion.indexOf('/');
-  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+  return slash < 0
+    ? { group: '', version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
 /**
@@ -130,44 +132,152 @@ export function parseKey(key: string): ObjectKey {
 // Built-in kinds an operator commonly owns or watches. Any other kind is one
 // defineKind() call away.
 /** The built-in Namespace kind (core/v1). */
-export const Namespace = defineKind<V1Namespace>({ group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false });
+export const Namespace = defineKind<V1Namespace>({
+  group: '',
+  version: 'v1',
+  kind: 'Namespace',
+  plural: 'namespaces',
+  namespaced: false,
+});
 /** The built-in Node kind (core/v1). */
 export const Node = defineKind<V1Node>({ group: '', version: 'v1', kind: 'Node', plural: 'nodes', namespaced: false });
 /** The built-in Pod kind (core/v1). */
 export const Pod = defineKind<V1Pod>({ group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true });
 /** The built-in Service kind (core/v1). */
-export const Service = defineKind<V1Service>({ group: '', version: 'v1', kind: 'Service', plural: 'services', namespaced: true });
+export const Service = defineKind<V1Service>({
+  group: '',
+  version: 'v1',
+  kind: 'Service',
+  plural: 'services',
+  namespaced: true,
+});
 /** The built-in ConfigMap kind (core/v1). */
-export const ConfigMap = defineKind<V1ConfigMap>({ group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true });
+export const ConfigMap = defineKind<V1ConfigMap>({
+  group: '',
+  version: 'v1',
+  kind: 'ConfigMap',
+  plural: 'configmaps',
+  namespaced: true,
+});
 /** The built-in Secret kind (core/v1). */
-export const Secret = defineKind<V1Secret>({ group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true });
+export const Secret = defineKind<V1Secret>({
+  group: '',
+  version: 'v1',
+  kind: 'Secret',
+  plural: 'secrets',
+  namespaced: true,
+});
 /** The built-in ServiceAccount kind (core/v1). */
-export const ServiceAccount = defineKind<V1ServiceAccount>({ group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true });
+export const ServiceAccount = defineKind<V1ServiceAccount>({
+  group: '',
+  version: 'v1',
+  kind: 'ServiceAccount',
+  plural: 'serviceaccounts',
+  namespaced: true,
+});
 /** The built-in PersistentVolumeClaim kind (core/v1). */
-export const PersistentVolumeClaim = defineKind<V1PersistentVolumeClaim>({ group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', namespaced: true });
+export const PersistentVolumeClaim = defineKind<V1PersistentVolumeClaim>({
+  group: '',
+  version: 'v1',
+  kind: 'PersistentVolumeClaim',
+  plural: 'persistentvolumeclaims',
+  namespaced: true,
+});
 /** The built-in Event kind (core/v1). */
-export const Event = defineKind<CoreV1Event>({ group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true });
+export const Event = defineKind<CoreV1Event>({
+  group: '',
+  version: 'v1',
+  kind: 'Event',
+  plural: 'events',
+  namespaced: true,
+});
 /** The built-in Deployment kind (apps/v1). */
-export const Deployment = defineKind<V1Deployment>({ group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true });
+export const Deployment = defineKind<V1Deployment>({
+  group: 'apps',
+  version: 'v1',
+  kind: 'Deployment',
+  plural: 'deployments',
+  namespaced: true,
+});
 /** The built-in StatefulSet kind (apps/v1). */
-export const StatefulSet = defineKind<V1StatefulSet>({ group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', namespaced: true });
+export const StatefulSet = defineKind<V1StatefulSet>({
+  group: 'apps',
+  version: 'v1',
+  kind: 'StatefulSet',
+  plural: 'statefulsets',
+  namespaced: true,
+});
 /** The built-in DaemonSet kind (apps/v1). */
-export const DaemonSet = defineKind<V1DaemonSet>({ group: 'apps', version: 'v1', kind: 'DaemonSet', plural: 'daemonsets', namespaced: true });
+export const DaemonSet = defineKind<V1DaemonSet>({
+  group: 'apps',
+  version: 'v1',
+  kind: 'DaemonSet',
+  plural: 'daemonsets',
+  namespaced: true,
+});
 /** The built-in Job kind (batch/v1). */
 export const Job = defineKind<V1Job>({ group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', namespaced: true });
 /** The built-in CronJob kind (batch/v1). */
-export const CronJob = defineKind<V1CronJob>({ group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', namespaced: true });
+export const CronJob = defineKind<V1CronJob>({
+  group: 'batch',
+  version: 'v1',
+  kind: 'CronJob',
+  plural: 'cronjobs',
+  namespaced: true,
+});
 /** The built-in Ingress kind (networking.k8s.io/v1). */
-export const Ingress = defineKind<V1Ingress>({ group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', namespaced: true });
+export const Ingress = defineKind<V1Ingress>({
+  group: 'networking.k8s.io',
+  version: 'v1',
+  kind: 'Ingress',
+  plural: 'ingresses',
+  namespaced: true,
+});
 /** The built-in Lease kind (coordination.k8s.io/v1). */
-export const Lease = defineKind<V1Lease>({ group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true });
+export const Lease = defineKind<V1Lease>({
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  kind: 'Lease',
+  plural: 'leases',
+  namespaced: true,
+});
 /** The built-in Role kind (rbac.authorization.k8s.io/v1). */
-export const Role = defineKind<V1Role>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', namespaced: true });
+export const Role = defineKind<V1Role>({
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  kind: 'Role',
+  plural: 'roles',
+  namespaced: true,
+});
 /** The built-in RoleBinding kind (rbac.authorization.k8s.io/v1). */
-export const RoleBinding = defineKind<V1RoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true });
+export const RoleBinding = defineKind<V1RoleBinding>({
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  kind: 'RoleBinding',
+  plural: 'rolebindings',
+  namespaced: true,
+});
 /** The built-in ClusterRole kind (rbac.authorization.k8s.io/v1). */
-export const ClusterRole = defineKind<V1ClusterRole>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false });
+export const ClusterRole = defineKind<V1ClusterRole>({
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  kind: 'ClusterRole',
+  plural: 'clusterroles',
+  namespaced: false,
+});
 /** The built-in ClusterRoleBinding kind (rbac.authorization.k8s.io/v1). */
-export const ClusterRoleBinding = defineKind<V1ClusterRoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false });
+export const ClusterRoleBinding = defineKind<V1ClusterRoleBinding>({
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  kind: 'ClusterRoleBinding',
+  plural: 'clusterrolebindings',
+  namespaced: false,
+});
 /** The built-in CustomResourceDefinition kind (apiextensions.k8s.io/v1). */
-export const CustomResourceDefinition = defineKind<V1CustomResourceDefinition>({ group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false });
+export const CustomResourceDefinition = defineKind<V1CustomResourceDefinition>({
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  kind: 'CustomResourceDefinition',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+});

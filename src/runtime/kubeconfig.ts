@@ -150,11 +150,19 @@ export function loadKubeConfig(explicitPath?: string): RestConfig {
 export function inClusterConfig(dir = SERVICE_ACCOUNT_DIR, env: NodeJS.ProcessEnv = process.env): RestConfig {
   const host = env.KUBERNETES_SERVICE_HOST;
   const port = env.KUBERNETES_SERVICE_PORT;
-  if (!host || !port) throw new Error('not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set');
+  if (!host || !port)
+    throw new Error('not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set');
   const namespaceFile = join(dir, 'namespace');
   const namespace = existsSync(namespaceFile) ? readFileSync(namespaceFile, 'utf8').trim() : undefined;
   return new RestConfig(
-    [{ name: 'inCluster', server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`, caFile: join(dir, 'ca.crt'), skipTLSVerify: false }],
+    [
+      {
+        name: 'inCluster',
+        server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`,
+        caFile: join(dir, 'ca.crt'),
+        skipTLSVerify: false,
+      },
+    ],
     [{ name: 'inClusterUser', tokenFile: join(dir, 'token') }],
     [{ name: 'inClusterContext', cluster: 'inCluster', user: 'inClusterUser', namespace }],
     'inClusterContext',
@@ -208,12 +216,19 @@ function kubeConfigFromFiles(paths: string[]): RestConfig {
       throw new Error(`kubeconfig ${path} is not valid YAML: ${(err as Error).message}`, { cause: err });
     }
     const base = dirname(resolve(path));
-    for (const entry of namedEntries(doc.clusters, path, 'clusters')) if (!clusters.has(entry.name)) clusters.set(entry.name, clusterFrom(entry.name, field(entry, 'cluster'), base));
-    for (const entry of namedEntries(doc.users, path, 'users')) if (!users.has(entry.name)) users.set(entry.name, userFrom(entry.name, field(entry, 'user'), base));
-    for (const entry of namedEntries(doc.contexts, path, 'contexts')) if (!contexts.has(entry.name)) contexts.set(entry.name, contextFrom(entry.name, field(entry, 'context')));
-    if (!currentContext && typeof doc['current-context'] === 'string' && doc['current-context']) currentContext = doc['current-context'];
+    for (const entry of namedEntries(doc.clusters, path, 'clusters'))
+      if (!clusters.has(entry.name)) clusters.set(entry.name, clusterFrom(entry.name, field(entry, 'cluster'), base));
+    for (const entry of namedEntries(doc.users, path, 'users'))
+      if (!users.has(entry.name)) users.set(entry.name, userFrom(entry.name, field(entry, 'user'), base));
+    for (const entry of namedEntries(doc.contexts, path, 'contexts'))
+      if (!contexts.has(entry.name)) contexts.set(entry.name, contextFrom(entry.name, field(entry, 'context')));
+    if (!currentContext && typeof doc['current-context'] === 'string' && doc['current-context'])
+      currentContext = doc['current-context'];
   }
-  if (!currentContext) throw new Error(`kubeconfig ${paths.join(delimiter)} has no current-context: set one with \`kubectl config use-context NAME\``);
+  if (!currentContext)
+    throw new Error(
+      `kubeconfig ${paths.join(delimiter)} has no current-context: set one with \`kubectl config use-context NAME\``,
+    );
   return new RestConfig([...clusters.values()], [...users.values()], [...contexts.values()], currentContext);
 }
 
@@ -221,7 +236,8 @@ function namedEntries(list: unknown, path: string, what: string): Array<YamlMap 
   if (list === undefined || list === null) return [];
   if (!Array.isArray(list)) throw new Error(`kubeconfig ${path}: ${what} must be a list`);
   return list.map((entry, i) => {
-    if (typeof entry !== 'object' || entry === null || typeof (entry as YamlMap).name !== 'string') throw new Error(`kubeconfig ${path}: ${what}[${i}] has no name`);
+    if (typeof entry !== 'object' || entry === null || typeof (entry as YamlMap).name !== 'string')
+      throw new Error(`kubeconfig ${path}: ${what}[${i}] has no name`);
     return entry as YamlMap & { name: string };
   });
 }
@@ -253,7 +269,8 @@ function clusterFrom(name: string, cluster: YamlMap, base: string): KubeConfigCl
 function userFrom(name: string, user: YamlMap, base: string): KubeConfigUser {
   let exec = user.exec as YamlMap | undefined;
   // A relative command with a slash is relative to the kubeconfig, as client-go resolves it.
-  if (exec && typeof exec.command === 'string' && exec.command.includes('/') && !isAbsolute(exec.command)) exec = { ...exec, command: resolve(base, exec.command) };
+  if (exec && typeof exec.command === 'string' && exec.command.includes('/') && !isAbsolute(exec.command))
+    exec = { ...exec, command: resolve(base, exec.command) };
   return {
     name,
     token: str(user.token),
@@ -271,5 +288,10 @@ function userFrom(name: string, user: YamlMap, base: string): KubeConfigUser {
 }
 
 function contextFrom(name: string, context: YamlMap): KubeConfigContext {
-  return { name, cluster: str(context.cluster) ?? '', user: str(context.user) ?? '', namespace: str(context.namespace) };
+  return {
+    name,
+    cluster: str(context.cluster) ?? '',
+    user: str(context.user) ?? '',
+    namespace: str(context.namespace),
+  };
 }

@@ -4,8 +4,7 @@
  * label-selector predicate filters events.
  */
 export type Requirement =
-  | { key: string; op: 'in' | 'notin'; values: string[] }
-  | { key: string; op: 'exists' | 'doesnotexist' };
+  { key: string; op: 'in' | 'notin'; values: string[] } | { key: string; op: 'exists' | 'doesnotexist' };
 
 /** kubernetes LabelSelector (matchLabels / matchExpressions). */
 export interface LabelSelector {
@@ -21,7 +20,14 @@ export function parseSelector(selector: string): Requirement[] {
     if (!term) continue;
     let match: RegExpMatchArray | null;
     if ((match = term.match(/^([^\s!=(),]+)\s+(in|notin)\s*\(([^)]*)\)$/))) {
-      requirements.push({ key: match[1]!, op: match[2] as 'in' | 'notin', values: match[3]!.split(',').map((v) => v.trim()).filter(Boolean) });
+      requirements.push({
+        key: match[1]!,
+        op: match[2] as 'in' | 'notin',
+        values: match[3]!
+          .split(',')
+          .map((v) => v.trim())
+          .filter(Boolean),
+      });
     } else if ((match = term.match(/^([^\s!=(),]+)\s*(==|=|!=)\s*([^\s!=(),]*)$/))) {
       requirements.push({ key: match[1]!, op: match[2] === '!=' ? 'notin' : 'in', values: [match[3]!] });
     } else if ((match = term.match(/^!\s*([^\s!=(),]+)$/))) {
@@ -37,10 +43,18 @@ export function parseSelector(selector: string): Requirement[] {
 
 /** Converts a LabelSelector object to requirements. */
 export function requirementsOf(selector: LabelSelector): Requirement[] {
-  const requirements: Requirement[] = Object.entries(selector.matchLabels ?? {}).map(([key, value]) => ({ key, op: 'in' as const, values: [value] }));
+  const requirements: Requirement[] = Object.entries(selector.matchLabels ?? {}).map(([key, value]) => ({
+    key,
+    op: 'in' as const,
+    values: [value],
+  }));
   for (const expression of selector.matchExpressions ?? []) {
     const op = expression.operator.toLowerCase() as Requirement['op'];
-    requirements.push(op === 'in' || op === 'notin' ? { key: expression.key, op, values: expression.values ?? [] } : { key: expression.key, op });
+    requirements.push(
+      op === 'in' || op === 'notin'
+        ? { key: expression.key, op, values: expression.values ?? [] }
+        : { key: expression.key, op },
+    );
   }
   return requirements;
 }
@@ -51,10 +65,14 @@ export function matchesLabels(requirements: Requirement[], labels: Record<string
   return requirements.every((requirement) => {
     const present = Object.prototype.hasOwnProperty.call(have, requirement.key);
     switch (requirement.op) {
-      case 'exists': return present;
-      case 'doesnotexist': return !present;
-      case 'in': return present && requirement.values.includes(have[requirement.key]!);
-      case 'notin': return !present || !requirement.values.includes(have[requirement.key]!);
+      case 'exists':
+        return present;
+      case 'doesnotexist':
+        return !present;
+      case 'in':
+        return present && requirement.values.includes(have[requirement.key]!);
+      case 'notin':
+        return !present || !requirement.values.includes(have[requirement.key]!);
     }
   });
 }

@@ -14,7 +14,13 @@ interface LeaseRecord {
   apiVersion?: string;
   kind?: string;
   metadata?: V1ObjectMeta;
-  spec?: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
 }
 
 /** controller-runtime's leader-election timings. How long a rival waits after the last renewal it saw: 15 s. */
@@ -139,7 +145,8 @@ export class LeaderElector {
     this.retryPeriodMs = options.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS;
     this.requestTimeoutMs = Math.ceil(Math.max(this.renewDeadlineMs / 2, MIN_LEASE_REQUEST_TIMEOUT_MS));
     this.clock = options.clock ?? systemLeaseClock;
-    if (this.leaseDurationMs <= this.renewDeadlineMs) throw new Error('leaseDuration must be greater than renewDeadline');
+    if (this.leaseDurationMs <= this.renewDeadlineMs)
+      throw new Error('leaseDuration must be greater than renewDeadline');
     if (this.renewDeadlineMs <= this.retryPeriodMs) throw new Error('renewDeadline must be greater than retryPeriod');
     this.log = options.logger.child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
     this.leasesPath = resourcePath(Lease, options.namespace);
@@ -188,7 +195,10 @@ export class LeaderElector {
       if (signal.aborted) return;
       term.throwIfAborted();
       const deadlineAt = this.lastSuccessStartedAt + this.renewDeadlineMs;
-      const round = AbortSignal.any([stopped, AbortSignal.timeout(Math.max(0, Math.ceil(deadlineAt - this.clock.monotonic())))]);
+      const round = AbortSignal.any([
+        stopped,
+        AbortSignal.timeout(Math.max(0, Math.ceil(deadlineAt - this.clock.monotonic()))),
+      ]);
       for (;;) {
         const startedAt = this.clock.monotonic();
         if (await this.tryAcquireOrRenew(round)) {
@@ -196,7 +206,10 @@ export class LeaderElector {
           break;
         }
         if (signal.aborted) return;
-        if (round.aborted || this.clock.monotonic() >= deadlineAt) throw this.loseLease(`could not renew lease ${this.options.namespace}/${this.options.name} within the ${this.renewDeadlineMs / 1000}s renew deadline`);
+        if (round.aborted || this.clock.monotonic() >= deadlineAt)
+          throw this.loseLease(
+            `could not renew lease ${this.options.namespace}/${this.options.name} within the ${this.renewDeadlineMs / 1000}s renew deadline`,
+          );
         await sleep(this.retryPeriodMs, undefined, { signal: round }).catch(() => undefined);
       }
       // A write the fence refused while this renewal was on its way ended the term all the same.
@@ -214,7 +227,11 @@ export class LeaderElector {
   assertHoldsLease(): void {
     if (this.leading && this.clock.monotonic() < this.lastSuccessStartedAt + this.renewDeadlineMs) return;
     const lease = `${this.options.namespace}/${this.options.name}`;
-    throw this.loseLease(this.leading ? `lease ${lease} not renewed within the ${this.renewDeadlineMs / 1000}s renew deadline, so writes are refused` : `this process no longer holds lease ${lease}, so writes are refused`);
+    throw this.loseLease(
+      this.leading
+        ? `lease ${lease} not renewed within the ${this.renewDeadlineMs / 1000}s renew deadline, so writes are refused`
+        : `this process no longer holds lease ${lease}, so writes are refused`,
+    );
   }
 
   /**
@@ -249,7 +266,13 @@ export class LeaderElector {
       const lease = await this.get(signal);
       if (lease?.spec?.holderIdentity !== this.options.identity) return;
       const now = microTime(this.clock.now());
-      lease.spec = { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, renewTime: now, acquireTime: now };
+      lease.spec = {
+        ...lease.spec,
+        holderIdentity: undefined,
+        leaseDurationSeconds: 1,
+        renewTime: now,
+        acquireTime: now,
+      };
       await this.options.rest.request('PUT', this.leasePath, { body: lease, signal: this.requestSignal(signal) });
       this.log.info('released leader lease');
     } catch (err) {
@@ -285,7 +308,13 @@ export class LeaderElector {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
         metadata: { name, namespace },
-        spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
+        spec: {
+          holderIdentity: identity,
+          leaseDurationSeconds,
+          acquireTime: microTime(now),
+          renewTime: microTime(now),
+          leaseTransitions: 0,
+        },
       };
       await this.options.rest.request('POST', this.leasesPath, { body: lease, signal: this.requestSignal(signal) });
       this.observe(lease);
@@ -304,10 +333,13 @@ export class LeaderElector {
       holderIdentity: identity,
       leaseDurationSeconds,
       renewTime: microTime(now),
-      acquireTime: takingOver ? microTime(now) : spec.acquireTime ?? microTime(now),
+      acquireTime: takingOver ? microTime(now) : (spec.acquireTime ?? microTime(now)),
       leaseTransitions: (spec.leaseTransitions ?? 0) + (takingOver ? 1 : 0),
     };
-    const updated = await this.options.rest.request<LeaseRecord>('PUT', this.leasePath, { body: existing, signal: this.requestSignal(signal) });
+    const updated = await this.options.rest.request<LeaseRecord>('PUT', this.leasePath, {
+      body: existing,
+      signal: this.requestSignal(signal),
+    });
     this.observe(updated);
     if (takingOver) this.log.info({ previousHolder: holder || '(none)' }, 'lease taken over');
     return true;
@@ -315,7 +347,9 @@ export class LeaderElector {
 
   private async get(signal: AbortSignal): Promise<LeaseRecord | undefined> {
     try {
-      return await this.options.rest.request<LeaseRecord>('GET', this.leasePath, { signal: this.requestSignal(signal) });
+      return await this.options.rest.request<LeaseRecord>('GET', this.leasePath, {
+        signal: this.requestSignal(signal),
+      });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;

@@ -85,9 +85,12 @@ export class LeaderForLife {
    */
   async become(signal: AbortSignal): Promise<LeaderForLifeOutcome> {
     this.log.info('trying to become the leader');
-    const namespace = this.options.namespace ?? detectNamespace(this.options.namespaceFile ?? SERVICE_ACCOUNT_NAMESPACE_FILE);
+    const namespace =
+      this.options.namespace ?? detectNamespace(this.options.namespaceFile ?? SERVICE_ACCOUNT_NAMESPACE_FILE);
     if (!namespace) {
-      this.log.info('skipping leader election: not running in a cluster (no POD_NAMESPACE and no service-account namespace file)');
+      this.log.info(
+        'skipping leader election: not running in a cluster (no POD_NAMESPACE and no service-account namespace file)',
+      );
       this.leading = true;
       return 'not-in-cluster';
     }
@@ -96,14 +99,24 @@ export class LeaderForLife {
     // A restarted container of the leader Pod finds its own lock and simply carries on.
     const existing = await this.getLock(namespace, signal);
     if (existing && ownedBy(existing, owner)) {
-      this.log.info({ pod: owner.name }, 'found the lock owned by this Pod (the process was restarted): continuing as the leader');
+      this.log.info(
+        { pod: owner.name },
+        'found the lock owned by this Pod (the process was restarted): continuing as the leader',
+      );
       return this.becameLeader();
     }
     if (existing) this.log.info({ lockOwners: ownerNames(existing) }, 'found an existing lock');
     else this.log.info('no lock exists yet');
 
-    const lock: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: this.options.lockName, namespace, ownerReferences: [owner] } };
-    const maxBackoffMs = this.options.maxBackoffIntervalMs && this.options.maxBackoffIntervalMs > 0 ? this.options.maxBackoffIntervalMs : DEFAULT_LEADER_FOR_LIFE_MAX_BACKOFF_MS;
+    const lock: V1ConfigMap = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: this.options.lockName, namespace, ownerReferences: [owner] },
+    };
+    const maxBackoffMs =
+      this.options.maxBackoffIntervalMs && this.options.maxBackoffIntervalMs > 0
+        ? this.options.maxBackoffIntervalMs
+        : DEFAULT_LEADER_FOR_LIFE_MAX_BACKOFF_MS;
     let backoffMs = INITIAL_BACKOFF_MS;
     for (;;) {
       signal.throwIfAborted();
@@ -123,7 +136,11 @@ export class LeaderForLife {
    * One look at the lock while waiting: log who holds it, and clear a leader
    * that can no longer run. `'retry-now'` when the lock is already gone.
    */
-  private async inspectLock(namespace: string, self: V1OwnerReference, signal: AbortSignal): Promise<'retry-now' | 'wait'> {
+  private async inspectLock(
+    namespace: string,
+    self: V1OwnerReference,
+    signal: AbortSignal,
+  ): Promise<'retry-now' | 'wait'> {
     const lock = await this.getLock(namespace, signal);
     if (!lock) {
       this.log.info('the lock is gone: trying again at once');
@@ -142,7 +159,10 @@ export class LeaderForLife {
     if (leader.name === self.name) {
       // Our own name but another uid: a previous Pod of that name. Its lock is
       // garbage once the GC sees the uid is gone; claiming it now could make two leaders.
-      this.log.info({ pod: leader.name }, 'the lock belongs to an earlier Pod with this name: waiting for garbage collection');
+      this.log.info(
+        { pod: leader.name },
+        'the lock belongs to an earlier Pod with this name: waiting for garbage collection',
+      );
       return 'wait';
     }
     let leaderPod: V1Pod;
@@ -150,18 +170,31 @@ export class LeaderForLife {
       leaderPod = await this.options.rest.request<V1Pod>('GET', resourcePath(Pod, namespace, leader.name), { signal });
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      this.log.info({ leader: leader.name }, 'the leader Pod is gone: waiting for garbage collection to remove the lock');
+      this.log.info(
+        { leader: leader.name },
+        'the leader Pod is gone: waiting for garbage collection to remove the lock',
+      );
       return 'wait';
     }
     const deleting = leaderPod.metadata?.deletionTimestamp !== undefined;
     const failedReason = leaderPod.status?.phase === 'Failed' ? leaderPod.status.reason : undefined;
     if ((failedReason === 'Evicted' || failedReason === 'Preempting') && !deleting) {
-      this.log.info({ leader: leader.name, reason: failedReason }, 'the leader Pod failed and will not run again: deleting it so its lock is collected');
-      await this.deleteIgnoringErrors(resourcePath(Pod, namespace, leader.name), signal, 'could not delete the failed leader Pod');
+      this.log.info(
+        { leader: leader.name, reason: failedReason },
+        'the leader Pod failed and will not run again: deleting it so its lock is collected',
+      );
+      await this.deleteIgnoringErrors(
+        resourcePath(Pod, namespace, leader.name),
+        signal,
+        'could not delete the failed leader Pod',
+      );
       return 'wait';
     }
     if (await this.onNotReadyNode(leaderPod.spec?.nodeName, signal)) {
-      this.log.info({ leader: leader.name, node: leaderPod.spec?.nodeName }, 'the leader Pod runs on a Node that is not Ready: deleting the Pod and the lock');
+      this.log.info(
+        { leader: leader.name, node: leaderPod.spec?.nodeName },
+        'the leader Pod runs on a Node that is not Ready: deleting the Pod and the lock',
+      );
       await this.deleteIfPresent(resourcePath(Pod, namespace, leader.name), signal);
       // Only this lock (by uid): another waiter may already have replaced it with its own.
       await this.deleteIfPresent(resourcePath(ConfigMap, namespace, this.options.lockName), signal, lock.metadata?.uid);
@@ -178,22 +211,30 @@ export class LeaderForLife {
     try {
       node = await this.options.rest.request<V1Node>('GET', resourcePath(Node, undefined, nodeName), { signal });
     } catch (err) {
-      this.log.debug({ node: nodeName, err }, 'could not read the leader Pod\'s Node');
+      this.log.debug({ node: nodeName, err }, "could not read the leader Pod's Node");
       return false;
     }
-    return (node.status?.conditions ?? []).some((condition) => condition.type === 'Ready' && condition.status !== 'True');
+    return (node.status?.conditions ?? []).some(
+      (condition) => condition.type === 'Ready' && condition.status !== 'True',
+    );
   }
 
   private async ownerReference(namespace: string, signal: AbortSignal): Promise<V1OwnerReference> {
     const podName = this.options.podName ?? process.env.POD_NAME;
     if (!podName) {
-      throw new Error('leader for life needs this Pod\'s name: set POD_NAME from the downward API (env POD_NAME, valueFrom.fieldRef.fieldPath: metadata.name)');
+      throw new Error(
+        "leader for life needs this Pod's name: set POD_NAME from the downward API (env POD_NAME, valueFrom.fieldRef.fieldPath: metadata.name)",
+      );
     }
     let pod: V1Pod;
     try {
       pod = await this.options.rest.request<V1Pod>('GET', resourcePath(Pod, namespace, podName), { signal });
     } catch (err) {
-      if (isNotFound(err)) throw new Error(`leader for life: Pod ${namespace}/${podName} not found: POD_NAME and the namespace must name the Pod this process runs in`);
+      if (isNotFound(err))
+        throw new Error(
+          `leader for life: Pod ${namespace}/${podName} not found: POD_NAME and the namespace must name the Pod this process runs in`,
+          { cause: err },
+        );
       throw err;
     }
     return { apiVersion: 'v1', kind: 'Pod', name: podName, uid: pod.metadata!.uid! };
@@ -201,7 +242,11 @@ export class LeaderForLife {
 
   private async getLock(namespace: string, signal: AbortSignal): Promise<V1ConfigMap | undefined> {
     try {
-      return await this.options.rest.request<V1ConfigMap>('GET', resourcePath(ConfigMap, namespace, this.options.lockName), { signal });
+      return await this.options.rest.request<V1ConfigMap>(
+        'GET',
+        resourcePath(ConfigMap, namespace, this.options.lockName),
+        { signal },
+      );
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -245,7 +290,9 @@ function detectNamespace(namespaceFile: string): string | undefined {
 
 /** The lock is ours only if it names this very Pod: same name and same uid. */
 function ownedBy(lock: V1ConfigMap, owner: V1OwnerReference): boolean {
-  return (lock.metadata?.ownerReferences ?? []).some((ref) => ref.kind === 'Pod' && ref.name === owner.name && ref.uid === owner.uid);
+  return (lock.metadata?.ownerReferences ?? []).some(
+    (ref) => ref.kind === 'Pod' && ref.name === owner.name && ref.uid === owner.uid,
+  );
 }
 
 function ownerNames(lock: V1ConfigMap): string[] {

@@ -4,7 +4,15 @@ import { format } from './node-builtins.js';
 /** Log levels, least to most severe; `silent` writes nothing. */
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 
-const LEVEL_VALUES: Record<LogLevel, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+const LEVEL_VALUES: Record<LogLevel, number> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+  silent: Infinity,
+};
 
 /**
  * One log method, called as pino's: `log.info('message')`,
@@ -85,7 +93,12 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 }
 
 /** Formats one line (without its newline) from the level, the bound fields' JSON and the call's fields. */
-type LineFormat = (level: LogLevel, bound: string, fields: Record<string, unknown>, message: string | undefined) => string;
+type LineFormat = (
+  level: LogLevel,
+  bound: string,
+  fields: Record<string, unknown>,
+  message: string | undefined,
+) => string;
 
 class JsonLogger implements Logger {
   private threshold: number;
@@ -117,7 +130,8 @@ class JsonLogger implements Logger {
   }
 
   set level(level: LogLevel) {
-    if (!(level in LEVEL_VALUES)) throw new Error(`unknown log level ${JSON.stringify(level)}: use one of ${Object.keys(LEVEL_VALUES).join(', ')}`);
+    if (!(level in LEVEL_VALUES))
+      throw new Error(`unknown log level ${JSON.stringify(level)}: use one of ${Object.keys(LEVEL_VALUES).join(', ')}`);
     this.currentLevel = level;
     this.threshold = LEVEL_VALUES[level];
   }
@@ -138,7 +152,7 @@ class JsonLogger implements Logger {
 
   private method(level: LogLevel): LogFn {
     const value = LEVEL_VALUES[level];
-    return ((first: unknown, ...rest: unknown[]) => {
+    return (first: unknown, ...rest: unknown[]) => {
       if (value < this.threshold) return;
       let fields: Record<string, unknown> = {};
       let message: string | undefined;
@@ -148,12 +162,17 @@ class JsonLogger implements Logger {
         if (first instanceof Error) fields = { err: first };
         else if (first !== null && typeof first === 'object') fields = first as Record<string, unknown>;
         const [template, ...args] = rest;
-        message = typeof template === 'string' ? interpolate(template, args) : first instanceof Error ? first.message : undefined;
+        message =
+          typeof template === 'string'
+            ? interpolate(template, args)
+            : first instanceof Error
+              ? first.message
+              : undefined;
       }
       this.sink.write(this.lineFormat(level, this.bound, serializeFields(fields), message));
       // A fatal line is the last word before an exit: written at once.
       if (level === 'fatal') this.sink.flush();
-    }) as LogFn;
+    };
   }
 }
 
@@ -222,7 +241,10 @@ function serializeError(err: Error, seen: Set<unknown>): Record<string, unknown>
     message: foldCauses(err, (e) => e.message, ': '),
     stack: foldCauses(err, (e) => e.stack ?? `${e.name}: ${e.message}`, '\ncaused by: '),
   };
-  if (err instanceof AggregateError) serialized.aggregateErrors = err.errors.map((inner: unknown) => (inner instanceof Error && !seen.has(inner) ? serializeError(inner, seen) : inner));
+  if (err instanceof AggregateError)
+    serialized.aggregateErrors = err.errors.map((inner: unknown) =>
+      inner instanceof Error && !seen.has(inner) ? serializeError(inner, seen) : inner,
+    );
   for (const key of Object.keys(err)) {
     if (key === 'cause' || key in serialized) continue;
     const value = (err as unknown as Record<string, unknown>)[key];
@@ -300,4 +322,7 @@ function writeFully(fd: number, buffer: Buffer): void {
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /** A logger that discards everything, for library code called without one. */
-export const silentLogger: Logger = new JsonLogger('silent', '', jsonFormat, { write: () => undefined, flush: () => undefined });
+export const silentLogger: Logger = new JsonLogger('silent', '', jsonFormat, {
+  write: () => undefined,
+  flush: () => undefined,
+});

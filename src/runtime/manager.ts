@@ -16,6 +16,7 @@ import { createLogger, type Logger } from './log.js';
 import { ManagerMetrics } from './metrics.js';
 import { MetricsAuthFilter } from './metrics-auth.js';
 import type { Reader } from './reader.js';
+import type { Runnable } from './runnable.js';
 import { RestClient } from './rest.js';
 import { selfSignedCertificate } from './self-signed.js';
 import { parseBindAddress, serveHttp, serveHttps, type HttpHandler, type RunningServer } from './serving.js';
@@ -158,22 +159,6 @@ export interface ManagerOptions {
   logger?: Logger;
 }
 
-/** Something the manager starts and stops with itself (a webhook server, say). */
-export interface Runnable {
-  /**
-   * Runs until `signal` aborts, then returns within the grace period.
-   * Throwing (or returning early with an error) stops the manager: start()
-   * rejects with that error.
-   */
-  start(signal: AbortSignal): Promise<void>;
-  /**
-   * Whether this runnable may only run on the elected leader. Leaving it out
-   * means true, as controller-runtime's LeaderElectionRunnable: return false
-   * for work that every replica must do (serving webhooks, say).
-   */
-  needLeaderElection?(): boolean;
-}
-
 /** What start() rejects with when runnables outlive the grace period (controller-runtime's wording). */
 export const GRACE_PERIOD_EXCEEDED_MESSAGE = 'failed waiting for all runnables to end within grace period';
 
@@ -251,7 +236,10 @@ export class Manager {
    * all namespaces, `a` one, `a,b` several.
    */
   static namespacesFromEnv(value: string | undefined = process.env.WATCH_NAMESPACE): string[] | undefined {
-    const namespaces = (value ?? '').split(',').map((namespace) => namespace.trim()).filter(Boolean);
+    const namespaces = (value ?? '')
+      .split(',')
+      .map((namespace) => namespace.trim())
+      .filter(Boolean);
     return namespaces.length ? namespaces : undefined;
   }
 
@@ -334,8 +322,13 @@ export class Manager {
    */
   addController(controller: Controller): void {
     this.assertNotStopping('controller');
-    if (!controller.options.skipNameValidation && this.controllers.some((existing) => existing.name === controller.name)) {
-      throw new Error(`a controller named "${controller.name}" already exists: controller names must be unique, set another with .named()`);
+    if (
+      !controller.options.skipNameValidation &&
+      this.controllers.some((existing) => existing.name === controller.name)
+    ) {
+      throw new Error(
+        `a controller named "${controller.name}" already exists: controller names must be unique, set another with .named()`,
+      );
     }
     this.controllers.push(controller);
     if (this.leading) this.startController(controller);
@@ -378,9 +371,11 @@ export class Manager {
       await this.startServers();
       this.cache.start(cacheAbort.signal);
       this.cacheStarted = true;
-      for (const runnable of this.runnables.filter((r) => !needsLeaderElection(r))) this.runRunnable(runnable, this.replicaWork, stopping);
+      for (const runnable of this.runnables.filter((r) => !needsLeaderElection(r)))
+        this.runRunnable(runnable, this.replicaWork, stopping);
 
-      if (this.options.leaderElection && this.options.leaderElectionMode === 'leader-for-life') await this.becomeLeaderForLife(stopping);
+      if (this.options.leaderElection && this.options.leaderElectionMode === 'leader-for-life')
+        await this.becomeLeaderForLife(stopping);
       if (this.options.leaderElection && this.options.leaderElectionMode !== 'leader-for-life' && !stopping.aborted) {
         this.elector = this.newLeaderElector();
         try {
@@ -395,10 +390,12 @@ export class Manager {
       if (!stopping.aborted) {
         this.leading = true;
         this.electedResolve();
-        for (const runnable of this.runnables.filter(needsLeaderElection)) this.runRunnable(runnable, this.leaderWork, this.leaderRunnablesSignal());
+        for (const runnable of this.runnables.filter(needsLeaderElection))
+          this.runRunnable(runnable, this.leaderWork, this.leaderRunnablesSignal());
         for (const controller of this.controllers) this.startController(controller);
       }
-      if (!stopping.aborted) await new Promise((resolve) => stopping.addEventListener('abort', resolve, { once: true }));
+      if (!stopping.aborted)
+        await new Promise((resolve) => stopping.addEventListener('abort', resolve, { once: true }));
     } catch (err) {
       this.fail(err instanceof Error ? err : new Error(String(err)));
     } finally {
@@ -457,7 +454,10 @@ export class Manager {
     if (err.message.startsWith('no matches for kind')) return err;
     for (const kind of controller.watchedKinds()) {
       try {
-        await this.rest.request('GET', resourcePath(kind, undefined), { query: { limit: 1 }, signal: AbortSignal.timeout(10_000) });
+        await this.rest.request('GET', resourcePath(kind, undefined), {
+          query: { limit: 1 },
+          signal: AbortSignal.timeout(10_000),
+        });
       } catch (listErr) {
         if (isNotFound(listErr)) return new NoKindMatchError(kind);
         if (listErr instanceof Error && !listErr.name.includes('Abort') && !listErr.name.includes('Timeout')) {
@@ -468,16 +468,25 @@ export class Manager {
     return err;
   }
 
-  private async shutdown(cacheAbort: AbortController, leaderAbort: AbortController, holding: Promise<void> | undefined): Promise<void> {
+  private async shutdown(
+    cacheAbort: AbortController,
+    leaderAbort: AbortController,
+    holding: Promise<void> | undefined,
+  ): Promise<void> {
     this.leading = false;
     this.stop();
     // Lost leadership skips the graceful wait: another replica may already lead.
-    const graceMs = this.leadershipLost ? 0 : this.options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS;
+    const graceMs = this.leadershipLost
+      ? 0
+      : (this.options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS);
     const deadline = performance.now() + graceMs;
     this.log.info('Stopping and waiting for leader election runnables');
     // Leader-only work first, still renewing the lease: nothing may reconcile after it is released.
     const leaderWorkEnded = await Promise.race([
-      Promise.all(this.controllers.map((controller) => controller.stop(graceMs))).then(async (stopped) => !stopped.includes(false) && (await settledWithin(this.leaderWork, deadline - performance.now()))),
+      Promise.all(this.controllers.map((controller) => controller.stop(graceMs))).then(
+        async (stopped) =>
+          !stopped.includes(false) && (await settledWithin(this.leaderWork, deadline - performance.now())),
+      ),
       whenAborted(this.leaderRunnablesAbort.signal).then(() => false),
     ]);
     const overran = !this.leadershipLost && !leaderWorkEnded;
@@ -486,12 +495,16 @@ export class Manager {
     await holding;
     if (this.elector) {
       // Release only when provably nothing of ours still reconciles; otherwise let the lease expire.
-      if (!this.leadershipLost && !overran && (this.options.leaderElectionReleaseOnCancel ?? true)) await this.elector.release();
+      if (!this.leadershipLost && !overran && (this.options.leaderElectionReleaseOnCancel ?? true))
+        await this.elector.release();
       else this.elector.abandon();
     }
 
     this.log.info('Stopping and waiting for non leader election runnables');
-    const replicaWorkEnded = await settledWithin(this.replicaWork, this.leadershipLost ? 0 : deadline - performance.now());
+    const replicaWorkEnded = await settledWithin(
+      this.replicaWork,
+      this.leadershipLost ? 0 : deadline - performance.now(),
+    );
     if ((overran || !replicaWorkEnded) && !this.leadershipLost) {
       this.log.error({ gracePeriodMs: graceMs }, GRACE_PERIOD_EXCEEDED_MESSAGE);
       this.fatal ??= new Error(`${GRACE_PERIOD_EXCEEDED_MESSAGE} of ${graceMs / 1000}s`);
@@ -523,8 +536,17 @@ export class Manager {
   /** Waits until this Pod owns the leader-for-life lock; it is never given back (see ManagerOptions.leaderElectionMode). */
   private async becomeLeaderForLife(stopping: AbortSignal): Promise<void> {
     const lockName = this.options.leaderElectionID;
-    if (!lockName) throw new Error('leaderElectionID is required when leader election is on: pass a unique name such as 1a2b3c4d.example.com');
-    this.leaderForLife = new LeaderForLife({ rest: this.rest, lockName, namespace: this.options.leaderElectionNamespace, logger: this.log, metrics: this.metrics });
+    if (!lockName)
+      throw new Error(
+        'leaderElectionID is required when leader election is on: pass a unique name such as 1a2b3c4d.example.com',
+      );
+    this.leaderForLife = new LeaderForLife({
+      rest: this.rest,
+      lockName,
+      namespace: this.options.leaderElectionNamespace,
+      logger: this.log,
+      metrics: this.metrics,
+    });
     try {
       await this.leaderForLife.become(stopping);
     } catch (err) {
@@ -534,9 +556,15 @@ export class Manager {
 
   private newLeaderElector(): LeaderElector {
     const name = this.options.leaderElectionID;
-    if (!name) throw new Error('leaderElectionID is required when leader election is on: pass a unique name such as 1a2b3c4d.example.com');
+    if (!name)
+      throw new Error(
+        'leaderElectionID is required when leader election is on: pass a unique name such as 1a2b3c4d.example.com',
+      );
     const namespace = this.options.leaderElectionNamespace ?? inClusterNamespace();
-    if (!namespace) throw new Error('no leader election namespace: not running in a cluster, so set leaderElectionNamespace (or POD_NAMESPACE)');
+    if (!namespace)
+      throw new Error(
+        'no leader election namespace: not running in a cluster, so set leaderElectionNamespace (or POD_NAMESPACE)',
+      );
     return new LeaderElector({
       rest: this.rest,
       name,
@@ -564,10 +592,15 @@ export class Manager {
         res.setHeader('content-type', this.metrics.registry.contentType);
         res.end(await this.metrics.registry.metrics());
       };
-      const server = this.options.metricsSecure ? await this.serveSecureMetrics(metricsAt, serveMetrics) : await serveHttp(metricsAt, serveMetrics);
+      const server = this.options.metricsSecure
+        ? await this.serveSecureMetrics(metricsAt, serveMetrics)
+        : await serveHttp(metricsAt, serveMetrics);
       this.servers.push(server);
       this.metricsAddress = server.address;
-      this.log.info({ bindAddress: server.address, secure: this.options.metricsSecure ?? false }, 'Serving metrics server');
+      this.log.info(
+        { bindAddress: server.address, secure: this.options.metricsSecure ?? false },
+        'Serving metrics server',
+      );
     }
     const probesAt = parseBindAddress(this.options.healthProbeBindAddress ?? DEFAULT_HEALTH_PROBE_BIND_ADDRESS);
     if (probesAt) {
@@ -579,7 +612,10 @@ export class Manager {
   }
 
   /** /metrics over HTTPS behind TokenReview + SubjectAccessReview (see ManagerOptions.metricsSecure). */
-  private async serveSecureMetrics(address: { host?: string; port: number }, serveMetrics: HttpHandler): Promise<RunningServer> {
+  private async serveSecureMetrics(
+    address: { host?: string; port: number },
+    serveMetrics: HttpHandler,
+  ): Promise<RunningServer> {
     const filter = new MetricsAuthFilter(this.rest, this.log.child({ component: 'metrics' }));
     const guarded: HttpHandler = async (req, res) => {
       const verdict = await filter.check(req);
@@ -596,18 +632,28 @@ export class Manager {
       this.log.info('metrics: no metricsCertDir given, serving a self-signed certificate');
       return serveHttps(address, await selfSignedCertificate(), guarded);
     }
-    let server: RunningServer & { setCertificate(pair: { cert: Buffer; key: Buffer }): void } | undefined;
-    const watcher = new CertWatcher(join(certDir, this.options.metricsCertName ?? DEFAULT_CERT_NAME), join(certDir, this.options.metricsKeyName ?? DEFAULT_KEY_NAME), (pair) => server?.setCertificate(pair), this.log.child({ component: 'metrics' }));
+    // Assigned once the certificate is loaded; the watcher's callback, made before, reads it.
+    // eslint-disable-next-line prefer-const -- const would need the callback after the server, which needs the watcher
+    let server: (RunningServer & { setCertificate(pair: { cert: Buffer; key: Buffer }): void }) | undefined;
+    const watcher = new CertWatcher(
+      join(certDir, this.options.metricsCertName ?? DEFAULT_CERT_NAME),
+      join(certDir, this.options.metricsKeyName ?? DEFAULT_KEY_NAME),
+      (pair) => server?.setCertificate(pair),
+      this.log.child({ component: 'metrics' }),
+    );
     const pair = await watcher.load().catch((err: Error) => {
       throw new Error(`metrics server: ${err.message}`);
     });
     server = await serveHttps(address, pair, guarded);
     watcher.start(this.stopController.signal);
     const running = server;
-    return { address: running.address, close: async () => {
-      watcher.stop();
-      await running.close();
-    } };
+    return {
+      address: running.address,
+      close: async () => {
+        watcher.stop();
+        await running.close();
+      },
+    };
   }
 
   /**
@@ -646,7 +692,10 @@ function needsLeaderElection(runnable: Runnable): boolean {
 async function settledWithin(promises: Array<Promise<unknown>>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const all = Promise.allSettled(promises).then(() => true);
-  const result = await Promise.race([all, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, ms))))]);
+  const result = await Promise.race([
+    all,
+    new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, ms)))),
+  ]);
   clearTimeout(timer);
   return result;
 }

@@ -75,7 +75,9 @@ export class MetricsAuthFilter {
     const key = createHash('sha256').update(token).digest('hex');
     const cached = this.authentications.get(key);
     if (cached !== undefined) return cached;
-    const review = await this.rest.request<{ status?: { authenticated?: boolean; user?: ReviewedUser; error?: string } }>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+    const review = await this.rest.request<{
+      status?: { authenticated?: boolean; user?: ReviewedUser; error?: string };
+    }>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
       timeoutMs: REVIEW_TIMEOUT_MS,
     });
@@ -85,17 +87,34 @@ export class MetricsAuthFilter {
   }
 
   private async authorize(user: ReviewedUser, verb: string, path: string): Promise<boolean> {
-    const key = JSON.stringify([user.username, user.uid ?? '', [...(user.groups ?? [])].sort(), user.extra ?? {}, verb, path]);
+    const key = JSON.stringify([
+      user.username,
+      user.uid ?? '',
+      [...(user.groups ?? [])].sort(),
+      user.extra ?? {},
+      verb,
+      path,
+    ]);
     const cached = this.authorizations.get(key);
     if (cached !== undefined) return cached;
-    const review = await this.rest.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-      body: {
-        apiVersion: 'authorization.k8s.io/v1',
-        kind: 'SubjectAccessReview',
-        spec: { user: user.username, uid: user.uid, groups: user.groups, extra: user.extra, nonResourceAttributes: { path, verb } },
+    const review = await this.rest.request<{ status?: { allowed?: boolean } }>(
+      'POST',
+      '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+      {
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: {
+            user: user.username,
+            uid: user.uid,
+            groups: user.groups,
+            extra: user.extra,
+            nonResourceAttributes: { path, verb },
+          },
+        },
+        timeoutMs: REVIEW_TIMEOUT_MS,
       },
-      timeoutMs: REVIEW_TIMEOUT_MS,
-    });
+    );
     const allowed = review.status?.allowed === true;
     this.authorizations.set(key, allowed, allowed ? AUTHORIZATION_ALLOW_CACHE_TTL_MS : AUTHORIZATION_DENY_CACHE_TTL_MS);
     return allowed;

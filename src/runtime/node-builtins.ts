@@ -8,4 +8,8 @@
  * if an ES import of either slips back in.
  */
 export const { format, isDeepStrictEqual } = process.getBuiltinModule('node:util');
-export const { Agent: HttpAgent, request: httpRequest, createServer: createHttpServer } = process.getBuiltinModule('node:http');
+export const {
+  Agent: HttpAgent,
+  request: httpRequest,
+  createServer: createHttpServer,
+} = process.getBuiltinModule('node:http');

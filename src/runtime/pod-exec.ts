@@ -140,19 +140,43 @@ export class ExecTimeoutError extends RequestTimeoutError {
  *
  * `container` may be undefined for a pod with one container.
  */
-export async function execInPod(rest: RestClient, pod: PodReference, container: string | undefined, command: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+export async function execInPod(
+  rest: RestClient,
+  pod: PodReference,
+  container: string | undefined,
+  command: readonly string[],
+  options: ExecOptions = {},
+): Promise<ExecResult> {
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_EXEC_MAX_OUTPUT_BYTES;
-  if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 0) throw new Error(`exec maxOutputBytes ${maxOutputBytes} is not valid: use a whole number of bytes`);
+  if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 0)
+    throw new Error(`exec maxOutputBytes ${maxOutputBytes} is not valid: use a whole number of bytes`);
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];
   let bytes = 0;
-  const collected = (): [string, string] => [Buffer.concat(stdout).toString('utf8'), Buffer.concat(stderr).toString('utf8')];
-  const keep = (into: Buffer[]) => (chunk: Buffer): void => {
-    bytes += chunk.length;
-    if (bytes > maxOutputBytes) throw new ExecOutputTooLargeError(`exec ${describe(pod, container, command)}: the output passed maxOutputBytes (${maxOutputBytes} bytes), so the exec was stopped: raise maxOutputBytes, or use execStream to write it somewhere`, undefined, ...collected());
-    into.push(chunk);
-  };
-  const { exitCode } = await runExec(rest, pod, container, command, { onStdout: keep(stdout), onStderr: keep(stderr), stdin: options.stdin, collected }, options);
+  const collected = (): [string, string] => [
+    Buffer.concat(stdout).toString('utf8'),
+    Buffer.concat(stderr).toString('utf8'),
+  ];
+  const keep =
+    (into: Buffer[]) =>
+    (chunk: Buffer): void => {
+      bytes += chunk.length;
+      if (bytes > maxOutputBytes)
+        throw new ExecOutputTooLargeError(
+          `exec ${describe(pod, container, command)}: the output passed maxOutputBytes (${maxOutputBytes} bytes), so the exec was stopped: raise maxOutputBytes, or use execStream to write it somewhere`,
+          undefined,
+          ...collected(),
+        );
+      into.push(chunk);
+    };
+  const { exitCode } = await runExec(
+    rest,
+    pod,
+    container,
+    command,
+    { onStdout: keep(stdout), onStderr: keep(stderr), stdin: options.stdin, collected },
+    options,
+  );
   const [out, err] = collected();
   return { stdout: out, stderr: err, exitCode };
 }
@@ -163,8 +187,21 @@ export async function execInPod(rest: RestClient, pod: PodReference, container: 
  * from an async iterable, so output of any size passes through. Resolves
  * with the exit code; throws as execInPod does.
  */
-export async function execStreamInPod(rest: RestClient, pod: PodReference, container: string | undefined, command: readonly string[], options: ExecStreamOptions = {}): Promise<{ exitCode: number }> {
-  return runExec(rest, pod, container, command, { onStdout: options.stdout, onStderr: options.stderr, stdin: options.stdin, collected: () => ['', ''] }, options);
+export async function execStreamInPod(
+  rest: RestClient,
+  pod: PodReference,
+  container: string | undefined,
+  command: readonly string[],
+  options: ExecStreamOptions = {},
+): Promise<{ exitCode: number }> {
+  return runExec(
+    rest,
+    pod,
+    container,
+    command,
+    { onStdout: options.stdout, onStderr: options.stderr, stdin: options.stdin, collected: () => ['', ''] },
+    options,
+  );
 }
 
 /** Where one exec's output goes: a function keeps it, a writable receives it (with backpressure). */
@@ -180,14 +217,27 @@ let wsModule: Promise<typeof import('ws')> | undefined;
 /** `ws` is loaded on the first exec: an operator that never execs does not pay for it. */
 const loadWs = (): Promise<typeof import('ws')> => (wsModule ??= import('ws'));
 
-async function runExec(rest: RestClient, pod: PodReference, container: string | undefined, command: readonly string[], io: ExecIo, options: ExecCommonOptions): Promise<{ exitCode: number }> {
+async function runExec(
+  rest: RestClient,
+  pod: PodReference,
+  container: string | undefined,
+  command: readonly string[],
+  io: ExecIo,
+  options: ExecCommonOptions,
+): Promise<{ exitCode: number }> {
   const key = podKey(pod, 'exec');
-  if (!Array.isArray(command) || command.length === 0 || command.some((arg) => typeof arg !== 'string')) {
-    throw new Error(`exec in pod "${key.name}": the command must be a non-empty list of strings, e.g. ['sh', '-c', 'echo hi']`);
+  // Checked at run time too: JavaScript callers pass anything.
+  const given: unknown = command;
+  if (!Array.isArray(given) || command.length === 0 || command.some((arg) => typeof arg !== 'string')) {
+    throw new Error(
+      `exec in pod "${key.name}": the command must be a non-empty list of strings, e.g. ['sh', '-c', 'echo hi']`,
+    );
   }
-  if (command[0] === '') throw new Error(`exec in pod "${key.name}": the command's first element (the program) is empty`);
+  if (command[0] === '')
+    throw new Error(`exec in pod "${key.name}": the command's first element (the program) is empty`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS;
-  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new Error(`exec timeoutMs ${timeoutMs} is not valid: use milliseconds, 0 or more (0: no limit)`);
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0)
+    throw new Error(`exec timeoutMs ${timeoutMs} is not valid: use milliseconds, 0 or more (0: no limit)`);
   const what = `exec ${describe(key, container, command)}`;
   const path = podSubresourcePath(key, 'exec');
   const query = new URLSearchParams();
@@ -203,7 +253,13 @@ async function runExec(rest: RestClient, pod: PodReference, container: string | 
 
   return new Promise<{ exitCode: number }>((resolve, reject) => {
     // ws hands these to https.request; its types leave out servername, so they are typed as https options.
-    const tls: HttpsRequestOptions = { ca: target.ca, cert: target.cert, key: target.key, rejectUnauthorized: target.rejectUnauthorized, servername: target.servername };
+    const tls: HttpsRequestOptions = {
+      ca: target.ca,
+      cert: target.cert,
+      key: target.key,
+      rejectUnauthorized: target.rejectUnauthorized,
+      servername: target.servername,
+    };
     const socket = new WebSocket(target.url, EXEC_PROTOCOLS, {
       ...tls,
       headers: target.headers,
@@ -223,6 +279,7 @@ async function runExec(rest: RestClient, pod: PodReference, container: string | 
       if (err !== undefined) {
         // terminate(), not close(): the command's end is not awaited once the caller gave up on it.
         if (socket.readyState !== WebSocket.CLOSED) socket.terminate();
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- whatever ended the exec (an abort's reason, a socket error), passed on as is
         reject(err);
       } else resolve({ exitCode: exitCode! });
     };
@@ -250,7 +307,9 @@ async function runExec(rest: RestClient, pod: PodReference, container: string | 
         request.destroy();
       });
     });
-    socket.on('error', (err) => finish(settled ? undefined : isWriteRefusal(err) ? err : new ApiConnectionError('GET', path, err)));
+    socket.on('error', (err) =>
+      finish(settled ? undefined : isWriteRefusal(err) ? err : new ApiConnectionError('GET', path, err)),
+    );
 
     const outputs: Array<ExecIo['onStdout']> = [];
     outputs[STDOUT] = io.onStdout;
@@ -259,15 +318,32 @@ async function runExec(rest: RestClient, pod: PodReference, container: string | 
     let unflushed = 0;
     let onFlushed: (() => void) | undefined;
     const written = (err?: Error | null): void => {
-      if (err) finish(new PodExecError(`${what}: writing the command's output failed: ${err.message}`, undefined, '', ''));
+      if (err)
+        finish(new PodExecError(`${what}: writing the command's output failed: ${err.message}`, undefined, '', ''));
       if (--unflushed === 0) onFlushed?.();
     };
     socket.on('open', () => {
       if (!EXEC_PROTOCOLS.includes(socket.protocol)) {
-        finish(new PodExecError(`${what}: the API server agreed to no channel protocol this client speaks (offered ${EXEC_PROTOCOLS.join(', ')}, got "${socket.protocol}")`, undefined, '', ''));
+        finish(
+          new PodExecError(
+            `${what}: the API server agreed to no channel protocol this client speaks (offered ${EXEC_PROTOCOLS.join(', ')}, got "${socket.protocol}")`,
+            undefined,
+            '',
+            '',
+          ),
+        );
         return;
       }
-      if (io.stdin !== undefined) void sendStdin(socket, io.stdin, socket.protocol === EXEC_PROTOCOLS[0]).catch((err: unknown) => finish(new PodExecError(`${what}: writing stdin failed: ${err instanceof Error ? err.message : String(err)}`, undefined, ...io.collected())));
+      if (io.stdin !== undefined)
+        void sendStdin(socket, io.stdin, socket.protocol === EXEC_PROTOCOLS[0]).catch((err: unknown) =>
+          finish(
+            new PodExecError(
+              `${what}: writing stdin failed: ${err instanceof Error ? err.message : String(err)}`,
+              undefined,
+              ...io.collected(),
+            ),
+          ),
+        );
     });
 
     socket.on('message', (data: Buffer, isBinary: boolean) => {
@@ -297,7 +373,13 @@ async function runExec(rest: RestClient, pod: PodReference, container: string | 
     socket.on('close', (code, reason) => {
       if (settled) return;
       if (!errorChannel) {
-        finish(new PodExecError(`${what}: the stream closed (${code}${reason.length ? ` ${reason.toString('utf8')}` : ''}) before the command's exit status arrived`, undefined, ...io.collected()));
+        finish(
+          new PodExecError(
+            `${what}: the stream closed (${code}${reason.length ? ` ${reason.toString('utf8')}` : ''}) before the command's exit status arrived`,
+            undefined,
+            ...io.collected(),
+          ),
+        );
         return;
       }
       let exitCode: number;
@@ -314,11 +396,19 @@ async function runExec(rest: RestClient, pod: PodReference, container: string | 
 }
 
 /** Sends stdin, then (in v5) closes the channel so the command sees EOF. */
-async function sendStdin(socket: WebSocket, stdin: string | Uint8Array | AsyncIterable<string | Uint8Array>, canClose: boolean): Promise<void> {
-  const send = (frame: Buffer): Promise<void> => new Promise((resolve, reject) => socket.send(frame, { binary: true }, (err) => (err ? reject(err) : resolve())));
+async function sendStdin(
+  socket: WebSocket,
+  stdin: string | Uint8Array | AsyncIterable<string | Uint8Array>,
+  canClose: boolean,
+): Promise<void> {
+  const send = (frame: Buffer): Promise<void> =>
+    new Promise((resolve, reject) => socket.send(frame, { binary: true }, (err) => (err ? reject(err) : resolve())));
   const chunks = typeof stdin === 'string' || stdin instanceof Uint8Array ? [stdin] : stdin;
   for await (const chunk of chunks) {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const bytes =
+      typeof chunk === 'string'
+        ? Buffer.from(chunk, 'utf8')
+        : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (bytes.length > 0) await send(Buffer.concat([Buffer.from([STDIN]), bytes]));
   }
   // v4 has no way to close one channel: a command that reads stdin to its end waits until the exec's timeout.
@@ -344,7 +434,13 @@ function exitCodeOf(text: string, what: string, [stdout, stderr]: [string, strin
     if (Number.isInteger(exitCode)) {
       if (exitCode === 126 || exitCode === 127) {
         const meaning = exitCode === 127 ? 'was not found' : 'is not executable';
-        throw new CommandNotFoundError(`${what}: exit code ${exitCode}: the command (or one a shell ran) ${meaning} in the container${firstLine(stderr)}`, status, stdout, stderr, exitCode);
+        throw new CommandNotFoundError(
+          `${what}: exit code ${exitCode}: the command (or one a shell ran) ${meaning} in the container${firstLine(stderr)}`,
+          status,
+          stdout,
+          stderr,
+          exitCode,
+        );
       }
       return exitCode;
     }
@@ -353,7 +449,13 @@ function exitCodeOf(text: string, what: string, [stdout, stderr]: [string, strin
   if (/executable file not found|no such file or directory|not found in \$PATH|permission denied/i.test(message)) {
     // runc's own words come last, after the kubelet's and containerd's wrapping (the whole text stays in `status`).
     const reason = /unable to start container process: (.*)$/.exec(message)?.[1] ?? message;
-    throw new CommandNotFoundError(`${what}: the container runtime could not start the command: ${reason}`, status, stdout, stderr, undefined);
+    throw new CommandNotFoundError(
+      `${what}: the container runtime could not start the command: ${reason}`,
+      status,
+      stdout,
+      stderr,
+      undefined,
+    );
   }
   throw new PodExecError(`${what}: ${message}`, status, stdout, stderr);
 }

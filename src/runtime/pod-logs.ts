@@ -36,7 +36,12 @@ export interface LogOptions {
 export async function readPodLogs(rest: RestClient, pod: PodReference, options: LogOptions = {}): Promise<string> {
   const key = podKey(pod, 'logs');
   try {
-    return await rest.request<string>('GET', podSubresourcePath(key, 'log'), { query: logQuery(options, false), signal: options.signal, timeoutMs: options.timeoutMs, responseType: 'text' });
+    return await rest.request<string>('GET', podSubresourcePath(key, 'log'), {
+      query: logQuery(options, false),
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+      responseType: 'text',
+    });
   } catch (err) {
     throw refinePodError(err, 'log', key);
   }
@@ -48,11 +53,20 @@ export async function readPodLogs(rest: RestClient, pod: PodReference, options: 
  * aborts. Lines already written come first (or the last `tailLines` of them).
  * Throws as {@link readPodLogs} does.
  */
-export async function* followPodLogs(rest: RestClient, pod: PodReference, options: LogOptions = {}): AsyncGenerator<string> {
+export async function* followPodLogs(
+  rest: RestClient,
+  pod: PodReference,
+  options: LogOptions = {},
+): AsyncGenerator<string> {
   const key = podKey(pod, 'logs');
   let pending: Buffer[] = [];
   try {
-    for await (const chunk of rest.stream(podSubresourcePath(key, 'log'), logQuery(options, true), options.signal, options.timeoutMs)) {
+    for await (const chunk of rest.stream(
+      podSubresourcePath(key, 'log'),
+      logQuery(options, true),
+      options.signal,
+      options.timeoutMs,
+    )) {
       // Lines are found in the bytes, so a multi-byte character split across chunks is decoded whole.
       let start = 0;
       let newline: number;
@@ -74,11 +88,15 @@ function logQuery(options: LogOptions, follow: boolean): Query {
   for (const name of ['tailLines', 'sinceSeconds', 'limitBytes'] as const) {
     const value = options[name];
     if (value !== undefined && (!Number.isInteger(value) || value < (name === 'tailLines' ? 0 : 1))) {
-      throw new Error(`logs ${name} ${value} is not valid: use a whole number${name === 'tailLines' ? ', 0 or more' : ', 1 or more'}`);
+      throw new Error(
+        `logs ${name} ${value} is not valid: use a whole number${name === 'tailLines' ? ', 0 or more' : ', 1 or more'}`,
+      );
     }
   }
-  if (options.sinceSeconds !== undefined && options.sinceTime !== undefined) throw new Error('logs: pass sinceSeconds or sinceTime, not both');
-  const sinceTime = options.sinceTime instanceof Date ? options.sinceTime.toISOString().replace(/\.\d{3}Z$/, 'Z') : options.sinceTime;
+  if (options.sinceSeconds !== undefined && options.sinceTime !== undefined)
+    throw new Error('logs: pass sinceSeconds or sinceTime, not both');
+  const sinceTime =
+    options.sinceTime instanceof Date ? options.sinceTime.toISOString().replace(/\.\d{3}Z$/, 'Z') : options.sinceTime;
   return {
     container: options.container || undefined,
     tailLines: options.tailLines,

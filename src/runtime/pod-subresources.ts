@@ -12,7 +12,10 @@ export type PodReference = { namespace: string; name: string } | { metadata?: { 
 export function podKey(pod: PodReference, what: string): { namespace: string; name: string } {
   const meta = podMeta(pod);
   if (!meta.name) throw new Error(`${what}: the pod has no name; pass { namespace, name } or a Pod read from the API`);
-  if (!meta.namespace) throw new Error(`${what} pod "${meta.name}": the pod has no namespace; Pods are namespaced, so pass { namespace, name }`);
+  if (!meta.namespace)
+    throw new Error(
+      `${what} pod "${meta.name}": the pod has no namespace; Pods are namespaced, so pass { namespace, name }`,
+    );
   return { namespace: meta.namespace, name: meta.name };
 }
 
@@ -61,20 +64,43 @@ const RBAC_MARKERS = {
  * Other errors are returned unchanged. The server's messages are matched
  * because its Status carries only the reason `BadRequest` for all of them.
  */
-export function refinePodError(err: unknown, subresource: 'exec' | 'log', pod: { namespace: string; name: string }): unknown {
+export function refinePodError(
+  err: unknown,
+  subresource: 'exec' | 'log',
+  pod: { namespace: string; name: string },
+): unknown {
   if (err instanceof ForbiddenError) {
-    return new ForbiddenError(err.statusCode, err.reason, `${err.message}; the operator's Role needs ${subresource === 'exec' ? 'create and get on pods/exec' : 'get on pods/log'}: add \`${RBAC_MARKERS[subresource]}\` to the reconciler and run \`make manifests\``, err.status);
+    return new ForbiddenError(
+      err.statusCode,
+      err.reason,
+      `${err.message}; the operator's Role needs ${subresource === 'exec' ? 'create and get on pods/exec' : 'get on pods/log'}: add \`${RBAC_MARKERS[subresource]}\` to the reconciler and run \`make manifests\``,
+      err.status,
+    );
   }
   // The server reports a pod bound to a missing node as `pods "<node name>" not found`: name the node instead.
   if (err instanceof NotFoundError && err.status?.details?.name !== undefined && err.status.details.name !== pod.name) {
-    return new PodNotRunningError(err.statusCode, err.reason, `pod ${pod.namespace}/${pod.name} is bound to node "${err.status.details.name}", which does not exist (the API server answered: ${err.message})`, err.status);
+    return new PodNotRunningError(
+      err.statusCode,
+      err.reason,
+      `pod ${pod.namespace}/${pod.name} is bound to node "${err.status.details.name}", which does not exist (the API server answered: ${err.message})`,
+      err.status,
+    );
   }
-  if (!(err instanceof BadRequestError) || err instanceof ContainerNotFoundError || err instanceof PodNotRunningError) return err;
+  if (!(err instanceof BadRequestError) || err instanceof ContainerNotFoundError || err instanceof PodNotRunningError)
+    return err;
   const message = err.message;
-  if (/container \S+ is not valid for pod|container "?[^"\s]+"? in pod "?[^"\s]+"? is not (valid|available)|a container name must be specified/.test(message)) {
+  if (
+    /container \S+ is not valid for pod|container "?[^"\s]+"? in pod "?[^"\s]+"? is not (valid|available)|a container name must be specified/.test(
+      message,
+    )
+  ) {
     return rebuild(ContainerNotFoundError, err);
   }
-  if (/does not have a host assigned|in a completed pod|is waiting to start|is terminated|PodInitializing|ContainerCreating/.test(message)) {
+  if (
+    /does not have a host assigned|in a completed pod|is waiting to start|is terminated|PodInitializing|ContainerCreating/.test(
+      message,
+    )
+  ) {
     return rebuild(PodNotRunningError, err);
   }
   return err;

@@ -21,10 +21,14 @@ export interface Predicate<T extends KubernetesObject = KubernetesObject> {
 /** Applies one predicate to one event. */
 export function admits(predicate: Predicate, event: WatchedEvent): boolean {
   switch (event.type) {
-    case 'create': return predicate.create?.(event.object) ?? true;
-    case 'update': return predicate.update?.(event.oldObject, event.object) ?? true;
-    case 'delete': return predicate.delete?.(event.object, { finalStateUnknown: event.finalStateUnknown ?? false }) ?? true;
-    case 'generic': return predicate.generic?.(event.object) ?? true;
+    case 'create':
+      return predicate.create?.(event.object) ?? true;
+    case 'update':
+      return predicate.update?.(event.oldObject, event.object) ?? true;
+    case 'delete':
+      return predicate.delete?.(event.object, { finalStateUnknown: event.finalStateUnknown ?? false }) ?? true;
+    case 'generic':
+      return predicate.generic?.(event.object) ?? true;
   }
 }
 

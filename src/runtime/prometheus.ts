@@ -25,7 +25,12 @@ export interface MetricFamily {
 /** prom-client's metric shape, for metrics a user registers with prom-client itself. */
 interface PromClientMetric {
   name: string;
-  get(): Promise<{ name: string; help: string; type: string; values: Array<{ value: number; labels: Labels; metricName?: string }> }>;
+  get(): Promise<{
+    name: string;
+    help: string;
+    type: string;
+    values: Array<{ value: number; labels: Labels; metricName?: string }>;
+  }>;
 }
 
 /** Options shared by the metric constructors (prom-client's names). */
@@ -62,7 +67,8 @@ export class Registry {
   /** Every registered metric in the Prometheus text format. */
   async metrics(): Promise<string> {
     const parts: string[] = [];
-    for (const family of this.families.values()) parts.push('render' in family ? await family.render() : await renderPromClient(family));
+    for (const family of this.families.values())
+      parts.push('render' in family ? await family.render() : await renderPromClient(family));
     return parts.join('\n') + '\n';
   }
 }
@@ -74,7 +80,10 @@ abstract class Metric<L extends string> implements MetricFamily {
   /** Series by their label values, in labelNames order. */
   protected readonly series = new Map<string, { labels: Labels; value: number }>();
 
-  constructor(options: MetricOptions<L>, private readonly type: string) {
+  constructor(
+    options: MetricOptions<L>,
+    private readonly type: string,
+  ) {
     if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(options.name)) throw new Error(`Invalid metric name: ${options.name}`);
     this.name = options.name;
     this.help = options.help;
@@ -88,7 +97,10 @@ abstract class Metric<L extends string> implements MetricFamily {
     let entry = this.series.get(key);
     if (!entry) {
       for (const name of Object.keys(given)) {
-        if (!this.labelNames.includes(name as L)) throw new Error(`Added label "${name}" is not included in initial labelset: ${JSON.stringify(this.labelNames)}`);
+        if (!this.labelNames.includes(name as L))
+          throw new Error(
+            `Added label "${name}" is not included in initial labelset: ${JSON.stringify(this.labelNames)}`,
+          );
       }
       this.series.set(key, (entry = { labels: { ...given }, value: 0 }));
     }
@@ -96,21 +108,30 @@ abstract class Metric<L extends string> implements MetricFamily {
   }
 
   /** The current series, in prom-client's `get()` shape. */
-  async get(): Promise<{ name: string; help: string; type: string; values: Array<{ labels: Labels; value: number }> }> {
-    return { name: this.name, help: this.help, type: this.type, values: [...this.series.values()].map(({ labels, value }) => ({ labels: { ...labels }, value })) };
+  get(): Promise<{ name: string; help: string; type: string; values: Array<{ labels: Labels; value: number }> }> {
+    return Promise.resolve({
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      values: [...this.series.values()].map(({ labels, value }) => ({ labels: { ...labels }, value })),
+    });
   }
 
   render(): string {
     const lines = [`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} ${this.type}`];
     // An unlabelled counter or gauge shows 0 before its first change, as prom-client's do.
     if (this.series.size === 0 && this.labelNames.length === 0) this.entry(undefined);
-    for (const { labels, value } of this.series.values()) lines.push(`${this.name}${renderLabels(labels)} ${renderValue(value)}`);
+    for (const { labels, value } of this.series.values())
+      lines.push(`${this.name}${renderLabels(labels)} ${renderValue(value)}`);
     return lines.join('\n');
   }
 }
 
 /** Splits prom-client's overloads: `(labels, value)`, `(value)` or `()`. */
-function args<L extends string>(a?: Partial<Record<L, string | number>> | number, b?: number): [Partial<Record<L, string | number>> | undefined, number | undefined] {
+function args<L extends string>(
+  a?: Partial<Record<L, string | number>> | number,
+  b?: number,
+): [Partial<Record<L, string | number>> | undefined, number | undefined] {
   return typeof a === 'number' ? [undefined, a] : [a, b];
 }
 
@@ -183,7 +204,8 @@ export class Histogram<L extends string = string> implements MetricFamily {
     const given = (l ?? {}) as Labels;
     const key = this.labelNames.map((name) => String(given[name] ?? '')).join('\u0000');
     let entry = this.series.get(key);
-    if (!entry) this.series.set(key, (entry = { labels: { ...given }, counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
+    if (!entry)
+      this.series.set(key, (entry = { labels: { ...given }, counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
     const observed = v ?? 0;
     // Buckets are cumulative when rendered; here each observation lands in its first bucket only.
     const index = this.buckets.findIndex((bound) => observed <= bound);
@@ -214,8 +236,14 @@ export class Histogram<L extends string = string> implements MetricFamily {
  * heap and the Node.js version.
  */
 export function collectDefaultMetrics(options: { register: Registry }): void {
-  const startSeconds = Math.round((performance.timeOrigin) / 1000);
-  const family = (name: string, type: string, help: string, value: () => number | undefined, labels: Labels = {}): MetricFamily => ({
+  const startSeconds = Math.round(performance.timeOrigin / 1000);
+  const family = (
+    name: string,
+    type: string,
+    help: string,
+    value: () => number | undefined,
+    labels: Labels = {},
+  ): MetricFamily => ({
     name,
     render() {
       const current = value();
@@ -234,13 +262,28 @@ export function collectDefaultMetrics(options: { register: Registry }): void {
     }
   };
   const families = [
-    family('process_cpu_user_seconds_total', 'counter', 'Total user CPU time spent in seconds.', () => cpu().user / 1e6),
-    family('process_cpu_system_seconds_total', 'counter', 'Total system CPU time spent in seconds.', () => cpu().system / 1e6),
+    family(
+      'process_cpu_user_seconds_total',
+      'counter',
+      'Total user CPU time spent in seconds.',
+      () => cpu().user / 1e6,
+    ),
+    family(
+      'process_cpu_system_seconds_total',
+      'counter',
+      'Total system CPU time spent in seconds.',
+      () => cpu().system / 1e6,
+    ),
     family('process_cpu_seconds_total', 'counter', 'Total user and system CPU time spent in seconds.', () => {
       const { user, system } = cpu();
       return (user + system) / 1e6;
     }),
-    family('process_start_time_seconds', 'gauge', 'Start time of the process since unix epoch in seconds.', () => startSeconds),
+    family(
+      'process_start_time_seconds',
+      'gauge',
+      'Start time of the process since unix epoch in seconds.',
+      () => startSeconds,
+    ),
     family('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.', () => process.memoryUsage.rss()),
     family('process_virtual_memory_bytes', 'gauge', 'Virtual memory size in bytes.', () => status('VmSize')),
     family('process_heap_bytes', 'gauge', 'Process heap size in bytes.', () => status('VmData')),
@@ -251,9 +294,24 @@ export function collectDefaultMetrics(options: { register: Registry }): void {
         return undefined;
       }
     }),
-    family('nodejs_heap_size_total_bytes', 'gauge', 'Process heap size from Node.js in bytes.', () => process.memoryUsage().heapTotal),
-    family('nodejs_heap_size_used_bytes', 'gauge', 'Process heap size used from Node.js in bytes.', () => process.memoryUsage().heapUsed),
-    family('nodejs_external_memory_bytes', 'gauge', 'Node.js external memory size in bytes.', () => process.memoryUsage().external),
+    family(
+      'nodejs_heap_size_total_bytes',
+      'gauge',
+      'Process heap size from Node.js in bytes.',
+      () => process.memoryUsage().heapTotal,
+    ),
+    family(
+      'nodejs_heap_size_used_bytes',
+      'gauge',
+      'Process heap size used from Node.js in bytes.',
+      () => process.memoryUsage().heapUsed,
+    ),
+    family(
+      'nodejs_external_memory_bytes',
+      'gauge',
+      'Node.js external memory size in bytes.',
+      () => process.memoryUsage().external,
+    ),
     family('nodejs_version_info', 'gauge', 'Node.js version info.', () => 1, {
       version: process.version,
       major: process.versions.node.split('.')[0]!,
@@ -267,12 +325,15 @@ export function collectDefaultMetrics(options: { register: Registry }): void {
 async function renderPromClient(metric: PromClientMetric): Promise<string> {
   const { name, help, type, values } = await metric.get();
   const lines = [`# HELP ${name} ${escapeHelp(help)}`, `# TYPE ${name} ${type}`];
-  for (const { value, labels, metricName } of values) lines.push(`${metricName ?? name}${renderLabels(labels)} ${renderValue(value)}`);
+  for (const { value, labels, metricName } of values)
+    lines.push(`${metricName ?? name}${renderLabels(labels)} ${renderValue(value)}`);
   return lines.join('\n');
 }
 
 function renderLabels(labels: Labels): string {
-  const pairs = Object.entries(labels).map(([name, value]) => `${name}="${String(value).replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"')}"`);
+  const pairs = Object.entries(labels).map(
+    ([name, value]) => `${name}="${String(value).replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"')}"`,
+  );
   return pairs.length ? `{${pairs.join(',')}}` : '';
 }
 

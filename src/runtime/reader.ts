@@ -8,7 +8,8 @@ import type { Kind, ObjectKey } from './kinds.js';
  * creationTimestamp keeps @kubernetes/client-node's `Date` type, but holds the
  * RFC 3339 string the server sent: pass it to `new Date(...)` before using it as a date.
  */
-export type StoredMetadata = V1ObjectMeta & Required<Pick<V1ObjectMeta, 'name' | 'uid' | 'resourceVersion' | 'creationTimestamp'>>;
+export type StoredMetadata = V1ObjectMeta &
+  Required<Pick<V1ObjectMeta, 'name' | 'uid' | 'resourceVersion' | 'creationTimestamp'>>;
 
 /**
  * An object as read from the API server or the cache: `T` with apiVersion,

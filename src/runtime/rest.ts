@@ -2,7 +2,14 @@ import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMe
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { clusterTls, credentialSource, proxyAgent, type ClusterTls, type CredentialSource, type RequestCredentials } from './credentials.js';
+import {
+  clusterTls,
+  credentialSource,
+  proxyAgent,
+  type ClusterTls,
+  type CredentialSource,
+  type RequestCredentials,
+} from './credentials.js';
 import { ApiConnectionError, RequestTimeoutError, apiErrorFrom } from './errors.js';
 import { HttpAgent as PlainAgent, httpRequest } from './node-builtins.js';
 import type { KubeConfigSource } from './kubeconfig.js';
@@ -60,7 +67,7 @@ export interface UpgradeTarget {
    * as pods/exec changes the cluster, so it passes the client's write fence
    * as every write does, and is destroyed with the fence's error if refused.
    */
-  finishRequest(request: ClientRequest): void;
+  finishRequest: (request: ClientRequest) => void;
 }
 
 /**
@@ -159,7 +166,13 @@ export class RestClient {
   private readonly maxRetries: number;
   private readonly warningHandler: ((warning: string) => void) | undefined;
   /** The server's URL parts, TLS settings and credentials: worked out on the first request, then reused. */
-  private endpoint?: { base: URL; secure: boolean; tls: ClusterTls; credentials: CredentialSource; proxy?: Promise<HttpAgent> };
+  private endpoint?: {
+    base: URL;
+    secure: boolean;
+    tls: ClusterTls;
+    credentials: CredentialSource;
+    proxy?: Promise<HttpAgent>;
+  };
   /**
    * The keep-alive agents, and the client certificate they were built with (an
    * exec plugin may change it): `requests` for calls that answer at once,
@@ -185,13 +198,15 @@ export class RestClient {
     this.timeoutMs = checkedMs('timeoutMs', resolved.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     this.maxRetries = resolved.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.warningHandler = resolved.warningHandler;
-    if (!Number.isInteger(this.maxRetries) || this.maxRetries < 0) throw new Error(`RestClient maxRetries ${resolved.maxRetries} is not valid: use a whole number, 0 or more`);
+    if (!Number.isInteger(this.maxRetries) || this.maxRetries < 0)
+      throw new Error(`RestClient maxRetries ${resolved.maxRetries} is not valid: use a whole number, 0 or more`);
   }
 
   /** Base URL of the current cluster. */
   get server(): string {
     const cluster = this.kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('the kubeconfig has no current cluster: set current-context, or pass a KubeConfig that has one');
+    if (!cluster)
+      throw new Error('the kubeconfig has no current cluster: set current-context, or pass a KubeConfig that has one');
     return cluster.server.replace(/\/+$/, '');
   }
 
@@ -235,7 +250,8 @@ export class RestClient {
       const text = await readBody(response.body).catch((err: unknown) => {
         throw signal?.aborted ? signal.reason : new ApiConnectionError(method, path, err);
       });
-      if (response.status >= 400) throw apiErrorFrom(response.status, text ? safeJson(text) : undefined, `${method} ${path}`);
+      if (response.status >= 400)
+        throw apiErrorFrom(response.status, text ? safeJson(text) : undefined, `${method} ${path}`);
       if (options.responseType === 'text') return text as T;
       return (text ? safeJson(text) : undefined) as T;
     } catch (err) {
@@ -268,7 +284,12 @@ export class RestClient {
    * only the wait for the response headers (the API server answers a watch
    * at once); after that only the idle timeout applies.
    */
-  async *watch<T = Record<string, unknown>>(path: string, query: Query, signal: AbortSignal, idleTimeoutMs: number): AsyncGenerator<WatchEvent<T>> {
+  async *watch<T = Record<string, unknown>>(
+    path: string,
+    query: Query,
+    signal: AbortSignal,
+    idleTimeoutMs: number,
+  ): AsyncGenerator<WatchEvent<T>> {
     const idle = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const arm = (): void => {
@@ -316,7 +337,13 @@ export class RestClient {
    * cleared before the first byte, since the stream itself has no time limit.
    * `label` names the request in errors (`watch <path>`, `GET <path>`).
    */
-  private async openStream(label: string, path: string, query: Query, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<RawResponse> {
+  private async openStream(
+    label: string,
+    path: string,
+    query: Query,
+    signal: AbortSignal | undefined,
+    timeoutMs: number | undefined,
+  ): Promise<RawResponse> {
     const headersDeadline = this.deadline(label, path, timeoutMs);
     try {
       const response = await this.sendWithRetries('GET', path, { query }, headersDeadline.signal(signal), true);
@@ -338,13 +365,19 @@ export class RestClient {
    * `watch`, the request timeout bounds only the wait for the headers.
    * @internal
    */
-  async *stream(path: string, query: Query, signal: AbortSignal | undefined, timeoutMs?: number): AsyncGenerator<Buffer> {
+  async *stream(
+    path: string,
+    query: Query,
+    signal: AbortSignal | undefined,
+    timeoutMs?: number,
+  ): AsyncGenerator<Buffer> {
     const response = await this.openStream('GET', path, query, signal, timeoutMs);
     const onAbort = (): void => void response.body.destroy(signal?.reason as Error);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       for await (const chunk of response.body as AsyncIterable<Buffer>) yield chunk;
-      if (!response.body.complete) throw new ApiConnectionError('GET', path, new Error('the connection closed before the stream ended'));
+      if (!response.body.complete)
+        throw new ApiConnectionError('GET', path, new Error('the connection closed before the stream ended'));
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       throw err;
@@ -389,7 +422,13 @@ export class RestClient {
   }
 
   /** One call: attempts until a response that is not retryable, or the retries run out. */
-  private async sendWithRetries(method: string, path: string, options: RequestOptions, signal: AbortSignal | undefined, longRunning = false): Promise<RawResponse> {
+  private async sendWithRetries(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    signal: AbortSignal | undefined,
+    longRunning = false,
+  ): Promise<RawResponse> {
     for (let attempt = 1; ; attempt++) {
       let waitMs: number | undefined;
       let response: RawResponse | undefined;
@@ -409,7 +448,14 @@ export class RestClient {
     }
   }
 
-  private async send(method: string, path: string, options: RequestOptions, signal: AbortSignal | undefined, attempt: number, longRunning: boolean): Promise<RawResponse> {
+  private async send(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    signal: AbortSignal | undefined,
+    attempt: number,
+    longRunning: boolean,
+  ): Promise<RawResponse> {
     const endpoint = (this.endpoint ??= this.resolveEndpoint());
     let target = endpoint.base.pathname.replace(/\/+$/, '') + path;
     let separator = path.includes('?') ? '&' : '?';
@@ -420,7 +466,11 @@ export class RestClient {
     }
     const credentials = await endpoint.credentials.credentials();
     const agent = endpoint.proxy ? await endpoint.proxy : this.agentFor(endpoint, credentials, longRunning);
-    const headers: Record<string, string | number> = { ...credentials.headers, accept: 'application/json', 'user-agent': this.userAgent };
+    const headers: Record<string, string | number> = {
+      ...credentials.headers,
+      accept: 'application/json',
+      'user-agent': this.userAgent,
+    };
     let body: string | undefined;
     if (options.body !== undefined) {
       headers['content-type'] = options.contentType ?? 'application/json';
@@ -453,7 +503,8 @@ export class RestClient {
         request.end(body);
       });
       statusCode = response.status;
-      if (this.warningHandler) for (const warning of warningTexts(response.headers.warning)) this.warningHandler(warning);
+      if (this.warningHandler)
+        for (const warning of warningTexts(response.headers.warning)) this.warningHandler(warning);
       return response;
     } catch (err) {
       if (isWriteRefusal(err)) throw err;
@@ -468,18 +519,30 @@ export class RestClient {
 
   private resolveEndpoint(): NonNullable<RestClient['endpoint']> {
     const cluster = this.kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('the kubeconfig has no current cluster: set current-context, or pass a KubeConfig that has one');
+    if (!cluster)
+      throw new Error('the kubeconfig has no current cluster: set current-context, or pass a KubeConfig that has one');
     let base: URL;
     try {
       base = new URL(cluster.server);
     } catch {
-      throw new Error(`the kubeconfig cluster "${cluster.name}" has server "${cluster.server}", which is not a URL: use https://HOST:PORT`);
+      throw new Error(
+        `the kubeconfig cluster "${cluster.name}" has server "${cluster.server}", which is not a URL: use https://HOST:PORT`,
+      );
     }
-    if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new Error(`the kubeconfig cluster "${cluster.name}" has server "${cluster.server}": use an https:// (or http://) URL`);
+    if (base.protocol !== 'https:' && base.protocol !== 'http:')
+      throw new Error(
+        `the kubeconfig cluster "${cluster.name}" has server "${cluster.server}": use an https:// (or http://) URL`,
+      );
     // A proxy-url is rare: its agent (client-node's) is built once, and only then is client-node imported.
     const proxy = cluster.proxyUrl ? proxyAgent(this.kubeConfig) : undefined;
     proxy?.catch(() => undefined); // the first request reports the failure
-    return { base, secure: base.protocol === 'https:', tls: clusterTls(cluster), credentials: credentialSource(this.kubeConfig), proxy };
+    return {
+      base,
+      secure: base.protocol === 'https:',
+      tls: clusterTls(cluster),
+      credentials: credentialSource(this.kubeConfig),
+      proxy,
+    };
   }
 
   /**
@@ -496,20 +559,31 @@ export class RestClient {
    * at most one connection more than before, and that one would be opened
    * by the first write anyway.
    */
-  private agentFor(endpoint: NonNullable<RestClient['endpoint']>, credentials: RequestCredentials, longRunning: boolean): HttpAgent {
+  private agentFor(
+    endpoint: NonNullable<RestClient['endpoint']>,
+    credentials: RequestCredentials,
+    longRunning: boolean,
+  ): HttpAgent {
     const old = this.agents;
     let current = old;
     if (!current || current.cert !== credentials.cert || current.key !== credentials.key) {
       // Requests still on the old agents finish; their idle sockets close with them.
       if (old) setTimeout(() => destroyAgents(old), DEFAULT_REQUEST_TIMEOUT_MS).unref();
-      current = this.agents = { requests: newAgent(endpoint, credentials), cert: credentials.cert, key: credentials.key };
+      current = this.agents = {
+        requests: newAgent(endpoint, credentials),
+        cert: credentials.cert,
+        key: credentials.key,
+      };
     }
     if (!longRunning || freeSocketCount(current.requests) > 1) return current.requests;
     return (current.streams ??= newAgent(endpoint, credentials));
   }
 
   private deadline(method: string, path: string, override: number | undefined): Deadline {
-    return new Deadline(`${method} ${path}`, override === undefined ? this.timeoutMs : checkedMs('timeoutMs', override));
+    return new Deadline(
+      `${method} ${path}`,
+      override === undefined ? this.timeoutMs : checkedMs('timeoutMs', override),
+    );
   }
 }
 
@@ -526,7 +600,12 @@ function refusable(fence: WriteFence, method: string, path: string): void {
   try {
     fence(method, path);
   } catch (thrown) {
-    const err = typeof thrown === 'object' && thrown !== null ? thrown : new Error(String(thrown));
+    if (typeof thrown === 'object' && thrown !== null) {
+      refusals.add(thrown);
+      throw thrown;
+    }
+    // A primitive cannot be marked: it is wrapped in an Error.
+    const err = new Error(String(thrown));
     refusals.add(err);
     throw err;
   }
@@ -576,7 +655,10 @@ async function readBody(body: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of body as AsyncIterable<Buffer>) chunks.push(chunk);
   // A socket closed mid-body ends the stream without an error on some Node versions: tell it apart.
-  if (!body.complete) throw Object.assign(new Error('the connection closed before the whole response body arrived'), { code: 'ECONNRESET' });
+  if (!body.complete)
+    throw Object.assign(new Error('the connection closed before the whole response body arrived'), {
+      code: 'ECONNRESET',
+    });
   return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
 }
 
@@ -618,7 +700,14 @@ function newAgent(endpoint: { secure: boolean; tls: ClusterTls }, credentials: R
   // lifo: the most recently used connection is the one least likely to have been closed by the server.
   const common = { keepAlive: true, scheduling: 'lifo' as const };
   return endpoint.secure
-    ? new HttpsAgent({ ...common, ca: endpoint.tls.ca, cert: credentials.cert, key: credentials.key, rejectUnauthorized: endpoint.tls.rejectUnauthorized, servername: endpoint.tls.servername })
+    ? new HttpsAgent({
+        ...common,
+        ca: endpoint.tls.ca,
+        cert: credentials.cert,
+        key: credentials.key,
+        rejectUnauthorized: endpoint.tls.rejectUnauthorized,
+        servername: endpoint.tls.servername,
+      })
     : new PlainAgent(common);
 }
 
@@ -642,8 +731,8 @@ function freeSocketCount(agent: HttpAgent): number {
  */
 function retryAfterMs(response: RawResponse): number | undefined {
   if (response.status !== 429 && response.status < 500) return undefined;
-  const raw = response.headers['retry-after'];
-  const header = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+  // A header sent twice may come as a list: the first counts.
+  const header = [response.headers['retry-after']].flat()[0]?.trim();
   if (!header || !/^\d+$/.test(header)) return undefined;
   return Number(header) * 1000;
 }
@@ -673,7 +762,8 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 function checkedMs(name: string, value: number): number {
-  if (!Number.isFinite(value) || value < 0) throw new Error(`RestClient ${name} ${value} is not valid: use milliseconds, 0 or more (0: no limit)`);
+  if (!Number.isFinite(value) || value < 0)
+    throw new Error(`RestClient ${name} ${value} is not valid: use milliseconds, 0 or more (0: no limit)`);
   return value;
 }
 
@@ -701,5 +791,7 @@ function safeJson(text: string): unknown {
 export function warningTexts(header: string | string[] | undefined): string[] {
   if (header === undefined) return [];
   const joined = Array.isArray(header) ? header.join(', ') : header;
-  return [...joined.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)].map((match) => (match[1] ?? '').replace(/\\(.)/g, '$1'));
+  return [...joined.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)].map((match) =>
+    (match[1] ?? '').replace(/\\(.)/g, '$1'),
+  );
 }

@@ -94,7 +94,17 @@ export class RestMapper {
     for (const resource of list.resources ?? []) {
       // Subresources (`deployments/status`) share the kind of their parent.
       if (resource.name.includes('/')) continue;
-      kinds.set(resource.kind, Object.freeze({ group, version, apiVersion, kind: resource.kind, plural: resource.name, namespaced: resource.namespaced }));
+      kinds.set(
+        resource.kind,
+        Object.freeze({
+          group,
+          version,
+          apiVersion,
+          kind: resource.kind,
+          plural: resource.name,
+          namespaced: resource.namespaced,
+        }),
+      );
     }
     return kinds;
   }

@@ -17,9 +17,17 @@ export async function selfSignedCertificate(): Promise<CertificatePair> {
   try {
     ({ TinyCA } = await import('./envtest/certs.js'));
   } catch (err) {
-    throw new Error(`cannot make a self-signed metrics certificate (${(err as Error).message}): reinstall the dependencies (npm ci) so @peculiar/x509 is present, or pass metricsCertDir`);
+    throw new Error(
+      `cannot make a self-signed metrics certificate (${(err as Error).message}): reinstall the dependencies (npm ci) so @peculiar/x509 is present, or pass metricsCertDir`,
+      { cause: err },
+    );
   }
   const ca = await TinyCA.create('ts-operator-sdk-metrics-ca');
-  const serving = await ca.issue({ usage: 'server', commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1', '::1'] });
+  const serving = await ca.issue({
+    usage: 'server',
+    commonName: 'localhost',
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1', '::1'],
+  });
   return { cert: Buffer.from(serving.certPem + ca.certPem), key: Buffer.from(serving.keyPem) };
 }

@@ -27,7 +27,10 @@ export interface RunningServer {
 export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
 /** Starts a small HTTP server; resolves once it listens. */
-export async function serveHttp(address: { host?: string; port: number }, handler: HttpHandler): Promise<RunningServer> {
+export async function serveHttp(
+  address: { host?: string; port: number },
+  handler: HttpHandler,
+): Promise<RunningServer> {
   const server: Server = createHttpServer(guarded(handler));
   await listen(server, address);
   return {
@@ -58,8 +61,15 @@ export const DRAIN_LIMIT_MS = 10_000;
  * the socket is closed. `close()` stops accepting, lets requests in flight
  * finish, and closes each keep-alive connection as it goes idle.
  */
-export async function serveHttps(address: { host?: string; port: number }, pair: { cert: Buffer | string; key: Buffer | string }, handler: HttpHandler): Promise<RunningHttpsServer> {
-  const server: HttpsServer = createHttpsServer({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' }, guarded(handler));
+export async function serveHttps(
+  address: { host?: string; port: number },
+  pair: { cert: Buffer | string; key: Buffer | string },
+  handler: HttpHandler,
+): Promise<RunningHttpsServer> {
+  const server: HttpsServer = createHttpsServer(
+    { cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' },
+    guarded(handler),
+  );
   // A client that is not speaking TLS is its own problem, not the server's: nothing to log.
   server.on('tlsClientError', () => undefined);
   // Raw sockets, including ones still in the TLS handshake, which the HTTP layer does not track yet.
@@ -92,7 +102,8 @@ export async function serveHttps(address: { host?: string; port: number }, pair:
   };
 }
 
-function guarded(handler: HttpHandler): HttpHandler {
+/** The handler as a Node request listener: it returns nothing, and its failures end in a 500. */
+function guarded(handler: HttpHandler): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     Promise.resolve()
       .then(() => handler(req, res))

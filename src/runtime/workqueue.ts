@@ -1,5 +1,10 @@
 import type { ManagerMetrics } from './metrics.js';
-import { ItemExponentialFailureRateLimiter, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_DELAY_MS, type RateLimiter } from './ratelimiter.js';
+import {
+  ItemExponentialFailureRateLimiter,
+  DEFAULT_BASE_DELAY_MS,
+  DEFAULT_MAX_DELAY_MS,
+  type RateLimiter,
+} from './ratelimiter.js';
 
 /**
  * controller-runtime's `handler.LowPriority`: the priority of events that tell
@@ -88,7 +93,8 @@ export class WorkQueue {
 
   constructor(options: WorkQueueOptions) {
     this.name = options.name;
-    this.rateLimiter = options.rateLimiter ?? new ItemExponentialFailureRateLimiter(DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_DELAY_MS);
+    this.rateLimiter =
+      options.rateLimiter ?? new ItemExponentialFailureRateLimiter(DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_DELAY_MS);
     this.metrics = options.metrics;
     this.metrics?.workqueueDepth.set({ ...this.labels(), priority: '0' }, 0);
   }
@@ -273,7 +279,8 @@ export class WorkQueue {
     this.countReady(found.priority, -1);
     const now = performance.now();
     this.processing.set(found.key, now);
-    if (this.metrics && found.readySince !== undefined) this.metrics.workqueueQueueDuration.observe(this.labels(), (now - found.readySince) / 1000);
+    if (this.metrics && found.readySince !== undefined)
+      this.metrics.workqueueQueueDuration.observe(this.labels(), (now - found.readySince) / 1000);
     return found;
   }
 

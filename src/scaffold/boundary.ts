@@ -23,7 +23,11 @@ export interface WriteBoundary {
 /** A boundary for `root` and the output directories the user named (absolute, or relative to `root`). */
 export function writeBoundary(root: string, outputs: readonly string[] = []): WriteBoundary {
   const absoluteRoot = resolve(root);
-  return { root: absoluteRoot, realRoot: realPathOf(absoluteRoot), realOutputs: outputs.map((output) => realPathOf(resolve(absoluteRoot, output))) };
+  return {
+    root: absoluteRoot,
+    realRoot: realPathOf(absoluteRoot),
+    realOutputs: outputs.map((output) => realPathOf(resolve(absoluteRoot, output))),
+  };
 }
 
 /**
@@ -71,8 +75,17 @@ export function ownedPath(boundary: WriteBoundary, path: string, action: 'write'
 function checkShape(boundary: WriteBoundary, path: string): void {
   const segments = path.split('/');
   const firstNamed = segments.findIndex((segment) => segment !== '..');
-  const climbsAfterName = segments.slice(firstNamed).some((segment) => segment === '..' || segment === '.' || segment === '');
-  if (path === '' || isAbsolute(path) || path.includes('\0') || firstNamed === -1 || climbsAfterName || (firstNamed > 0 && boundary.realOutputs.length === 0)) {
+  const climbsAfterName = segments
+    .slice(firstNamed)
+    .some((segment) => segment === '..' || segment === '.' || segment === '');
+  if (
+    path === '' ||
+    isAbsolute(path) ||
+    path.includes('\0') ||
+    firstNamed === -1 ||
+    climbsAfterName ||
+    (firstNamed > 0 && boundary.realOutputs.length === 0)
+  ) {
     throw new UsageError(
       `refusing to write ${JSON.stringify(path)}: it is not a path inside the project`,
       'ts-operator-sdk writes only inside the project and the output you name: check the names in your input (they must be valid Kubernetes names)',
@@ -88,7 +101,8 @@ function firstLinkOutside(boundary: WriteBoundary, path: string): { path: string
     const absolute = join(boundary.root, partial);
     if (!isSymbolicLink(absolute)) continue;
     const target = realPathOf(absolute);
-    if (!isInside(boundary.realRoot, target) && !boundary.realOutputs.some((output) => isInside(output, target))) return { path: partial, target: readlinkSync(absolute) };
+    if (!isInside(boundary.realRoot, target) && !boundary.realOutputs.some((output) => isInside(output, target)))
+      return { path: partial, target: readlinkSync(absolute) };
   }
   return undefined;
 }

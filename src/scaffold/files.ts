@@ -23,7 +23,10 @@ export function scaffoldFiles(tree: VirtualTree, specs: readonly FileSpec[], dat
     if (tree.exists(spec.path)) {
       if (spec.ifExists === 'skip') continue;
       if (spec.ifExists === 'error') {
-        throw new UsageError(`${spec.path} already exists`, 'remove it, or pass --force to overwrite the scaffolded files');
+        throw new UsageError(
+          `${spec.path} already exists`,
+          'remove it, or pass --force to overwrite the scaffolded files',
+        );
       }
     }
     tree.write(spec.path, renderTemplate(spec.template, data));

@@ -30,12 +30,18 @@ export function applyInserters(tree: VirtualTree, inserters: readonly Inserter[]
   for (const inserter of inserters) {
     const content = tree.read(inserter.path);
     if (content === undefined) {
-      throw new UsageError(`${inserter.path} is missing`, `restore it (it holds the marker "${inserter.marker}") and run the command again`);
+      throw new UsageError(
+        `${inserter.path} is missing`,
+        `restore it (it holds the marker "${inserter.marker}") and run the command again`,
+      );
     }
     const lines = content.split('\n');
     const markerIndex = lines.findIndex((line) => line.trim() === inserter.marker);
     if (markerIndex === -1) {
-      throw new UsageError(`${inserter.path} has no "${inserter.marker}" marker`, 'add the marker line back where generated code should go and run the command again');
+      throw new UsageError(
+        `${inserter.path} has no "${inserter.marker}" marker`,
+        'add the marker line back where generated code should go and run the command again',
+      );
     }
     const indent = /^\s*/.exec(lines[markerIndex]!)![0];
     const added: string[] = [];
@@ -88,11 +94,13 @@ export function uncommentBlock(tree: VirtualTree, path: string, start: readonly 
   const content = tree.read(path);
   if (content === undefined) return;
   const lines = content.split('\n');
-  const first = lines.findIndex((line, index) => start.every((wanted, offset) => lines[index + offset] === `#${wanted}`));
+  const first = lines.findIndex((line, index) =>
+    start.every((wanted, offset) => lines[index + offset] === `#${wanted}`),
+  );
   if (first === -1) return;
   let end = first + start.length;
   // Commented YAML continues the block: a list item or key at the margin, or an indented line ("#  patch: |-").
-  while (end < lines.length && /^#(- |  |[A-Za-z_][\w.-]*:)/.test(lines[end]!)) end++;
+  while (end < lines.length && /^#(- | {2}|[A-Za-z_][\w.-]*:)/.test(lines[end]!)) end++;
   for (let index = first; index < end; index++) lines[index] = lines[index]!.slice(1);
   tree.write(path, lines.join('\n'));
 }

@@ -86,7 +86,10 @@ function onSignal(signal: NodeJS.Signals): void {
   pendingSignal ??= deferred;
   signalsReceived += 1;
   if (signalsReceived >= SIGNALS_BEFORE_GIVING_UP) {
-    exitForInterruption(signal, 'stopped in the middle of writing the project files; the next ts-operator-sdk command run in this directory will complete or undo the write');
+    exitForInterruption(
+      signal,
+      'stopped in the middle of writing the project files; the next ts-operator-sdk command run in this directory will complete or undo the write',
+    );
   }
 }
 

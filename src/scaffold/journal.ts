@@ -44,7 +44,13 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:pat
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UsageError } from '../errors.js';
 import { ownedPath, realPathOf, writeBoundary } from './boundary.js';
-import { bytesFingerprint, contentFingerprint, fingerprintLike, listingFingerprint, type Fingerprint } from './fingerprint.js';
+import {
+  bytesFingerprint,
+  contentFingerprint,
+  fingerprintLike,
+  listingFingerprint,
+  type Fingerprint,
+} from './fingerprint.js';
 import { beginUninterruptible, exitForInterruption, type UninterruptibleSection } from './interruption.js';
 
 /** The journal's name at the project root. */
@@ -131,7 +137,11 @@ const commitsInProgress = new Set<string>();
  * write is undone (if no file was changed yet) or finished, and the process
  * exits with 128 + the signal number.
  */
-export async function commitChanges(root: string, requested: readonly FileChange[], options: CommitOptions = {}): Promise<void> {
+export async function commitChanges(
+  root: string,
+  requested: readonly FileChange[],
+  options: CommitOptions = {},
+): Promise<void> {
   if (requested.length === 0) return;
   const givenRoot = resolve(root);
   const boundary = writeBoundary(givenRoot, options.outputs);
@@ -177,9 +187,10 @@ export async function commitChanges(root: string, requested: readonly FileChange
       }
       await replaceJournal(root, { ...journal, state: 'applying' });
     } catch (error) {
-      if (journalCreated) await discardStaging(root, journal).catch((undoError: unknown) => {
-        throw undoFailed(root, error, undoError);
-      });
+      if (journalCreated)
+        await discardStaging(root, journal).catch((undoError: unknown) => {
+          throw undoFailed(root, error, undoError);
+        });
       for (const directory of createdRoot.reverse()) await rmdir(directory).catch(() => undefined);
       const signal = section.end();
       if (signal) exitForInterruption(signal, 'no project file had been changed yet, and none was');
@@ -204,7 +215,11 @@ export async function commitChanges(root: string, requested: readonly FileChange
     // next command's recovery finishes it.
     await finishApplied(root, journal).catch(() => undefined);
     const signal = section.end();
-    if (signal) exitForInterruption(signal, 'the project files were being written, so the write was completed first; the command stopped after it');
+    if (signal)
+      exitForInterruption(
+        signal,
+        'the project files were being written, so the write was completed first; the command stopped after it',
+      );
   } finally {
     section.end();
     commitsInProgress.delete(id);
@@ -245,7 +260,9 @@ export async function recoverInterruptedWrite(directory: string, report: (line: 
   try {
     if (journal.state === 'staging') {
       await discardStaging(root, journal);
-      report(`Recovered an interrupted write${where}: ${command} was stopped before it changed any project file; removed its staged files.`);
+      report(
+        `Recovered an interrupted write${where}: ${command} was stopped before it changed any project file; removed its staged files.`,
+      );
       return;
     }
     if (journal.state === 'applying') {
@@ -256,7 +273,9 @@ export async function recoverInterruptedWrite(directory: string, report: (line: 
         refuseToOverwriteNewerChanges(root, journal, command, 'undo');
         await replaceJournal(root, { ...journal, state: 'undoing' });
         await undoApplied(root, journal, { insideRootOnly: true });
-        report(`Recovered an interrupted write${where}: undid the ${count} of ${command}, which could not be completed (${describeError(root, error)}).`);
+        report(
+          `Recovered an interrupted write${where}: undid the ${count} of ${command}, which could not be completed (${describeError(root, error)}).`,
+        );
         return;
       }
       await finishApplied(root, journal);
@@ -291,7 +310,12 @@ function projectRootOf(directory: string): string {
  * and the command's staged files and backups stay, so nothing is lost
  * either way.
  */
-function refuseToOverwriteNewerChanges(root: string, journal: Journal, command: string, direction: 'finish' | 'undo'): void {
+function refuseToOverwriteNewerChanges(
+  root: string,
+  journal: Journal,
+  command: string,
+  direction: 'finish' | 'undo',
+): void {
   for (const change of journal.changes) {
     const target = join(root, change.path);
     const staged = stagedPath(target, journal.id);
@@ -301,13 +325,23 @@ function refuseToOverwriteNewerChanges(root: string, journal: Journal, command: 
       // Steps not taken yet replace the target, which must still be as the command found it.
       const pending = change.action === 'DELETE' ? exists(backup) && exists(target) : exists(staged);
       if (pending) expected = change.before;
-    } else if (change.action !== 'DELETE' && !exists(staged) && exists(target) && (change.action === 'CREATE' || exists(backup))) {
+    } else if (
+      change.action !== 'DELETE' &&
+      !exists(staged) &&
+      exists(target) &&
+      (change.action === 'CREATE' || exists(backup))
+    ) {
       // Steps taken are reverted, so the target must still be what the command wrote.
       expected = change.after;
     }
     if (expected === undefined || contentFingerprint(target) === expected) continue;
     const ownFiles = `the files ending in .ts-operator-sdk-${journal.id}.tmp or .bak`;
-    const version = direction === 'finish' ? `its version of ${change.path} is ${relative(root, staged)}` : change.action === 'UPDATE' ? `the version from before it is ${relative(root, backup)}` : `it created ${change.path}`;
+    const version =
+      direction === 'finish'
+        ? `its version of ${change.path} is ${relative(root, staged)}`
+        : change.action === 'UPDATE'
+          ? `the version from before it is ${relative(root, backup)}`
+          : `it created ${change.path}`;
     throw new UsageError(
       `the interrupted write of ${command} was not ${direction === 'finish' ? 'finished' : 'undone'}: ${change.path} changed after the command was interrupted, and ${direction === 'finish' ? 'finishing' : 'undoing'} the write would overwrite that change`,
       `${version}: keep what you need, then delete ${JOURNAL_FILE} and ${ownFiles}, and run the command again`,
@@ -325,7 +359,10 @@ function ownedChanges(boundary: ReturnType<typeof writeBoundary>, requested: rea
     const path = ownedPath(boundary, change.path, change.action === 'DELETE' ? 'delete' : 'write');
     const other = byRealPath.get(path);
     if (other !== undefined) {
-      throw new UsageError(`${other} and ${change.path} are the same file (through a symbolic link), and this command would write both`, 'replace one of the links with its own file and run the command again');
+      throw new UsageError(
+        `${other} and ${change.path} are the same file (through a symbolic link), and this command would write both`,
+        'replace one of the links with its own file and run the command again',
+      );
     }
     byRealPath.set(path, change.path);
     return { ...change, path };
@@ -348,7 +385,8 @@ function checkNameLengths(changes: readonly FileChange[], id: string): void {
     if (bytes + suffix <= MAX_NAME_BYTES) continue;
     throw new UsageError(
       `the file name ${name.length > 40 ? `${name.slice(0, 40)}… (${bytes} bytes)` : name} is too long to write safely: file names hold at most ${MAX_NAME_BYTES} bytes, and the write needs ${suffix} more for its temporary copy`,
-      'use shorter names (the group, kind or object name this file is named after), at most ' + `${MAX_NAME_BYTES - suffix} bytes for the whole file name`,
+      'use shorter names (the group, kind or object name this file is named after), at most ' +
+        `${MAX_NAME_BYTES - suffix} bytes for the whole file name`,
     );
   }
 }
@@ -367,7 +405,13 @@ function checkNothingChanged(root: string, seen: ReadonlyMap<string, Fingerprint
   }
 }
 
-async function stage(root: string, journal: Journal, changes: readonly FileChange[], section: UninterruptibleSection, delayMs: number): Promise<void> {
+async function stage(
+  root: string,
+  journal: Journal,
+  changes: readonly FileChange[],
+  section: UninterruptibleSection,
+  delayMs: number,
+): Promise<void> {
   for (const directory of journal.directories) await mkdir(join(root, directory));
   // Files are written one by one and fsynced together: concurrent fsyncs
   // share the file system's journal commits, one at a time would each wait
@@ -518,7 +562,11 @@ async function createJournal(root: string, journal: Journal): Promise<void> {
       throw error;
     }
     // No hard links here: a rename is as atomic, only not exclusive.
-    if (existsSync(path)) throw new UsageError(`another ts-operator-sdk command is writing this project (${JOURNAL_FILE} exists)`, 'wait for it to finish and run the command again');
+    if (existsSync(path))
+      throw new UsageError(
+        `another ts-operator-sdk command is writing this project (${JOURNAL_FILE} exists)`,
+        'wait for it to finish and run the command again',
+      );
     await rename(temp, path);
   }
   await removeIfPresent(temp);
@@ -562,7 +610,8 @@ function readJournal(root: string): Journal {
 
 function isJournal(value: unknown): value is Journal {
   const journal = value as Journal;
-  const relativePath = (path: unknown): boolean => typeof path === 'string' && path.length > 0 && !isAbsolute(path) && !path.includes('\0');
+  const relativePath = (path: unknown): boolean =>
+    typeof path === 'string' && path.length > 0 && !isAbsolute(path) && !path.includes('\0');
   return (
     typeof value === 'object' &&
     value !== null &&
@@ -575,7 +624,12 @@ function isJournal(value: unknown): value is Journal {
     Array.isArray(journal.directories) &&
     journal.directories.every(relativePath) &&
     Array.isArray(journal.changes) &&
-    journal.changes.every((change) => ['CREATE', 'UPDATE', 'DELETE'].includes(change?.action) && relativePath(change.path) && typeof change.before === 'string')
+    journal.changes.every(
+      (change) =>
+        ['CREATE', 'UPDATE', 'DELETE'].includes(change?.action) &&
+        relativePath(change.path) &&
+        typeof change.before === 'string',
+    )
   );
 }
 
@@ -640,7 +694,8 @@ function missingDirectories(root: string, changes: readonly FileChange[]): strin
   for (const change of changes) {
     if (change.action === 'DELETE') continue;
     const chain: string[] = [];
-    for (let dir = dirname(join(root, change.path)); dir !== root && !existsSync(dir); dir = dirname(dir)) chain.unshift(dir);
+    for (let dir = dirname(join(root, change.path)); dir !== root && !existsSync(dir); dir = dirname(dir))
+      chain.unshift(dir);
     for (const dir of chain) missing.add(relative(root, dir));
   }
   return [...missing].sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
@@ -754,7 +809,11 @@ function describeError(root: string, error: unknown): string {
 
 function writeFailed(root: string, error: unknown): Error {
   if (error instanceof UsageError) return error;
-  return new UsageError(`could not write the project files (${describeError(root, error)}); nothing was changed`, fixForWriteError(root, error as NodeJS.ErrnoException), { cause: error });
+  return new UsageError(
+    `could not write the project files (${describeError(root, error)}); nothing was changed`,
+    fixForWriteError(root, error as NodeJS.ErrnoException),
+    { cause: error },
+  );
 }
 
 /** The advice for a failed write: only permission errors are fixed by making the directory writable. */

@@ -58,7 +58,10 @@ export interface ApiData {
  * (kubebuilder's `api/<group>/<version>` and `internal/controller/<group>`);
  * an API without a group keeps the single-group place even then.
  */
-export function apiLayout(resource: Pick<ProjectResource, 'group' | 'version' | 'kind'>, multigroup: boolean): ApiLayout {
+export function apiLayout(
+  resource: Pick<ProjectResource, 'group' | 'version' | 'kind'>,
+  multigroup: boolean,
+): ApiLayout {
   const kindLower = resource.kind.toLowerCase();
   const grouped = multigroup && Boolean(resource.group);
   const typesDir = grouped ? `apis/${resource.group}/${resource.version}` : `apis/${resource.version}`;
@@ -86,7 +89,10 @@ export interface WebhookLayout {
 }
 
 /** The paths of one kind's webhook files; like {@link apiLayout}, multigroup adds the group level. */
-export function webhookLayout(resource: Pick<ProjectResource, 'group' | 'version' | 'kind' | 'plural'>, multigroup: boolean): WebhookLayout {
+export function webhookLayout(
+  resource: Pick<ProjectResource, 'group' | 'version' | 'kind' | 'plural'>,
+  multigroup: boolean,
+): WebhookLayout {
   const kindLower = resource.kind.toLowerCase();
   const grouped = multigroup && Boolean(resource.group);
   const webhookDir = grouped ? `webhooks/${resource.group}/${resource.version}` : `webhooks/${resource.version}`;
@@ -118,11 +124,24 @@ export type TypesFileImport = keyof typeof TYPES_FILE_IMPORTS;
  */
 const CONSUMER_TEMPLATE_NAMES: ReadonlySet<string> = new Set([
   // ts-operator-sdk and ts-operator-sdk/envtest imports
-  'Client', 'Manager', 'Reconciler', 'ReconcileContext', 'Request', 'Result', 'RestClient', 'Environment',
+  'Client',
+  'Manager',
+  'Reconciler',
+  'ReconcileContext',
+  'Request',
+  'Result',
+  'RestClient',
+  'Environment',
   // and the webhook templates' (templates/webhook)
-  'AdmissionContext', 'AdmissionDeniedError', 'AdmissionWarnings', 'CustomDefaulter', 'CustomValidator',
+  'AdmissionContext',
+  'AdmissionDeniedError',
+  'AdmissionWarnings',
+  'CustomDefaulter',
+  'CustomValidator',
   // globals the templates use (async functions need the real Promise)
-  'Promise', 'Error', 'AbortController',
+  'Promise',
+  'Error',
+  'AbortController',
 ]);
 
 /**
@@ -132,12 +151,63 @@ const CONSUMER_TEMPLATE_NAMES: ReadonlySet<string> = new Set([
  * `Import`, `Package` or `Interface`.
  */
 const UNUSABLE_VARIABLE_NAMES: ReadonlySet<string> = new Set([
-  'await', 'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do', 'else', 'enum', 'export', 'extends',
-  'false', 'finally', 'for', 'function', 'if', 'implements', 'import', 'in', 'instanceof', 'interface', 'let', 'new', 'null', 'package',
-  'private', 'protected', 'public', 'return', 'static', 'super', 'switch', 'this', 'throw', 'true', 'try', 'typeof', 'var', 'void', 'while',
-  'with', 'yield', 'arguments', 'eval', 'undefined', 'async',
+  'await',
+  'break',
+  'case',
+  'catch',
+  'class',
+  'const',
+  'continue',
+  'debugger',
+  'default',
+  'delete',
+  'do',
+  'else',
+  'enum',
+  'export',
+  'extends',
+  'false',
+  'finally',
+  'for',
+  'function',
+  'if',
+  'implements',
+  'import',
+  'in',
+  'instanceof',
+  'interface',
+  'let',
+  'new',
+  'null',
+  'package',
+  'private',
+  'protected',
+  'public',
+  'return',
+  'static',
+  'super',
+  'switch',
+  'this',
+  'throw',
+  'true',
+  'try',
+  'typeof',
+  'var',
+  'void',
+  'while',
+  'with',
+  'yield',
+  'arguments',
+  'eval',
+  'undefined',
+  'async',
   // the reconcile method's parameters and locals, and the controller's imports
-  'ctx', 'req', 'metadata', 'spec', 'ignoreNotFound', 'newControllerManagedBy',
+  'ctx',
+  'req',
+  'metadata',
+  'spec',
+  'ignoreNotFound',
+  'newControllerManagedBy',
 ]);
 
 /** The local variable name for one object of a kind: lower camel case, or `<name>Object` where that is unusable. */
@@ -147,7 +217,10 @@ export function kindVariableName(kind: string): string {
 }
 
 /** Builds the template data of one API. */
-export function apiData(resource: ProjectResource, options: { multigroup: boolean; projectName: string; boilerplate: string; versionedSample?: boolean }): ApiData {
+export function apiData(
+  resource: ProjectResource,
+  options: { multigroup: boolean; projectName: string; boilerplate: string; versionedSample?: boolean },
+): ApiData {
   const layout = apiLayout(resource, options.multigroup);
   const kindLower = resource.kind.toLowerCase();
   const kindAliased = CONSUMER_TEMPLATE_NAMES.has(resource.kind);
@@ -155,7 +228,9 @@ export function apiData(resource: ProjectResource, options: { multigroup: boolea
   // The types file declares <Kind>, <Kind>Spec and <Kind>Status;
   // an import with one of those names gets a prefix (which none of them has).
   const declared = new Set(['', 'Spec', 'Status'].map((suffix) => resource.kind + suffix));
-  const typesNames = Object.entries(TYPES_FILE_IMPORTS).map(([name, prefix]) => [name, declared.has(name) ? `${prefix}${name}` : name] as const);
+  const typesNames = Object.entries(TYPES_FILE_IMPORTS).map(
+    ([name, prefix]) => [name, declared.has(name) ? `${prefix}${name}` : name] as const,
+  );
   return {
     group: resource.group ?? '',
     version: resource.version,
@@ -167,7 +242,9 @@ export function apiData(resource: ProjectResource, options: { multigroup: boolea
     kindVariable: kindVariableName(resource.kind),
     kindImport: kindAliased ? `${resource.kind} as ${kindLocal}` : resource.kind,
     kindLocal,
-    typesImport: Object.fromEntries(typesNames.map(([name, local]) => [name, local === name ? name : `${name} as ${local}`])) as Record<TypesFileImport, string>,
+    typesImport: Object.fromEntries(
+      typesNames.map(([name, local]) => [name, local === name ? name : `${name} as ${local}`]),
+    ) as Record<TypesFileImport, string>,
     typesLocal: Object.fromEntries(typesNames) as Record<TypesFileImport, string>,
     namespaced: resource.api ? resource.api.namespaced === true : true,
     projectName: options.projectName,

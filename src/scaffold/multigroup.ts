@@ -36,7 +36,10 @@ export function planLayoutMoves(tree: VirtualTree, project: ProjectConfig, toMul
     add(before.controllerFile, after.controllerFile);
     add(before.controllerTestFile, after.controllerTestFile);
     for (const role of ['admin', 'editor', 'viewer']) {
-      add(`config/rbac/${before.rbacRolePrefix}_${role}_role.yaml`, `config/rbac/${after.rbacRolePrefix}_${role}_role.yaml`);
+      add(
+        `config/rbac/${before.rbacRolePrefix}_${role}_role.yaml`,
+        `config/rbac/${after.rbacRolePrefix}_${role}_role.yaml`,
+      );
     }
     // Webhooks follow the same rule, so the next `create webhook` finds the kind's file where it looks.
     const webhooksBefore = webhookLayout(resource, !toMultigroup);
@@ -63,7 +66,10 @@ export function assertMoveTargetsFree(tree: VirtualTree, moves: Map<string, stri
     }
     const other = sources.get(to);
     if (other !== undefined) {
-      throw new UsageError(`both ${other} and ${from} would move to ${to}`, 'rename or remove one of them, then run the command again');
+      throw new UsageError(
+        `both ${other} and ${from} would move to ${to}`,
+        'rename or remove one of them, then run the command again',
+      );
     }
     sources.set(to, from);
   }

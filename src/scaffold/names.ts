@@ -1,5 +1,11 @@
 import { UsageError } from '../errors.js';
-import { DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN_MAX, isDns1035Label, isDns1123Label, isDns1123Subdomain } from '../validation/names.js';
+import {
+  DNS1123_LABEL_MAX,
+  DNS1123_SUBDOMAIN_MAX,
+  isDns1035Label,
+  isDns1123Label,
+  isDns1123Subdomain,
+} from '../validation/names.js';
 import { pluralizeKind } from './plural.js';
 
 // Kubernetes' own name rules (validation/names), because every name here ends
@@ -37,7 +43,9 @@ export function validatePackageName(name: string, from: '--package' | 'PROJECT')
   if (isDns1123Label(name)) return;
   throw new UsageError(
     `${from === 'PROJECT' ? 'the projectName in PROJECT, ' : ''}package name "${name}", is not a DNS-1123 label (at most 63 lowercase letters, digits and '-')`,
-    from === 'PROJECT' ? 'fix projectName in PROJECT, or pass --package with a name such as memcached-operator' : 'pass a name such as --package memcached-operator',
+    from === 'PROJECT'
+      ? 'fix projectName in PROJECT, or pass --package with a name such as memcached-operator'
+      : 'pass a name such as --package memcached-operator',
   );
 }
 
@@ -51,12 +59,17 @@ export function validateGroup(group: string, domain: string): void {
     );
   }
   if (domain !== '' && !isDns1123Subdomain(domain)) {
-    throw new UsageError(`the PROJECT file's domain "${domain}" is not a DNS-1123 subdomain`, 'set `domain:` in PROJECT to a domain such as example.com');
+    throw new UsageError(
+      `the PROJECT file's domain "${domain}" is not a DNS-1123 subdomain`,
+      'set `domain:` in PROJECT to a domain such as example.com',
+    );
   }
   if (!qualified.includes('.')) {
     // The API server requires a dot in a CRD's group; without a domain there is none.
     throw new UsageError(
-      domain === '' ? `the PROJECT file has no domain, so the API group would be "${qualified}", and a CRD's group needs a dot` : `the API group "${qualified}" has no dot, which a CRD's group needs`,
+      domain === ''
+        ? `the PROJECT file has no domain, so the API group would be "${qualified}", and a CRD's group needs a dot`
+        : `the API group "${qualified}" has no dot, which a CRD's group needs`,
       'add a line such as `domain: example.com` to PROJECT, or pass a --group with a dot',
     );
   }
@@ -87,7 +100,10 @@ export function validateKind(kind: string): void {
     );
   }
   if (!isDns1035Label(kind.toLowerCase())) {
-    throw new UsageError(`invalid kind "${kind}": it must be at most ${DNS1123_LABEL_MAX} characters`, 'pass a shorter --kind');
+    throw new UsageError(
+      `invalid kind "${kind}": it must be at most ${DNS1123_LABEL_MAX} characters`,
+      'pass a shorter --kind',
+    );
   }
 }
 
@@ -111,7 +127,8 @@ export function validateDerivedPlural(kind: string): void {
   const plural = pluralize(kind);
   if (isDns1123Label(plural)) return;
   const lower = kind.toLowerCase();
-  const example = lower.length <= DNS1123_LABEL_MAX - 2 ? ` such as --plural ${lower}${lower.endsWith('s') ? 'es' : 's'}` : '';
+  const example =
+    lower.length <= DNS1123_LABEL_MAX - 2 ? ` such as --plural ${lower}${lower.endsWith('s') ? 'es' : 's'}` : '';
   if (plural.length > DNS1123_LABEL_MAX) {
     throw new UsageError(
       `kind "${kind}" gives the plural resource name "${plural}" of ${plural.length} characters, longer than the ${DNS1123_LABEL_MAX} a resource name may have`,

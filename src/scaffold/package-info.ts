@@ -9,7 +9,9 @@ export interface PackageInfo {
 }
 
 /** Read once from the package root (dist/src/scaffold → ../../../package.json). */
-export const packageInfo: PackageInfo = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as PackageInfo;
+export const packageInfo: PackageInfo = JSON.parse(
+  readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
+) as PackageInfo;
 
 /** Environment variable that overrides the ts-operator-sdk dependency of generated projects. */
 export const PACKAGE_SPEC_VARIABLE = 'TS_OPERATOR_SDK_PACKAGE_SPEC';

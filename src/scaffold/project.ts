@@ -1,7 +1,18 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { isMap, isNode, isScalar, isSeq, parseDocument, stringify, type Document, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
+import {
+  isMap,
+  isNode,
+  isScalar,
+  isSeq,
+  parseDocument,
+  stringify,
+  type Document,
+  type Pair,
+  type YAMLMap,
+  type YAMLSeq,
+} from 'yaml';
 import { UsageError } from '../errors.js';
 import type { VirtualTree } from './tree.js';
 
@@ -110,13 +121,24 @@ function unreadableProject(root: string): void {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return;
-    if (code === 'ENOTDIR') throw new UsageError(`${root} is not a directory`, 'run the command in the root of a project');
-    throw new UsageError(`cannot reach the PROJECT file in ${root} (${code})`, 'make the project directory readable and run the command again', { cause: error });
+    if (code === 'ENOTDIR')
+      throw new UsageError(`${root} is not a directory`, 'run the command in the root of a project');
+    throw new UsageError(
+      `cannot reach the PROJECT file in ${root} (${code})`,
+      'make the project directory readable and run the command again',
+      { cause: error },
+    );
   }
   if (isDirectory) {
-    throw new UsageError(`PROJECT in ${root} is a directory, not the project's config file`, 'move that directory away and restore the PROJECT file from version control');
+    throw new UsageError(
+      `PROJECT in ${root} is a directory, not the project's config file`,
+      'move that directory away and restore the PROJECT file from version control',
+    );
   }
-  throw new UsageError(`cannot read the PROJECT file in ${root} (permission denied or unreadable)`, 'make it readable (e.g. chmod u+r PROJECT) and run the command again');
+  throw new UsageError(
+    `cannot read the PROJECT file in ${root} (permission denied or unreadable)`,
+    'make it readable (e.g. chmod u+r PROJECT) and run the command again',
+  );
 }
 
 /**
@@ -148,26 +170,34 @@ export function parseProject(text: string): ProjectConfig {
   if (document.errors.length > 0) throw corrupt(`invalid YAML (${document.errors[0]!.message.split('\n')[0]})`);
   if (!isMap(document.contents)) throw corrupt('it is not a YAML mapping');
   const raw = document.toJS() as Record<string, unknown>;
-  if (String(raw.version) !== '3') throw corrupt(`unsupported version ${JSON.stringify(raw.version ?? null)} (only "3" is supported)`);
+  if (String(raw.version) !== '3')
+    throw corrupt(`unsupported version ${JSON.stringify(raw.version ?? null)} (only "3" is supported)`);
   const layout = typeof raw.layout === 'string' ? [raw.layout] : raw.layout;
-  if (layout !== undefined && (!Array.isArray(layout) || layout.some((entry) => typeof entry !== 'string'))) throw corrupt('"layout" must be a list of plugin keys');
+  if (layout !== undefined && (!Array.isArray(layout) || layout.some((entry) => typeof entry !== 'string')))
+    throw corrupt('"layout" must be a list of plugin keys');
   for (const key of ['domain', 'projectName'] as const) {
     if (raw[key] !== undefined && typeof raw[key] !== 'string') throw corrupt(`"${key}" must be a string`);
   }
-  if (raw.multigroup !== undefined && typeof raw.multigroup !== 'boolean') throw corrupt('"multigroup" must be true or false');
-  if (raw.plugins !== undefined && (typeof raw.plugins !== 'object' || raw.plugins === null || Array.isArray(raw.plugins))) throw corrupt('"plugins" must be a mapping');
+  if (raw.multigroup !== undefined && typeof raw.multigroup !== 'boolean')
+    throw corrupt('"multigroup" must be true or false');
+  if (
+    raw.plugins !== undefined &&
+    (typeof raw.plugins !== 'object' || raw.plugins === null || Array.isArray(raw.plugins))
+  )
+    throw corrupt('"plugins" must be a mapping');
   if (raw.resources !== undefined && !Array.isArray(raw.resources)) throw corrupt('"resources" must be a list');
   const resources = (raw.resources as unknown[] | undefined)?.map((entry, index) => {
     if (typeof entry !== 'object' || entry === null) throw corrupt(`resources[${index}] is not a mapping`);
     const resource = entry as ProjectResource;
-    if (typeof resource.kind !== 'string' || typeof resource.version !== 'string') throw corrupt(`resources[${index}] needs "kind" and "version"`);
+    if (typeof resource.kind !== 'string' || typeof resource.version !== 'string')
+      throw corrupt(`resources[${index}] needs "kind" and "version"`);
     return resource;
   });
   const config: ProjectConfig = {
     version: '3',
     domain: raw.domain as string | undefined,
     layout: (layout as string[] | undefined) ?? [],
-    multigroup: raw.multigroup as boolean | undefined,
+    multigroup: raw.multigroup,
     plugins: raw.plugins as ProjectConfig['plugins'],
     projectName: raw.projectName as string | undefined,
     resources,
@@ -203,7 +233,8 @@ function updateDocument(document: Document, model: Record<string, unknown>): Doc
     }
     const current = contents.get(key, true);
     // The model says "3"; a hand-written `version: 3` means the same and stays as written.
-    if (key === 'version' && isScalar(current) && String(current.value) === String(wanted)) continue;
+    if (key === 'version' && isScalar(current) && typeof wanted === 'string' && String(current.value) === wanted)
+      continue;
     setMerged(document, contents, key, current, wanted);
   }
   // Kubebuilder writes the keys sorted; new keys join in order, unknown ones included.
@@ -217,14 +248,21 @@ function updateDocument(document: Document, model: Record<string, unknown>): Doc
  * the comments attached to them survive. Only a value of another shape is
  * replaced by a new node.
  */
-function setMerged(document: Document, parent: YAMLMap | YAMLSeq, key: string | number, current: unknown, wanted: unknown): void {
+function setMerged(
+  document: Document,
+  parent: YAMLMap | YAMLSeq,
+  key: string | number,
+  current: unknown,
+  wanted: unknown,
+): void {
   if (isNode(current) && isDeepStrictEqual(current.toJS(document), wanted)) return;
   if (isMap(current) && isPlainObject(wanted)) {
     for (const pair of [...current.items]) {
       const name = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
       if (!(name in wanted)) current.delete(pair.key);
     }
-    for (const [name, value] of Object.entries(wanted)) setMerged(document, current, name, current.get(name, true), value);
+    for (const [name, value] of Object.entries(wanted))
+      setMerged(document, current, name, current.get(name, true), value);
     sortPairs(document, current);
     return;
   }
@@ -257,7 +295,11 @@ function sortPairs(document: Document, map: YAMLMap): void {
 function sortedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedKeys);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)).map(([key, child]) => [key, sortedKeys(child)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([key, child]) => [key, sortedKeys(child)]),
+  );
 }
 
 /** Stages PROJECT in the tree. */
@@ -286,7 +328,9 @@ function withoutZeroValues(config: ProjectConfig): Record<string, unknown> {
     }
     return value;
   };
-  const plugins = config.plugins ? Object.fromEntries(Object.entries(config.plugins).map(([key, value]) => [key, clean(value, true)])) : undefined;
+  const plugins = config.plugins
+    ? Object.fromEntries(Object.entries(config.plugins).map(([key, value]) => [key, clean(value, true)]))
+    : undefined;
   const result = clean({ ...config, plugins: undefined }, true) as Record<string, unknown>;
   if (plugins && Object.keys(plugins).length > 0) result.plugins = plugins;
   return result;

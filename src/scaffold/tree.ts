@@ -93,7 +93,10 @@ export class VirtualTree {
     const content = this.pending.has(key) ? this.pending.get(key) : this.readFromDisk(key);
     if (content === undefined || content === null) throw new Error(`cannot move ${from}: it does not exist`);
     if (this.exists(to)) {
-      throw new UsageError(`cannot move ${from} to ${to}: the destination already exists`, `remove or rename ${to} and run the command again`);
+      throw new UsageError(
+        `cannot move ${from} to ${to}: the destination already exists`,
+        `remove or rename ${to} and run the command again`,
+      );
     }
     this.delete(from);
     this.pending.set(this.checked(to, 'write'), content);
@@ -189,7 +192,8 @@ export class VirtualTree {
     // The first look is what the command's decisions rest on; an existence
     // check is refined into the content only while it still holds.
     const previous = this.seen.get(path);
-    if (previous === undefined || previous === (bytes === undefined ? 'exists:no' : 'exists:yes')) this.seen.set(path, bytes === undefined ? 'content:absent' : bytesFingerprint(bytes));
+    if (previous === undefined || previous === (bytes === undefined ? 'exists:no' : 'exists:yes'))
+      this.seen.set(path, bytes === undefined ? 'content:absent' : bytesFingerprint(bytes));
     return bytes;
   }
 }
@@ -209,14 +213,29 @@ function decode(path: string, bytes: Buffer): string {
 
 /** The offset of the first byte that does not belong to a well-formed UTF-8 sequence. */
 function firstInvalidByte(bytes: Buffer): number {
-  for (let index = 0; index < bytes.length; ) {
+  for (let index = 0; index < bytes.length;) {
     const lead = bytes[index]!;
     if (lead < 0x80) {
       index++;
       continue;
     }
     // The continuation bytes each lead allows (Unicode 15, table 3-7): no overlong forms, no surrogates, nothing above U+10FFFF.
-    const [count, low, high] = lead >= 0xc2 && lead <= 0xdf ? [1, 0x80, 0xbf] : lead === 0xe0 ? [2, 0xa0, 0xbf] : lead === 0xed ? [2, 0x80, 0x9f] : lead >= 0xe1 && lead <= 0xef ? [2, 0x80, 0xbf] : lead === 0xf0 ? [3, 0x90, 0xbf] : lead === 0xf4 ? [3, 0x80, 0x8f] : lead >= 0xf1 && lead <= 0xf3 ? [3, 0x80, 0xbf] : [0, 0, 0];
+    const [count, low, high] =
+      lead >= 0xc2 && lead <= 0xdf
+        ? [1, 0x80, 0xbf]
+        : lead === 0xe0
+          ? [2, 0xa0, 0xbf]
+          : lead === 0xed
+            ? [2, 0x80, 0x9f]
+            : lead >= 0xe1 && lead <= 0xef
+              ? [2, 0x80, 0xbf]
+              : lead === 0xf0
+                ? [3, 0x90, 0xbf]
+                : lead === 0xf4
+                  ? [3, 0x80, 0x8f]
+                  : lead >= 0xf1 && lead <= 0xf3
+                    ? [3, 0x80, 0xbf]
+                    : [0, 0, 0];
     if (count === 0) return index;
     for (let next = 1; next <= count; next++) {
       const byte = bytes[index + next];

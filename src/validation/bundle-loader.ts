@@ -9,19 +9,24 @@ import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { UsageError } from '../errors.js';
 import { displayPath } from '../paths.js';
-import { checkRegularFile, fileError, formatSize, MAX_MANIFEST_STREAM_BYTES, parseYamlDocuments, readManifestFile } from '../yaml-input.js';
+import {
+  checkRegularFile,
+  fileError,
+  formatSize,
+  MAX_MANIFEST_STREAM_BYTES,
+  parseYamlDocuments,
+  readManifestFile,
+} from '../yaml-input.js';
+import { leafText, type CrdSpecDocument, type CsvSpecDocument, type ManifestDocument } from './documents.js';
 import { parseSemverTolerant } from './names.js';
 
-/** A decoded YAML object of the bundle. */
-export type ManifestDocument = Record<string, any>;
-
-/** One object from manifests/, with the file it came from. */
-export interface BundleObject {
+/** One object from manifests/, with the file it came from; `Spec` is what its kind's spec holds. */
+export interface BundleObject<Spec = Record<string, unknown>> {
   file: string;
   apiVersion: string;
   kind: string;
   name: string;
-  doc: ManifestDocument;
+  doc: ManifestDocument<Spec>;
 }
 
 /** The annotation keys of bundle metadata (operator-registry's labels). */
@@ -46,8 +51,8 @@ export interface LoadedBundle {
   mediaType: string;
   /** Every object in manifests/, the CSV and CRDs included, in file-name order. */
   objects: BundleObject[];
-  csv: BundleObject;
-  crds: BundleObject[];
+  csv: BundleObject<CsvSpecDocument>;
+  crds: BundleObject<CrdSpecDocument>[];
   /** The CSV name (the api's bundle.Name). */
   name: string;
   channels: string[];
@@ -61,7 +66,10 @@ export interface LoadedBundle {
 export function loadBundle(path: string, cwd: string): LoadedBundle {
   const root = resolve(cwd, path);
   if (!existsSync(root)) {
-    throw new UsageError(`bundle directory ${path} not found`, `only bundle directories can be validated here, not image references; unpack the bundle image into a directory (or run \`make bundle\`) and pass that directory`);
+    throw new UsageError(
+      `bundle directory ${path} not found`,
+      `only bundle directories can be validated here, not image references; unpack the bundle image into a directory (or run \`make bundle\`) and pass that directory`,
+    );
   }
   if (!statSync(root).isDirectory()) {
     throw new UsageError(`${path} is not a directory`, `pass the bundle directory that holds manifests/ and metadata/`);
@@ -69,14 +77,20 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
   const directory = displayPath(cwd, root);
   const annotationsFile = findAnnotationsFile(root, cwd);
   if (!annotationsFile) {
-    throw new UsageError(`metadata not found in ${directory}`, `expected ${join(directory, 'metadata', 'annotations.yaml')}; run \`make bundle\` (or \`ts-operator-sdk generate bundle\`) to create it`);
+    throw new UsageError(
+      `metadata not found in ${directory}`,
+      `expected ${join(directory, 'metadata', 'annotations.yaml')}; run \`make bundle\` (or \`ts-operator-sdk generate bundle\`) to create it`,
+    );
   }
   const annotationsDoc = readYamlDocuments(annotationsFile, cwd)[0];
-  const annotations = stringMap(annotationsDoc?.annotations);
+  const annotations = stringMap(isObject(annotationsDoc) ? annotationsDoc['annotations'] : undefined);
   const manifestsName = (annotations[ANNOTATION.manifests] ?? 'manifests/').replace(/\/+$/, '') || 'manifests';
   const manifestsDir = join(root, manifestsName);
   if (!existsSync(manifestsDir) || !statSync(manifestsDir).isDirectory()) {
-    throw new UsageError(`manifests directory ${displayPath(cwd, manifestsDir)} not found`, `the bundle needs its manifests (CSV, CRDs) under ${join(directory, manifestsName)}/`);
+    throw new UsageError(
+      `manifests directory ${displayPath(cwd, manifestsDir)} not found`,
+      `the bundle needs its manifests (CSV, CRDs) under ${join(directory, manifestsName)}/`,
+    );
   }
   // Listed once through the named-error path, so an unreadable directory is one line, not a raw EACCES below.
   readDirectory(manifestsDir, cwd);
@@ -93,14 +107,20 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
     const file = join(manifestsDir, entry.name);
     totalSize += checkRegularFile(file, displayPath(cwd, file));
     if (totalSize > MAX_MANIFEST_STREAM_BYTES) {
-      throw new UsageError(`the files in ${displayPath(cwd, manifestsDir)} add up to more than ${formatSize(MAX_MANIFEST_STREAM_BYTES)}`, 'OLM refuses bundles over 1 MiB compressed anyway; move what the operator does not need out of the bundle');
+      throw new UsageError(
+        `the files in ${displayPath(cwd, manifestsDir)} add up to more than ${formatSize(MAX_MANIFEST_STREAM_BYTES)}`,
+        'OLM refuses bundles over 1 MiB compressed anyway; move what the operator does not need out of the bundle',
+      );
     }
   }
   for (const entry of entries) {
     const file = join(manifestsDir, entry.name);
     if (entry.isDirectory()) {
       // Split so that the fatal line's `<problem>: <fix>` reads as operator-sdk's message.
-      throw new UsageError('bundle manifests dir contains directory', `${displayPath(cwd, file)}; move its files up into ${displayPath(cwd, manifestsDir)} or remove it`);
+      throw new UsageError(
+        'bundle manifests dir contains directory',
+        `${displayPath(cwd, file)}; move its files up into ${displayPath(cwd, manifestsDir)} or remove it`,
+      );
     }
     const bytes = readBytes(file, cwd);
     size += bytes.length;
@@ -108,27 +128,41 @@ export function loadBundle(path: string, cwd: string): LoadedBundle {
     compressedSize += Buffer.byteLength(gzipSync(bytes).toString('base64'));
     // Like the api's loader, one object per file: the first document.
     const doc = readYamlDocuments(file, cwd)[0];
-    if (!doc || typeof doc !== 'object' || Array.isArray(doc)) continue;
+    if (!isObject(doc) || Array.isArray(doc)) continue;
     objects.push({
       file: displayPath(cwd, file),
-      apiVersion: String(doc.apiVersion ?? ''),
-      kind: String(doc.kind ?? ''),
-      name: String(doc.metadata?.name ?? ''),
+      apiVersion: leafText(doc.apiVersion ?? ''),
+      kind: leafText(doc.kind ?? ''),
+      name: leafText(doc.metadata?.name ?? ''),
       doc,
     });
   }
   if (entries.length === 0) {
-    throw new UsageError(`The directory ${displayPath(cwd, manifestsDir)} contains no yaml files`, `put the CSV and CRDs there (run \`make bundle\`)`);
+    throw new UsageError(
+      `The directory ${displayPath(cwd, manifestsDir)} contains no yaml files`,
+      `put the CSV and CRDs there (run \`make bundle\`)`,
+    );
   }
-  const csv = objects.find((object) => object.kind === 'ClusterServiceVersion');
+  // By kind: what the validators read as a CSV's or a CRD's spec (unchecked; see ./documents.ts).
+  const csv = objects.find((object) => object.kind === 'ClusterServiceVersion') as
+    BundleObject<CsvSpecDocument> | undefined;
   if (!csv) {
-    throw new UsageError(`unable to find a csv in bundle directory ${displayPath(cwd, manifestsDir)}`, `add <package>.clusterserviceversion.yaml (run \`make bundle\`)`);
+    throw new UsageError(
+      `unable to find a csv in bundle directory ${displayPath(cwd, manifestsDir)}`,
+      `add <package>.clusterserviceversion.yaml (run \`make bundle\`)`,
+    );
   }
   const version = csv.doc.spec?.version;
-  if (version !== undefined && version !== null && version !== '' && !parseSemverTolerant(String(version))) {
-    throw new UsageError(`invalid spec.version ${JSON.stringify(String(version))} in ${csv.file}`, `not a semantic version; use MAJOR.MINOR.PATCH, e.g. 0.0.1`);
+  if (version !== undefined && version !== null && version !== '' && !parseSemverTolerant(leafText(version))) {
+    throw new UsageError(
+      `invalid spec.version ${JSON.stringify(leafText(version))} in ${csv.file}`,
+      `not a semantic version; use MAJOR.MINOR.PATCH, e.g. 0.0.1`,
+    );
   }
-  const channels = (annotations[ANNOTATION.channels] ?? '').split(',').map((channel) => channel.trim()).filter((channel) => channel !== '');
+  const channels = (annotations[ANNOTATION.channels] ?? '')
+    .split(',')
+    .map((channel) => channel.trim())
+    .filter((channel) => channel !== '');
   return {
     directory,
     annotations,
@@ -167,9 +201,13 @@ function findAnnotationsFile(root: string, cwd: string): string | undefined {
  * Parses every YAML document of a file (a bounded read of a regular file);
  * a syntax error is fatal and names the file (operator-sdk#5321).
  */
-export function readYamlDocuments(file: string, cwd: string): any[] {
+export function readYamlDocuments(file: string, cwd: string): unknown[] {
   const display = displayPath(cwd, file);
-  const documents = parseYamlDocuments(readManifestFile(file, display), display, (_index, reason) => new UsageError(`invalid YAML in ${display}`, `${reason}; fix the syntax and run again`));
+  const documents = parseYamlDocuments(
+    readManifestFile(file, display),
+    display,
+    (_index, reason) => new UsageError(`invalid YAML in ${display}`, `${reason}; fix the syntax and run again`),
+  );
   return documents.filter((value) => value !== null && value !== undefined);
 }
 
@@ -191,7 +229,17 @@ function readDirectory(dir: string, cwd: string): Dirent[] {
   }
 }
 
+/** A YAML mapping (or list) read as an object whose fields are still to be checked. */
+function isObject(value: unknown): value is ManifestDocument {
+  return typeof value === 'object' && value !== null;
+}
+
 function stringMap(value: unknown): Record<string, string> {
   if (!value || typeof value !== 'object') return {};
-  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, inner]) => [key, inner === null || inner === undefined ? '' : String(inner)]));
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([key, inner]) => [
+      key,
+      inner === null || inner === undefined ? '' : leafText(inner),
+    ]),
+  );
 }

@@ -4,6 +4,7 @@
  * compressed size OLM can store.
  */
 import type { LoadedBundle } from './bundle-loader.js';
+import { leafText, type CrdVersionDocument, type ListItem } from './documents.js';
 import { GroupVersionKind, manifestResult, valueFinding, type ApiError, type ManifestResult } from './diagnostics.js';
 
 /** OLM keeps a bundle in a ConfigMap, which caps it at 1 MiB compressed. */
@@ -15,24 +16,45 @@ const SIZE_WARNING_RATIO = 0.85;
 export function validateBundle(bundle: LoadedBundle): ManifestResult {
   const findings: ApiError[] = [];
   const spec = bundle.csv.doc.spec ?? {};
-  const owned: GroupVersionKind[] = (spec.customresourcedefinitions?.owned ?? []).map((entry: any) => {
-    const name = String(entry?.name ?? '');
+  const owned: GroupVersionKind[] = (spec.customresourcedefinitions?.owned ?? []).map((entry) => {
+    const name = leafText(entry?.name ?? '');
     const dot = name.indexOf('.');
-    return new GroupVersionKind(dot < 0 ? name : name.slice(dot + 1), String(entry?.version ?? ''), String(entry?.kind ?? ''));
+    return new GroupVersionKind(
+      dot < 0 ? name : name.slice(dot + 1),
+      leafText(entry?.version ?? ''),
+      leafText(entry?.kind ?? ''),
+    );
   });
   const shipped = new Map<string, GroupVersionKind>();
   for (const crd of bundle.crds) {
     const crdSpec = crd.doc.spec ?? {};
-    const versions: string[] = Array.isArray(crdSpec.versions) && crdSpec.versions.length > 0 ? crdSpec.versions.map((version: any) => String(version?.name ?? '')) : [String(crdSpec.version ?? '')];
+    const versions: string[] =
+      Array.isArray(crdSpec.versions) && crdSpec.versions.length > 0
+        ? (crdSpec.versions as ListItem<CrdVersionDocument>[]).map((version) => leafText(version?.name ?? ''))
+        : [leafText(crdSpec.version ?? '')];
     for (const version of versions) {
-      const key = new GroupVersionKind(String(crdSpec.group ?? ''), version, String(crdSpec.names?.kind ?? ''));
-      if (shipped.has(key.key)) findings.push(valueFinding('Error', `duplicate CRD ${JSON.stringify(key.toString())} in bundle ${JSON.stringify(bundle.name)}`, key));
+      const key = new GroupVersionKind(leafText(crdSpec.group ?? ''), version, leafText(crdSpec.names?.kind ?? ''));
+      if (shipped.has(key.key))
+        findings.push(
+          valueFinding(
+            'Error',
+            `duplicate CRD ${JSON.stringify(key.toString())} in bundle ${JSON.stringify(bundle.name)}`,
+            key,
+          ),
+        );
       shipped.set(key.key, key);
     }
   }
   const ownedGroupKinds = new Set<string>();
   for (const key of owned) {
-    if (!shipped.has(key.key)) findings.push(valueFinding('Error', `owned CRD ${JSON.stringify(key.toString())} not found in bundle ${JSON.stringify(bundle.name)}`, key));
+    if (!shipped.has(key.key))
+      findings.push(
+        valueFinding(
+          'Error',
+          `owned CRD ${JSON.stringify(key.toString())} not found in bundle ${JSON.stringify(bundle.name)}`,
+          key,
+        ),
+      );
     else {
       shipped.delete(key.key);
       ownedGroupKinds.add(groupKind(key));
@@ -43,10 +65,16 @@ export function validateBundle(bundle: LoadedBundle): ManifestResult {
   for (const key of shipped.values()) {
     if (ownedGroupKinds.has(groupKind(key))) continue;
     // OLM refuses to install a CRD no CSV owns, so this is an error, as in the api.
-    findings.push(valueFinding('Error', `CRD ${JSON.stringify(key.toString())} is present in bundle ${JSON.stringify(bundle.name)} but not defined in CSV`, key));
+    findings.push(
+      valueFinding(
+        'Error',
+        `CRD ${JSON.stringify(key.toString())} is present in bundle ${JSON.stringify(bundle.name)} but not defined in CSV`,
+        key,
+      ),
+    );
   }
   findings.push(...serviceAccountClashes(bundle), ...sizeFindings(bundle));
-  return manifestResult(String(spec.version ?? ''), findings);
+  return manifestResult(leafText(spec.version ?? ''), findings);
 }
 
 function groupKind(key: GroupVersionKind): string {
@@ -55,11 +83,19 @@ function groupKind(key: GroupVersionKind): string {
 
 /** OLM creates the deployment's ServiceAccount itself; shipping one with the same name breaks ownership. */
 function serviceAccountClashes(bundle: LoadedBundle): ApiError[] {
-  const deployments: any[] = bundle.csv.doc.spec?.install?.spec?.deployments ?? [];
-  const csvAccounts = new Set(deployments.map((deployment) => String(deployment?.spec?.template?.spec?.serviceAccountName ?? '')));
+  const deployments = bundle.csv.doc.spec?.install?.spec?.deployments ?? [];
+  const csvAccounts = new Set(
+    deployments.map((deployment) => leafText(deployment?.spec?.template?.spec?.serviceAccountName ?? '')),
+  );
   return bundle.objects
     .filter((object) => object.apiVersion === 'v1' && object.kind === 'ServiceAccount' && csvAccounts.has(object.name))
-    .map((object) => valueFinding('Error', `invalid service account found in bundle. This service account ${object.name} in your bundle is not valid, because a service account with the same name was already specified in your CSV. If this was unintentional, please remove the service account manifest from your bundle. If it was intentional to specify a separate service account, please rename the SA in either the bundle manifest or the CSV.`, object.name));
+    .map((object) =>
+      valueFinding(
+        'Error',
+        `invalid service account found in bundle. This service account ${object.name} in your bundle is not valid, because a service account with the same name was already specified in your CSV. If this was unintentional, please remove the service account manifest from your bundle. If it was intentional to specify a separate service account, please rename the SA in either the bundle manifest or the CSV.`,
+        object.name,
+      ),
+    );
 }
 
 function sizeFindings(bundle: LoadedBundle): ApiError[] {

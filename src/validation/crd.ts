@@ -11,37 +11,52 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { BundleObject } from './bundle-loader.js';
+import { leafText, type CrdSpecDocument, type CrdVersionDocument, type ListItem } from './documents.js';
 import { manifestResult, type ApiError, type ManifestResult } from './diagnostics.js';
 import { dns1035LabelProblems, dns1123SubdomainProblems } from './names.js';
 
 /** Runs the CRD checks on one CRD; the result is named after the CRD. */
-export function validateCrd(crd: BundleObject): ManifestResult {
+export function validateCrd(crd: BundleObject<CrdSpecDocument>): ManifestResult {
   const v1beta1 = crd.apiVersion === V1BETA1;
-  const spec = v1beta1 ? withV1beta1Defaults(crd.doc.spec) : ((crd.doc.spec ?? {}) as Record<string, any>);
-  const names = (spec.names ?? {}) as Record<string, any>;
+  const spec = v1beta1 ? withV1beta1Defaults(crd.doc.spec) : (crd.doc.spec ?? {});
+  const names = spec.names ?? {};
   const findings: ApiError[] = [];
-  const group = String(spec.group ?? '');
-  const plural = String(names.plural ?? '');
-  if (crd.name !== `${plural}.${group}`) findings.push(invalid('metadata.name', crd.name, 'must be spec.names.plural+"."+spec.group'));
+  const group = leafText(spec.group ?? '');
+  const plural = leafText(names.plural ?? '');
+  if (crd.name !== `${plural}.${group}`)
+    findings.push(invalid('metadata.name', crd.name, 'must be spec.names.plural+"."+spec.group'));
   if (group === '') findings.push(required('spec.group'));
-  else if (dns1123SubdomainProblems(group).length > 0) findings.push(invalid('spec.group', group, dns1123SubdomainProblems(group).join(', ')));
-  else if (!group.includes('.')) findings.push(invalid('spec.group', group, 'should be a domain with at least one dot'));
-  const scope = String(spec.scope ?? '');
+  else if (dns1123SubdomainProblems(group).length > 0)
+    findings.push(invalid('spec.group', group, dns1123SubdomainProblems(group).join(', ')));
+  else if (!group.includes('.'))
+    findings.push(invalid('spec.group', group, 'should be a domain with at least one dot'));
+  const scope = leafText(spec.scope ?? '');
   if (scope !== 'Cluster' && scope !== 'Namespaced') {
-    findings.push({ level: 'Error', field: 'spec.scope', badValue: scope, detail: `spec.scope: Unsupported value: ${JSON.stringify(scope)}: supported values: "Cluster", "Namespaced"` });
+    findings.push({
+      level: 'Error',
+      field: 'spec.scope',
+      badValue: scope,
+      detail: `spec.scope: Unsupported value: ${JSON.stringify(scope)}: supported values: "Cluster", "Namespaced"`,
+    });
   }
   for (const key of ['plural', 'kind'] as const) {
-    if (String(names[key] ?? '') === '') findings.push(required(`spec.names.${key}`));
+    if (leafText(names[key] ?? '') === '') findings.push(required(`spec.names.${key}`));
   }
   // apiextensions/v1 dropped pruning opt-outs at the top level (v1beta1 still defaults to one).
   if (spec.preserveUnknownFields === true) {
-    findings.push(invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
+    findings.push(
+      invalid(
+        'spec.preserveUnknownFields',
+        true,
+        'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead',
+      ),
+    );
   }
-  const versions: any[] = Array.isArray(spec.versions) ? spec.versions : [];
+  const versions = Array.isArray(spec.versions) ? (spec.versions as ListItem<CrdVersionDocument>[]) : [];
   if (v1beta1) findings.push(...v1beta1Findings(spec, versions));
   const seen = new Set<string>();
   versions.forEach((version, index) => {
-    const name = String(version?.name ?? '');
+    const name = leafText(version?.name ?? '');
     const problems = dns1035LabelProblems(name);
     if (problems.length > 0) findings.push(invalid(`spec.versions[${index}].name`, name, problems.join(', ')));
     if (seen.has(name)) findings.push(invalid('spec.versions', versions, 'must appear only once'));
@@ -59,9 +74,9 @@ export function validateCrd(crd: BundleObject): ManifestResult {
 const V1BETA1 = 'apiextensions.k8s.io/v1beta1';
 
 /** The v1beta1 defaults that matter to validation (apiextensions' SetObjectDefaults_CustomResourceDefinition). */
-function withV1beta1Defaults(raw: unknown): Record<string, any> {
-  const spec = { ...((raw ?? {}) as Record<string, any>) };
-  const versions: any[] = Array.isArray(spec.versions) ? spec.versions : [];
+function withV1beta1Defaults(raw: CrdSpecDocument | undefined): CrdSpecDocument {
+  const spec = { ...(raw ?? {}) };
+  const versions = Array.isArray(spec.versions) ? (spec.versions as ListItem<CrdVersionDocument>[]) : [];
   if (!spec.version && versions.length > 0) spec.version = versions[0]?.name;
   if (versions.length === 0 && spec.version) spec.versions = [{ name: spec.version, served: true, storage: true }];
   spec.scope ||= 'Namespaced';
@@ -75,7 +90,7 @@ function withV1beta1Defaults(raw: unknown): Record<string, any> {
  * per-version fields that are all alike to the top level, and it has no
  * top-level schema, subresources, columns or version of its own.
  */
-function v1beta1Findings(spec: Record<string, any>, versions: readonly any[]): ApiError[] {
+function v1beta1Findings(spec: CrdSpecDocument, versions: readonly ListItem<CrdVersionDocument>[]): ApiError[] {
   const findings: ApiError[] = [];
   const perVersion = [
     { key: 'schema', top: 'validation', plural: 'schemas' },
@@ -83,21 +98,31 @@ function v1beta1Findings(spec: Record<string, any>, versions: readonly any[]): A
     { key: 'additionalPrinterColumns', top: 'additionalPrinterColumns', plural: 'additionalPrinterColumns' },
   ] as const;
   for (const field of perVersion) {
-    const topSet = field.key === 'additionalPrinterColumns' ? Array.isArray(spec[field.top]) && spec[field.top].length > 0 : spec[field.top] != null;
+    const top = spec[field.top];
+    const topSet = field.key === 'additionalPrinterColumns' ? Array.isArray(top) && top.length > 0 : top != null;
     if (topSet && versions.some((version) => version?.[field.key] != null)) {
       findings.push(forbidden(`spec.${field.top}`, `top-level and per-version ${field.plural} are mutually exclusive`));
     }
   }
   for (const field of perVersion) {
     const first = versions[0]?.[field.key];
-    if (versions.length > 0 && versions.every((version) => version?.[field.key] != null && isDeepStrictEqual(version[field.key], first))) {
-      findings.push(invalid('spec.versions', versions, `per-version ${field.plural} may not all be set to identical values (top-level ${field.top} should be used instead)`));
+    if (
+      versions.length > 0 &&
+      versions.every((version) => version?.[field.key] != null && isDeepStrictEqual(version[field.key], first))
+    ) {
+      findings.push(
+        invalid(
+          'spec.versions',
+          versions,
+          `per-version ${field.plural} may not all be set to identical values (top-level ${field.top} should be used instead)`,
+        ),
+      );
     }
   }
   if (spec.version && versions.length > 0 && versions[0]?.name !== spec.version) {
-    findings.push(invalid('spec.version', String(spec.version), 'must match the first version in spec.versions'));
+    findings.push(invalid('spec.version', leafText(spec.version), 'must match the first version in spec.versions'));
   }
-  const strategy = String(spec.conversion?.strategy ?? 'None');
+  const strategy = leafText(spec.conversion?.strategy ?? 'None');
   if (strategy !== 'None' && spec.preserveUnknownFields === true) {
     findings.push(invalid('spec.conversion.strategy', strategy, 'must be None if spec.preserveUnknownFields is true'));
   }
@@ -111,7 +136,12 @@ function v1beta1Findings(spec: Record<string, any>, versions: readonly any[]): A
  */
 function invalid(field: string, value: unknown, detail: string): ApiError {
   const shown = typeof value === 'string' ? value : JSON.stringify(value);
-  return { level: 'Error', field, badValue: shown, detail: `${field}: Invalid value: ${JSON.stringify(value)}: ${detail}` };
+  return {
+    level: 'Error',
+    field,
+    badValue: shown,
+    detail: `${field}: Invalid value: ${JSON.stringify(value)}: ${detail}`,
+  };
 }
 
 function required(field: string): ApiError {

@@ -5,6 +5,7 @@
  * otherwise a warning, since the bundle may still be installed there.
  */
 import type { LoadedBundle } from './bundle-loader.js';
+import { leafText } from './documents.js';
 import { goQuotedList, manifestResult, valueFinding, type ApiError, type ManifestResult } from './diagnostics.js';
 import { parseSemverTolerant, versionAtLeast, type SemanticVersion } from './names.js';
 
@@ -49,7 +50,10 @@ const REMOVALS: readonly Removal[] = [
 ];
 
 /** Runs the removed-API check as its own optional validator. */
-export function validateDeprecatedApis(bundle: LoadedBundle, optionalValues: ReadonlyMap<string, string>): ManifestResult {
+export function validateDeprecatedApis(
+  bundle: LoadedBundle,
+  optionalValues: ReadonlyMap<string, string>,
+): ManifestResult {
   return manifestResult(bundle.name, removedApiFindings(bundle, optionalValues.get('k8s-version') ?? ''));
 }
 
@@ -58,11 +62,18 @@ export function removedApiFindings(bundle: LoadedBundle, k8sVersion: string): Ap
   const findings: ApiError[] = [];
   const csvName = bundle.csv.name;
   const target = k8sVersion === '' ? undefined : parseSemverTolerant(k8sVersion);
-  if (k8sVersion !== '' && !target) findings.push(valueFinding('Error', `invalid value informed via the k8s key option : ${k8sVersion}`, csvName));
-  const minKubeText = String(bundle.csv.doc.spec?.minKubeVersion ?? '');
+  if (k8sVersion !== '' && !target)
+    findings.push(valueFinding('Error', `invalid value informed via the k8s key option : ${k8sVersion}`, csvName));
+  const minKubeText = leafText(bundle.csv.doc.spec?.minKubeVersion ?? '');
   const minKube = minKubeText === '' ? undefined : parseSemverTolerant(minKubeText);
   if (minKubeText !== '' && !minKube) {
-    findings.push(valueFinding('Error', `unable to use csv.Spec.MinKubeVersion to verify the CRD/Webhook apis because it has an invalid value: ${minKubeText}`, csvName));
+    findings.push(
+      valueFinding(
+        'Error',
+        `unable to use csv.Spec.MinKubeVersion to verify the CRD/Webhook apis because it has an invalid value: ${minKubeText}`,
+        csvName,
+      ),
+    );
   }
   for (const removal of REMOVALS) {
     const found = new Map<string, string[]>();
@@ -71,14 +82,20 @@ export function removedApiFindings(bundle: LoadedBundle, k8sVersion: string): Ap
       found.set(object.kind, [...(found.get(object.kind) ?? []), object.name]);
     }
     if (removal.version.minor === 22) {
-      const v1beta1Crds = bundle.crds.filter((crd) => crd.apiVersion === 'apiextensions.k8s.io/v1beta1').map((crd) => crd.name);
+      const v1beta1Crds = bundle.crds
+        .filter((crd) => crd.apiVersion === 'apiextensions.k8s.io/v1beta1')
+        .map((crd) => crd.name);
       if (v1beta1Crds.length > 0) found.set('CRD', v1beta1Crds);
     }
     if (found.size === 0) continue;
-    const list = [...found.keys()].sort().map((kind) => `${kind}: (${goQuotedList(found.get(kind)!)})`).join(',');
+    const list = [...found.keys()]
+      .sort()
+      .map((kind) => `${kind}: (${goQuotedList(found.get(kind)!)})`)
+      .join(',');
     const { major, minor } = removal.version;
     const detail = `this bundle is using APIs which were deprecated and removed in v${major}.${minor}. More info: https://kubernetes.io/docs/reference/using-api/deprecation-guide/#v${major}-${minor}. Migrate the API(s) for ${list}`;
-    const removedThere = (target && versionAtLeast(target, removal.version)) || (minKube && versionAtLeast(minKube, removal.version));
+    const removedThere =
+      (target && versionAtLeast(target, removal.version)) || (minKube && versionAtLeast(minKube, removal.version));
     findings.push(valueFinding(removedThere ? 'Error' : 'Warning', detail, csvName));
   }
   return findings;

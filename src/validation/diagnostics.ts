@@ -3,6 +3,7 @@
  * `errors.Error` and `errors.ManifestResult`, rendered exactly as
  * operator-sdk prints them (`<Level>: [Field f, ][Value v][: detail]`).
  */
+import { leafText } from './documents.js';
 
 /** Severity of one finding; the words are the ones operator-sdk prints. */
 export type Level = 'Error' | 'Warning';
@@ -61,7 +62,11 @@ export function renderFinding(finding: ApiError): string {
 
 /** A group/version/kind, printed like Go's schema.GroupVersionKind ("g/v, Kind=K"; core group: "v, Kind=K"). */
 export class GroupVersionKind {
-  constructor(readonly group: string, readonly version: string, readonly kind: string) {}
+  constructor(
+    readonly group: string,
+    readonly version: string,
+    readonly kind: string,
+  ) {}
 
   /** The key used to compare GVKs in sets. */
   get key(): string {
@@ -71,7 +76,9 @@ export class GroupVersionKind {
   /** Parses an object's apiVersion and kind. */
   static of(apiVersion: string, kind: string): GroupVersionKind {
     const slash = apiVersion.lastIndexOf('/');
-    return slash < 0 ? new GroupVersionKind('', apiVersion, kind) : new GroupVersionKind(apiVersion.slice(0, slash), apiVersion.slice(slash + 1), kind);
+    return slash < 0
+      ? new GroupVersionKind('', apiVersion, kind)
+      : new GroupVersionKind(apiVersion.slice(0, slash), apiVersion.slice(slash + 1), kind);
   }
 
   toString(): string {
@@ -92,7 +99,7 @@ export function goValue(value: unknown): string {
     const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `map[${entries.map(([key, inner]) => `${key}:${goValue(inner)}`).join(' ')}]`;
   }
-  return String(value);
+  return leafText(value);
 }
 
 /** Formats a string list like Go's `%+q`: `["a" "b"]` with non-ASCII escaped. */
@@ -102,5 +109,8 @@ export function goQuotedList(values: readonly string[]): string {
 
 /** Formats a string like Go's `%q` / `%+q` (JSON escaping is close enough for printable input). */
 export function goQuote(value: string): string {
-  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(
+    /[\u007f-\uffff]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

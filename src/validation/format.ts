@@ -6,9 +6,16 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ANNOTATION, readYamlDocuments, REGISTRY_V1, type LoadedBundle } from './bundle-loader.js';
+import { leafText } from './documents.js';
 
 /** Annotation keys every bundle must carry, in the order problems are reported. */
-const REQUIRED_ANNOTATIONS = [ANNOTATION.mediatype, ANNOTATION.manifests, ANNOTATION.metadata, ANNOTATION.package, ANNOTATION.channels] as const;
+const REQUIRED_ANNOTATIONS = [
+  ANNOTATION.mediatype,
+  ANNOTATION.manifests,
+  ANNOTATION.metadata,
+  ANNOTATION.package,
+  ANNOTATION.channels,
+] as const;
 
 /**
  * Returns the format problems of the bundle at `root`, or an empty list.
@@ -30,8 +37,9 @@ export function bundleFormatProblems(root: string, cwd: string): string[] {
     // A symlink loop or an unreadable entry is not an annotations file; the loader already read the real one.
     if (!statSync(path, { throwIfNoEntry: false })?.isFile()) continue;
     const doc = readYamlDocuments(path, cwd)[0];
-    if (doc && typeof doc === 'object' && doc.annotations && typeof doc.annotations === 'object') {
-      annotations = doc.annotations;
+    const found = typeof doc === 'object' && doc !== null && 'annotations' in doc ? doc.annotations : undefined;
+    if (found && typeof found === 'object') {
+      annotations = found as Record<string, unknown>;
       break;
     }
   }
@@ -41,23 +49,32 @@ export function bundleFormatProblems(root: string, cwd: string): string[] {
   }
   for (const key of REQUIRED_ANNOTATIONS) {
     const present = key in annotations;
-    const value = present && annotations[key] !== null ? String(annotations[key]) : '';
+    const value = present && annotations[key] !== null ? leafText(annotations[key]) : '';
     if (!present) problems.push(`Missing annotation ${JSON.stringify(key)}`);
     if (key === ANNOTATION.mediatype && value !== mediaType) {
-      problems.push(`Expecting annotation ${JSON.stringify(key)} to have value ${JSON.stringify(mediaType)} instead of ${JSON.stringify(value)}`);
+      problems.push(
+        `Expecting annotation ${JSON.stringify(key)} to have value ${JSON.stringify(mediaType)} instead of ${JSON.stringify(value)}`,
+      );
     }
     if (key === ANNOTATION.channels && present && value.trim() === '') {
       problems.push(`Expecting annotation ${JSON.stringify(key)} to have non-empty value`);
     }
   }
-  if (ANNOTATION.defaultChannel in annotations && String(annotations[ANNOTATION.defaultChannel] ?? '').trim() === '') {
+  if (
+    ANNOTATION.defaultChannel in annotations &&
+    leafText(annotations[ANNOTATION.defaultChannel] ?? '').trim() === ''
+  ) {
     problems.push(`Expecting annotation ${JSON.stringify(ANNOTATION.defaultChannel)} to have non-empty value`);
   }
   return problems;
 }
 
 /** The single output line operator-sdk prints for format problems, or undefined when there are none. */
-export function formatErrorLine(bundle: Pick<LoadedBundle, 'directory'>, root: string, cwd: string): string | undefined {
+export function formatErrorLine(
+  bundle: Pick<LoadedBundle, 'directory'>,
+  root: string,
+  cwd: string,
+): string | undefined {
   const problems = bundleFormatProblems(root, cwd);
   if (problems.length === 0) return undefined;
   return `error validating format in ${bundle.directory}: Bundle validation errors: ${problems.join(',')}`;

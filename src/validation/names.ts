@@ -34,7 +34,9 @@ export function dns1123SubdomainProblems(value: string): string[] {
   const problems: string[] = [];
   if (value.length > DNS1123_SUBDOMAIN_MAX) problems.push('must be no more than 253 characters');
   if (!DNS1123_SUBDOMAIN.test(value)) {
-    problems.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+    problems.push(
+      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+    );
   }
   return problems;
 }
@@ -44,7 +46,9 @@ export function dns1035LabelProblems(value: string): string[] {
   const problems: string[] = [];
   if (value.length > DNS1123_LABEL_MAX) problems.push('must be no more than 63 characters');
   if (!DNS1035_LABEL.test(value)) {
-    problems.push("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')");
+    problems.push(
+      "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+    );
   }
   return problems;
 }
@@ -54,7 +58,9 @@ export function labelValueProblems(value: string): string[] {
   const problems: string[] = [];
   if (value.length > 63) problems.push('must be no more than 63 characters');
   if (!LABEL_VALUE.test(value)) {
-    problems.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+    problems.push(
+      "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+    );
   }
   return problems;
 }
@@ -70,12 +76,16 @@ export function qualifiedNameProblems(value: string): string[] {
     if (prefix.length === 0) problems.push('prefix part must be non-empty');
     else problems.push(...dns1123SubdomainProblems(prefix).map((problem) => `prefix part ${problem}`));
   } else if (parts.length > 2) {
-    return ["a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"];
+    return [
+      "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+    ];
   }
   if (name.length === 0) problems.push('name part must be non-empty');
   else if (name.length > 63) problems.push('name part must be no more than 63 characters');
   if (name.length > 0 && !QUALIFIED_NAME_PART.test(name)) {
-    problems.push("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
+    problems.push(
+      "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+    );
   }
   return problems;
 }
@@ -93,12 +103,17 @@ export function objectNameProblem(group: string, kind: string, name: string): st
     if (name === '' || name === '.' || name === '..') return `may not be ${JSON.stringify(name)}`;
     return /[/%]/.test(name) ? "may not contain '/' or '%'" : undefined;
   }
-  if (group === '' && kind === 'Service') return isDns1035Label(name) ? undefined : "must be a DNS-1035 label (at most 63 lowercase letters, digits and '-', starting with a letter)";
-  if (group === '' && kind === 'Namespace') return isDns1123Label(name) ? undefined : "must be a DNS-1123 label (at most 63 lowercase letters, digits and '-')";
+  if (group === '' && kind === 'Service')
+    return isDns1035Label(name)
+      ? undefined
+      : "must be a DNS-1035 label (at most 63 lowercase letters, digits and '-', starting with a letter)";
+  if (group === '' && kind === 'Namespace')
+    return isDns1123Label(name) ? undefined : "must be a DNS-1123 label (at most 63 lowercase letters, digits and '-')";
   return isDns1123Subdomain(name) ? undefined : "must be a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')";
 }
 
-const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$/;
+const SEMVER =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$/;
 
 /** A parsed semantic version (build metadata dropped, pre-release kept for display only). */
 export interface SemanticVersion {

@@ -22,11 +22,37 @@ export interface OptionalValidator {
 
 /** The validators `--select-optional` can pick, in the order they run. */
 export const OPTIONAL_VALIDATORS: readonly OptionalValidator[] = [
-  { name: 'operatorhubv2', labels: { name: 'operatorhubv2', suite: 'operatorframework' }, description: 'OperatorHub.io metadata validation', run: validateOperatorHubV2 },
-  { name: 'capabilities', labels: { name: 'capabilities', suite: 'operatorframework' }, description: 'OperatorHub.io capabilities annotation validation', run: (bundle) => validateCapabilities(bundle) },
-  { name: 'categories', labels: { name: 'categories', suite: 'operatorframework' }, description: 'OperatorHub.io categories annotation validation', run: (bundle) => validateCategories(bundle) },
-  { name: 'alpha-deprecated-apis', labels: { name: 'alpha-deprecated-apis', suite: 'operatorframework' }, description: 'Deprecated APIs validation (APIs removed in Kubernetes 1.22, 1.25 and 1.26); pass --optional-values=k8s-version=<version> to check against a cluster version', run: validateDeprecatedApis },
-  { name: 'good-practices', labels: { name: 'good-practices', suite: 'operatorframework' }, description: 'Good practices validation (resource requests, channel names, CRD descriptions, CSV name)', run: (bundle) => validateGoodPractices(bundle) },
+  {
+    name: 'operatorhubv2',
+    labels: { name: 'operatorhubv2', suite: 'operatorframework' },
+    description: 'OperatorHub.io metadata validation',
+    run: validateOperatorHubV2,
+  },
+  {
+    name: 'capabilities',
+    labels: { name: 'capabilities', suite: 'operatorframework' },
+    description: 'OperatorHub.io capabilities annotation validation',
+    run: (bundle) => validateCapabilities(bundle),
+  },
+  {
+    name: 'categories',
+    labels: { name: 'categories', suite: 'operatorframework' },
+    description: 'OperatorHub.io categories annotation validation',
+    run: (bundle) => validateCategories(bundle),
+  },
+  {
+    name: 'alpha-deprecated-apis',
+    labels: { name: 'alpha-deprecated-apis', suite: 'operatorframework' },
+    description:
+      'Deprecated APIs validation (APIs removed in Kubernetes 1.22, 1.25 and 1.26); pass --optional-values=k8s-version=<version> to check against a cluster version',
+    run: validateDeprecatedApis,
+  },
+  {
+    name: 'good-practices',
+    labels: { name: 'good-practices', suite: 'operatorframework' },
+    description: 'Good practices validation (resource requests, channel names, CRD descriptions, CSV name)',
+    run: (bundle) => validateGoodPractices(bundle),
+  },
 ];
 
 /** The fix for every bad `--select-optional` value. */
@@ -65,7 +91,6 @@ export const UNSUPPORTED_VALIDATORS: readonly UnsupportedValidator[] = [
   },
 ];
 
-
 /**
  * Compiles a label selector (=, ==, !=, in, notin, exists, !exists; comma
  * means AND) into a matcher, with the same parser the runtime's label
@@ -87,10 +112,14 @@ export function selectValidators(selector: string | undefined): OptionalValidato
   const matches = parseSelector(selector);
   const unsupported = UNSUPPORTED_VALIDATORS.find((validator) => matches(validator.labels));
   if (unsupported) {
-    throw new UsageError(`the ${unsupported.name} validator (selected by ${JSON.stringify(selector)}) is not supported by ts-operator-sdk: ${unsupported.reason}`, unsupported.fix);
+    throw new UsageError(
+      `the ${unsupported.name} validator (selected by ${JSON.stringify(selector)}) is not supported by ts-operator-sdk: ${unsupported.reason}`,
+      unsupported.fix,
+    );
   }
   const selected = OPTIONAL_VALIDATORS.filter((validator) => matches(validator.labels));
-  if (selected.length === 0) throw new UsageError(`selector ${JSON.stringify(selector)} does not match any validator labels`, SELECTOR_FIX);
+  if (selected.length === 0)
+    throw new UsageError(`selector ${JSON.stringify(selector)} does not match any validator labels`, SELECTOR_FIX);
   return selected;
 }
 
@@ -103,5 +132,9 @@ export function optionalValidatorTable(): string {
     for (const label of labels.slice(1)) rows.push(['', label, '']);
   }
   const widths = [0, 1].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => `${row[0].padEnd(widths[0]! + 4)}${row[1].padEnd(widths[1]! + 4)}${row[2]}`.trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((row) => `${row[0].padEnd(widths[0]! + 4)}${row[1].padEnd(widths[1]! + 4)}${row[2]}`.trimEnd())
+      .join('\n') + '\n'
+  );
 }

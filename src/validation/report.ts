@@ -60,7 +60,11 @@ export type LogLevel = keyof typeof LEVELS;
  * terminal (seconds since start in the brackets), otherwise
  * `time="<RFC 3339>" level=warning msg="<quoted>"`.
  */
-export function logLine(level: LogLevel, message: string, options: { tty: boolean; now: Date; startedAt: Date }): string {
+export function logLine(
+  level: LogLevel,
+  message: string,
+  options: { tty: boolean; now: Date; startedAt: Date },
+): string {
   if (options.tty) {
     const elapsed = Math.max(0, Math.floor((options.now.getTime() - options.startedAt.getTime()) / 1000));
     return `${LEVELS[level].short}[${String(elapsed).padStart(4, '0')}] ${message}`;

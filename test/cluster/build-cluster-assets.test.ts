@@ -14,17 +14,29 @@ import { fileURLToPath } from 'node:url';
 
 const SCRIPT = fileURLToPath(new URL('../../../ci/build-cluster-assets.sh', import.meta.url));
 const ASSETS_SUBDIR = join('cluster-assets', 'k8s-v1.36.3-containerd-v2.2.1');
-const ALL = ['kubelet', 'kube-scheduler', 'kube-proxy', 'containerd', 'containerd-shim-runc-v2', 'ctr', 'registry', 'pause'];
+const ALL = [
+  'kubelet',
+  'kube-scheduler',
+  'kube-proxy',
+  'containerd',
+  'containerd-shim-runc-v2',
+  'ctr',
+  'registry',
+  'pause',
+];
 
 /** A directory holding only a `go` that lists packages on stderr for `seconds`, then writes the -o file (or fails). */
 function fakeGoPath(seconds: number, fail = false): string {
   const dir = mkdtempSync(join(tmpdir(), 'fake-go-'));
-  writeFileSync(join(dir, 'go'), `#!/bin/bash
+  writeFileSync(
+    join(dir, 'go'),
+    `#!/bin/bash
 out=
 while [[ $# -gt 0 ]]; do [[ "$1" == -o ]] && out="$2"; shift; done
 for i in $(seq ${seconds * 4}); do echo "example.com/pkg$i" >&2; sleep 0.25; done
 ${fail ? 'echo "main.go:1:1: undefined: broken" >&2; exit 2' : 'printf "#!/bin/sh\\n" > "$out"; chmod +x "$out"'}
-`);
+`,
+  );
   chmodSync(join(dir, 'go'), 0o755);
   return dir;
 }
@@ -44,7 +56,12 @@ function cacheWithout(missing: string[]): { cacheRoot: string; bin: string } {
 function runScript(pathDirs: string[], cacheRoot: string): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync('bash', [SCRIPT], {
     encoding: 'utf8',
-    env: { PATH: [...pathDirs, '/usr/sbin', '/usr/bin', '/sbin', '/bin'].join(':'), HOME: process.env.HOME, TS_OPERATOR_SDK_CACHE: cacheRoot, PROGRESS_SECONDS: '1' },
+    env: {
+      PATH: [...pathDirs, '/usr/sbin', '/usr/bin', '/sbin', '/bin'].join(':'),
+      HOME: process.env.HOME,
+      TS_OPERATOR_SDK_CACHE: cacheRoot,
+      PROGRESS_SECONDS: '1',
+    },
     timeout: 120_000,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
@@ -65,7 +82,14 @@ test('only the missing binary is built, with progress lines, then the directory 
   assert.equal(result.stdout, `${bin}\n`);
   assert.match(result.stderr, /building containerd-shim-runc-v2 v2\.2\.1 with Go/);
   assert.doesNotMatch(result.stderr, /building kubelet/);
-  assert.ok(result.stderr.split('\n').filter((line) => /^build-cluster-assets: still building containerd-shim-runc-v2: 0m\ds, \d+ packages compiled$/.test(line)).length >= 1, result.stderr);
+  assert.ok(
+    result.stderr
+      .split('\n')
+      .filter((line) =>
+        /^build-cluster-assets: still building containerd-shim-runc-v2: 0m\ds, \d+ packages compiled$/.test(line),
+      ).length >= 1,
+    result.stderr,
+  );
   assert.ok(existsSync(join(bin, 'containerd-shim-runc-v2')));
 });
 
@@ -74,7 +98,10 @@ test('without Go, one line names what is missing and what to install', () => {
   const result = runScript([], cacheRoot);
   assert.equal(result.status, 1);
   assert.equal(result.stdout, '');
-  assert.match(result.stderr, /^build-cluster-assets: Go is not installed, and pause must be built with it .*Install Go 1\.26/);
+  assert.match(
+    result.stderr,
+    /^build-cluster-assets: Go is not installed, and pause must be built with it .*Install Go 1\.26/,
+  );
   assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
 });
 
@@ -82,6 +109,12 @@ test('a failed build shows the compiler error, exits non-zero and keeps nothing'
   const { cacheRoot, bin } = cacheWithout(['registry']);
   const result = runScript([fakeGoPath(1, true)], cacheRoot);
   assert.equal(result.status, 2);
-  assert.match(result.stderr, /building registry failed; the end of go build's output:\nmain\.go:1:1: undefined: broken/);
-  assert.deepEqual(readdirSync(bin).filter((name) => name === 'registry' || name.startsWith('.build')), []);
+  assert.match(
+    result.stderr,
+    /building registry failed; the end of go build's output:\nmain\.go:1:1: undefined: broken/,
+  );
+  assert.deepEqual(
+    readdirSync(bin).filter((name) => name === 'registry' || name.startsWith('.build')),
+    [],
+  );
 });

@@ -10,5 +10,7 @@ const before = listClusterStates().length;
 const problems = cleanupLeftovers();
 const after = listClusterStates().length;
 for (const problem of problems) process.stderr.write(`test cluster cleanup: ${problem}\n`);
-process.stdout.write(`test cluster cleanup: ${before - after} leftover cluster(s) removed, ${after} live cluster(s) left alone\n`);
+process.stdout.write(
+  `test cluster cleanup: ${before - after} leftover cluster(s) removed, ${after} live cluster(s) left alone\n`,
+);
 process.exitCode = problems.length > 0 ? 1 : 0;

@@ -10,7 +10,13 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { TinyCA, type KeyPairPem } from '../../src/runtime/envtest/certs.js';
 import { freeLoopbackPorts } from '../../src/runtime/envtest/controlplane.js';
 import {
-  cgroupHierarchies, cleanupClusterSync, cleanupLeftovers, processStartTime, registerCluster, updateClusterState, type ClusterState,
+  cgroupHierarchies,
+  cleanupClusterSync,
+  cleanupLeftovers,
+  processStartTime,
+  registerCluster,
+  updateClusterState,
+  type ClusterState,
 } from './host-state.js';
 import { pushPauseImage } from './tiny-images.js';
 
@@ -72,29 +78,53 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 function assetDir(variable: string, script: string): string {
   const fromEnv = process.env[variable];
   if (fromEnv) return fromEnv;
-  const result = spawnSync('bash', [join(repoRoot, script)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  if (result.status !== 0) throw new Error(`test cluster: ${script} failed; run it by hand to see why, then export ${variable}=<the directory it prints>`);
+  const result = spawnSync('bash', [join(repoRoot, script)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (result.status !== 0)
+    throw new Error(
+      `test cluster: ${script} failed; run it by hand to see why, then export ${variable}=<the directory it prints>`,
+    );
   const dir = result.stdout.trim().split('\n').pop() ?? '';
   process.env[variable] = dir;
   return dir;
 }
 
 /** Paths of every binary the cluster runs. */
-interface Binaries {
-  etcd: string; apiServer: string; controllerManager: string;
-  kubelet: string; scheduler: string; proxy: string; containerd: string; shim: string; registry: string; pause: string;
-}
+type Binaries = {
+  etcd: string;
+  apiServer: string;
+  controllerManager: string;
+  kubelet: string;
+  scheduler: string;
+  proxy: string;
+  containerd: string;
+  shim: string;
+  registry: string;
+  pause: string;
+};
 
 function locateBinaries(): Binaries {
   const control = assetDir('KUBEBUILDER_ASSETS', 'ci/build-test-assets.sh');
   const node = assetDir('TS_OPERATOR_SDK_CLUSTER_ASSETS', 'ci/build-cluster-assets.sh');
   const binaries: Binaries = {
-    etcd: join(control, 'etcd'), apiServer: join(control, 'kube-apiserver'), controllerManager: join(control, 'kube-controller-manager'),
-    kubelet: join(node, 'kubelet'), scheduler: join(node, 'kube-scheduler'), proxy: join(node, 'kube-proxy'),
-    containerd: join(node, 'containerd'), shim: join(node, 'containerd-shim-runc-v2'), registry: join(node, 'registry'), pause: join(node, 'pause'),
+    etcd: join(control, 'etcd'),
+    apiServer: join(control, 'kube-apiserver'),
+    controllerManager: join(control, 'kube-controller-manager'),
+    kubelet: join(node, 'kubelet'),
+    scheduler: join(node, 'kube-scheduler'),
+    proxy: join(node, 'kube-proxy'),
+    containerd: join(node, 'containerd'),
+    shim: join(node, 'containerd-shim-runc-v2'),
+    registry: join(node, 'registry'),
+    pause: join(node, 'pause'),
   };
   const missing = Object.values(binaries).filter((path) => !existsSync(path));
-  if (missing.length > 0) throw new Error(`test cluster: missing ${missing.join(', ')}: run bash ci/build-cluster-assets.sh and bash ci/build-test-assets.sh`);
+  if (missing.length > 0)
+    throw new Error(
+      `test cluster: missing ${missing.join(', ')}: run bash ci/build-cluster-assets.sh and bash ci/build-test-assets.sh`,
+    );
   return binaries;
 }
 
@@ -102,7 +132,8 @@ function locateBinaries(): Binaries {
 function run(argv: readonly string[]): string {
   const [command, ...args] = argv;
   const result = spawnSync(command as string, args, { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`test cluster: ${argv.join(' ')} failed: ${(result.stderr || result.error?.message || '').trim()}`);
+  if (result.status !== 0)
+    throw new Error(`test cluster: ${argv.join(' ')} failed: ${(result.stderr || result.error?.message || '').trim()}`);
   return result.stdout;
 }
 
@@ -133,7 +164,10 @@ class ClusterRun {
     this.stopSync();
   };
 
-  constructor(readonly state: ClusterState, private readonly logDir: string) {
+  constructor(
+    readonly state: ClusterState,
+    private readonly logDir: string,
+  ) {
     process.once('exit', this.onExit);
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, this.onSignal);
   }
@@ -147,7 +181,11 @@ class ClusterRun {
     const logPath = join(this.logDir, `${name}.log`);
     const log = openSync(logPath, 'a');
     const full = options.onHost ? argv : [...this.inNetns, ...argv];
-    const child = spawn(full[0] as string, full.slice(1), { detached: true, stdio: ['ignore', log, log], env: options.env ?? process.env });
+    const child = spawn(full[0] as string, full.slice(1), {
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: options.env ?? process.env,
+    });
     closeSync(log);
     const component: Component = { name, child, logPath };
     child.on('exit', (code, signal) => {
@@ -168,7 +206,10 @@ class ClusterRun {
   /** Fails fast, with the log tail, when a component has died. */
   assertAlive(): void {
     const dead = this.components.find((component) => component.exited !== undefined);
-    if (dead) throw new Error(`test cluster: ${dead.name} ${dead.exited}; the end of its log (${dead.logPath}):\n${tail(dead.logPath)}`);
+    if (dead)
+      throw new Error(
+        `test cluster: ${dead.name} ${dead.exited}; the end of its log (${dead.logPath}):\n${tail(dead.logPath)}`,
+      );
   }
 
   async waitFor(what: string, check: () => Promise<boolean>, timeoutMs = START_TIMEOUT_MS): Promise<void> {
@@ -182,8 +223,12 @@ class ClusterRun {
         lastError = (err as Error).message;
       }
       if (Date.now() > deadline) {
-        const logs = this.components.map((component) => `--- ${component.name}:\n${tail(component.logPath, 8)}`).join('\n');
-        throw new Error(`test cluster: timed out after ${timeoutMs / 1000}s waiting for ${what}${lastError ? ` (last error: ${lastError})` : ''}\n${logs}`);
+        const logs = this.components
+          .map((component) => `--- ${component.name}:\n${tail(component.logPath, 8)}`)
+          .join('\n');
+        throw new Error(
+          `test cluster: timed out after ${timeoutMs / 1000}s waiting for ${what}${lastError ? ` (last error: ${lastError})` : ''}\n${logs}`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
@@ -204,10 +249,25 @@ class ClusterRun {
 function kubeconfig(server: string, caPem: string, credentials: KeyPairPem): string {
   const b64 = (pem: string): string => Buffer.from(pem).toString('base64');
   return [
-    'apiVersion: v1', 'kind: Config', 'current-context: tsosdk',
-    'clusters:', '- name: tsosdk', '  cluster:', `    server: ${server}`, `    certificate-authority-data: ${b64(caPem)}`,
-    'users:', '- name: tsosdk', '  user:', `    client-certificate-data: ${b64(credentials.certPem)}`, `    client-key-data: ${b64(credentials.keyPem)}`,
-    'contexts:', '- name: tsosdk', '  context:', '    cluster: tsosdk', '    user: tsosdk', '',
+    'apiVersion: v1',
+    'kind: Config',
+    'current-context: tsosdk',
+    'clusters:',
+    '- name: tsosdk',
+    '  cluster:',
+    `    server: ${server}`,
+    `    certificate-authority-data: ${b64(caPem)}`,
+    'users:',
+    '- name: tsosdk',
+    '  user:',
+    `    client-certificate-data: ${b64(credentials.certPem)}`,
+    `    client-key-data: ${b64(credentials.keyPem)}`,
+    'contexts:',
+    '- name: tsosdk',
+    '  context:',
+    '    cluster: tsosdk',
+    '    user: tsosdk',
+    '',
   ].join('\n');
 }
 
@@ -221,14 +281,16 @@ function kubeconfig(server: string, caPem: string, credentials: KeyPairPem): str
  * limited to 108 bytes) holds every file of the cluster and is deleted by `stop()`.
  */
 export async function startCluster(options: { workDir?: string } = {}): Promise<TestClusterDetails> {
-  if (process.getuid?.() !== 0) throw new Error('test cluster: must run as root (it creates a network namespace, cgroups and mounts)');
+  if (process.getuid?.() !== 0)
+    throw new Error('test cluster: must run as root (it creates a network namespace, cgroups and mounts)');
   const binaries = locateBinaries();
   const leftovers = cleanupLeftovers();
-  if (leftovers.length > 0) process.stderr.write(`test cluster: cleaning a previous run's leftovers: ${leftovers.join('; ')}\n`);
+  if (leftovers.length > 0)
+    process.stderr.write(`test cluster: cleaning a previous run's leftovers: ${leftovers.join('; ')}\n`);
 
   const id = `${process.pid.toString(36)}${randomBytes(3).toString('hex')}`;
   // Short: containerd's shim sockets live below it and Unix socket paths are limited to 108 bytes.
-  const workDir = options.workDir ?? await mkdtemp(join(tmpdir(), 'tsc-'));
+  const workDir = options.workDir ?? (await mkdtemp(join(tmpdir(), 'tsc-')));
   const state: ClusterState = {
     id,
     ownerPid: process.pid,
@@ -247,7 +309,8 @@ export async function startCluster(options: { workDir?: string } = {}): Promise<
   try {
     const started = Date.now();
     const details = await bringUp(cluster, binaries, agents);
-    if (process.env.TS_OPERATOR_SDK_CLUSTER_TIMING) process.stderr.write(`test cluster: started in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
+    if (process.env.TS_OPERATOR_SDK_CLUSTER_TIMING)
+      process.stderr.write(`test cluster: started in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
     return details;
   } catch (err) {
     const problems = cluster.stopSync();
@@ -283,7 +346,8 @@ async function bringUp(cluster: ClusterRun, binaries: Binaries, agents: Agent[])
     mkdirSync(path, { recursive: true });
     // A v1 cpuset child starts empty and accepts no task until given CPUs and memory nodes.
     for (const file of ['cpuset.cpus', 'cpuset.mems']) {
-      if (existsSync(join(hierarchy, file))) writeFileSync(join(path, file), readFileSync(join(hierarchy, file), 'utf8').trim() || '0');
+      if (existsSync(join(hierarchy, file)))
+        writeFileSync(join(path, file), readFileSync(join(hierarchy, file), 'utf8').trim() || '0');
     }
   }
 
@@ -291,13 +355,24 @@ async function bringUp(cluster: ClusterRun, binaries: Binaries, agents: Agent[])
   const pki = dir('pki');
   const ca = await TinyCA.create('tsosdk-cluster-ca');
   const serving = await ca.issue({
-    usage: 'server', commonName: 'kube-apiserver',
-    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+    usage: 'server',
+    commonName: 'kube-apiserver',
+    dnsNames: [
+      'localhost',
+      'kubernetes',
+      'kubernetes.default',
+      'kubernetes.default.svc',
+      'kubernetes.default.svc.cluster.local',
+    ],
     ipAddresses: ['127.0.0.1', NODE_IP, KUBERNETES_SERVICE_IP],
   });
   const signer = await (await TinyCA.create('tsosdk-service-accounts')).ownKeyPair();
   const files: Record<string, string> = {
-    'ca.crt': ca.certPem, 'apiserver.crt': serving.certPem, 'apiserver.key': serving.keyPem, 'sa.crt': signer.certPem, 'sa.key': signer.keyPem,
+    'ca.crt': ca.certPem,
+    'apiserver.crt': serving.certPem,
+    'apiserver.key': serving.keyPem,
+    'sa.crt': signer.certPem,
+    'sa.key': signer.keyPem,
   };
   const issueClient = async (name: string, commonName: string): Promise<KeyPairPem> => {
     const pair = await ca.issue({ usage: 'client', commonName, organizations: ['system:masters'] });
@@ -315,9 +390,16 @@ async function bringUp(cluster: ClusterRun, binaries: Binaries, agents: Agent[])
   for (const [name, pem] of Object.entries(files)) writeFileSync(join(pki, name), pem, { mode: 0o600 });
   const inside = `https://127.0.0.1:${API_PORT}`;
   const kubeconfigs: Record<string, string> = {};
-  for (const [component, user] of [['controller-manager', 'system:kube-controller-manager'], ['scheduler', 'system:kube-scheduler'], ['kubelet', `system:node:${NODE_NAME}`], ['proxy', 'system:kube-proxy']] as const) {
+  for (const [component, user] of [
+    ['controller-manager', 'system:kube-controller-manager'],
+    ['scheduler', 'system:kube-scheduler'],
+    ['kubelet', `system:node:${NODE_NAME}`],
+    ['proxy', 'system:kube-proxy'],
+  ] as const) {
     kubeconfigs[component] = join(pki, `${component}.kubeconfig`);
-    writeFileSync(kubeconfigs[component], kubeconfig(inside, ca.certPem, await issueClient(component, user)), { mode: 0o600 });
+    writeFileSync(kubeconfigs[component], kubeconfig(inside, ca.certPem, await issueClient(component, user)), {
+      mode: 0o600,
+    });
   }
 
   // Host ports for the forwarders; the same registry port inside, so `localhost:<port>` names it on both sides.
@@ -327,143 +409,287 @@ async function bringUp(cluster: ClusterRun, binaries: Binaries, agents: Agent[])
   const registry = `localhost:${registryPort}`;
   const registryUrl = `http://127.0.0.1:${registryPort}`;
 
-  cluster.spawn('etcd', [binaries.etcd, `--data-dir=${dir('etcd')}`, '--listen-client-urls=http://127.0.0.1:2379', '--advertise-client-urls=http://127.0.0.1:2379',
-    '--listen-peer-urls=http://127.0.0.1:2380', '--unsafe-no-fsync=true', '--log-level=warn']);
-  cluster.spawn('kube-apiserver', [binaries.apiServer,
-    '--etcd-servers=http://127.0.0.1:2379', `--secure-port=${API_PORT}`, '--bind-address=0.0.0.0', `--advertise-address=${NODE_IP}`,
-    `--cert-dir=${pki}`, `--tls-cert-file=${join(pki, 'apiserver.crt')}`, `--tls-private-key-file=${join(pki, 'apiserver.key')}`,
-    `--client-ca-file=${join(pki, 'ca.crt')}`, `--service-cluster-ip-range=${SERVICE_CIDR}`, '--authorization-mode=Node,RBAC',
-    '--allow-privileged=true', '--service-account-issuer=https://kubernetes.default.svc',
-    `--service-account-key-file=${join(pki, 'sa.crt')}`, `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
+  cluster.spawn('etcd', [
+    binaries.etcd,
+    `--data-dir=${dir('etcd')}`,
+    '--listen-client-urls=http://127.0.0.1:2379',
+    '--advertise-client-urls=http://127.0.0.1:2379',
+    '--listen-peer-urls=http://127.0.0.1:2380',
+    '--unsafe-no-fsync=true',
+    '--log-level=warn',
+  ]);
+  cluster.spawn('kube-apiserver', [
+    binaries.apiServer,
+    '--etcd-servers=http://127.0.0.1:2379',
+    `--secure-port=${API_PORT}`,
+    '--bind-address=0.0.0.0',
+    `--advertise-address=${NODE_IP}`,
+    `--cert-dir=${pki}`,
+    `--tls-cert-file=${join(pki, 'apiserver.crt')}`,
+    `--tls-private-key-file=${join(pki, 'apiserver.key')}`,
+    `--client-ca-file=${join(pki, 'ca.crt')}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    '--authorization-mode=Node,RBAC',
+    '--allow-privileged=true',
+    '--service-account-issuer=https://kubernetes.default.svc',
+    `--service-account-key-file=${join(pki, 'sa.crt')}`,
+    `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
     '--kubelet-preferred-address-types=InternalIP',
-    `--kubelet-client-certificate=${join(pki, 'apiserver-kubelet-client.crt')}`, `--kubelet-client-key=${join(pki, 'apiserver-kubelet-client.key')}`,
+    `--kubelet-client-certificate=${join(pki, 'apiserver-kubelet-client.crt')}`,
+    `--kubelet-client-key=${join(pki, 'apiserver-kubelet-client.key')}`,
     // Aggregated APIs: front-proxy identity, and dialing the endpoints' pod IPs (the namespace has no route to the Service range).
-    `--requestheader-client-ca-file=${join(pki, 'ca.crt')}`, '--requestheader-allowed-names=front-proxy-client',
-    '--requestheader-username-headers=X-Remote-User', '--requestheader-group-headers=X-Remote-Group', '--requestheader-extra-headers-prefix=X-Remote-Extra-',
-    `--proxy-client-cert-file=${join(pki, 'front-proxy-client.crt')}`, `--proxy-client-key-file=${join(pki, 'front-proxy-client.key')}`,
+    `--requestheader-client-ca-file=${join(pki, 'ca.crt')}`,
+    '--requestheader-allowed-names=front-proxy-client',
+    '--requestheader-username-headers=X-Remote-User',
+    '--requestheader-group-headers=X-Remote-Group',
+    '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    `--proxy-client-cert-file=${join(pki, 'front-proxy-client.crt')}`,
+    `--proxy-client-key-file=${join(pki, 'front-proxy-client.key')}`,
     '--enable-aggregator-routing=true',
   ]);
 
   // Forwarders: host TCP → Unix socket → TCP inside the namespace.
   const forward = (name: string, hostPort: number, insidePort: number): void => {
     const socket = join(dir('sockets'), `${name}.sock`);
-    cluster.spawn(`${name}-forward-inside`, ['socat', `UNIX-LISTEN:${socket},fork,unlink-early`, `TCP:127.0.0.1:${insidePort}`]);
-    cluster.spawn(`${name}-forward-host`, ['socat', `TCP-LISTEN:${hostPort},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${socket}`], { onHost: true });
+    cluster.spawn(`${name}-forward-inside`, [
+      'socat',
+      `UNIX-LISTEN:${socket},fork,unlink-early`,
+      `TCP:127.0.0.1:${insidePort}`,
+    ]);
+    cluster.spawn(
+      `${name}-forward-host`,
+      ['socat', `TCP-LISTEN:${hostPort},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${socket}`],
+      { onHost: true },
+    );
   };
   forward('apiserver', apiHostPort, API_PORT);
 
   const registryConfig = join(workDir, 'registry.yml');
-  writeFileSync(registryConfig, [
-    'version: 0.1', 'log:', '  level: warn', '  accesslog:', '    disabled: true',
-    'storage:', '  filesystem:', `    rootdirectory: ${dir('registry')}`, '  delete:', '    enabled: true',
-    'http:', `  addr: 127.0.0.1:${registryPort}`, '',
-  ].join('\n'));
+  writeFileSync(
+    registryConfig,
+    [
+      'version: 0.1',
+      'log:',
+      '  level: warn',
+      '  accesslog:',
+      '    disabled: true',
+      'storage:',
+      '  filesystem:',
+      `    rootdirectory: ${dir('registry')}`,
+      '  delete:',
+      '    enabled: true',
+      'http:',
+      `  addr: 127.0.0.1:${registryPort}`,
+      '',
+    ].join('\n'),
+  );
   cluster.spawn('registry', [binaries.registry, 'serve', registryConfig]);
   forward('registry', registryPort, registryPort);
 
   const adminAgent = new Agent({ connect: { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem } });
   agents.push(adminAgent);
   const api = async (path: string): Promise<{ status: number; body: string }> => {
-    const response = await undiciFetch(`https://127.0.0.1:${apiHostPort}${path}`, { dispatcher: adminAgent, signal: AbortSignal.timeout(5000) });
+    const response = await undiciFetch(`https://127.0.0.1:${apiHostPort}${path}`, {
+      dispatcher: adminAgent,
+      signal: AbortSignal.timeout(5000),
+    });
     return { status: response.status, body: await response.text() };
   };
   await cluster.waitFor('kube-apiserver /readyz', async () => (await api('/readyz')).status === 200);
 
-  cluster.spawn('kube-controller-manager', [binaries.controllerManager, `--kubeconfig=${kubeconfigs['controller-manager']}`,
-    '--leader-elect=false', '--bind-address=127.0.0.1', `--cert-dir=${dir('controller-manager')}`,
-    `--service-account-private-key-file=${join(pki, 'sa.key')}`, `--root-ca-file=${join(pki, 'ca.crt')}`,
-    '--use-service-account-credentials=false', '--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller']);
-  cluster.spawn('kube-scheduler', [binaries.scheduler, `--kubeconfig=${kubeconfigs.scheduler}`, '--leader-elect=false', '--bind-address=127.0.0.1']);
+  cluster.spawn('kube-controller-manager', [
+    binaries.controllerManager,
+    `--kubeconfig=${kubeconfigs['controller-manager']}`,
+    '--leader-elect=false',
+    '--bind-address=127.0.0.1',
+    `--cert-dir=${dir('controller-manager')}`,
+    `--service-account-private-key-file=${join(pki, 'sa.key')}`,
+    `--root-ca-file=${join(pki, 'ca.crt')}`,
+    '--use-service-account-credentials=false',
+    '--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller',
+  ]);
+  cluster.spawn('kube-scheduler', [
+    binaries.scheduler,
+    `--kubeconfig=${kubeconfigs.scheduler}`,
+    '--leader-elect=false',
+    '--bind-address=127.0.0.1',
+  ]);
 
-  await cluster.waitFor('the registry', async () => (await fetch(`${registryUrl}/v2/`, { signal: AbortSignal.timeout(5000) })).status === 200);
-  await pushPauseImage(registryUrl, binaries.pause, PAUSE_IMAGE.split(':')[0] as string, PAUSE_IMAGE.split(':')[1] as string);
+  await cluster.waitFor(
+    'the registry',
+    async () => (await fetch(`${registryUrl}/v2/`, { signal: AbortSignal.timeout(5000) })).status === 200,
+  );
+  await pushPauseImage(
+    registryUrl,
+    binaries.pause,
+    PAUSE_IMAGE.split(':')[0] as string,
+    PAUSE_IMAGE.split(':')[1] as string,
+  );
 
   // containerd: everything under the work dir; registry over plain HTTP; no negative oom scores.
   const containerdDir = dir('containerd');
   const socket = join(containerdDir, 'containerd.sock');
   const hostsDir = dir('containerd', 'certs.d', registry);
-  writeFileSync(join(hostsDir, 'hosts.toml'), `server = "http://${registry}"\n\n[host."http://${registry}"]\n  capabilities = ["pull", "resolve", "push"]\n`);
+  writeFileSync(
+    join(hostsDir, 'hosts.toml'),
+    `server = "http://${registry}"\n\n[host."http://${registry}"]\n  capabilities = ["pull", "resolve", "push"]\n`,
+  );
   const cniConfDir = dir('cni', 'net.d');
-  writeFileSync(join(cniConfDir, '10-tsosdk.conflist'), JSON.stringify({
-    cniVersion: '1.0.0',
-    name: state.cniNetwork,
-    plugins: [{
-      type: 'bridge', bridge: BRIDGE, isGateway: true, isDefaultGateway: false, ipMasq: false, hairpinMode: true,
-      // Only the Service range goes to the bridge's address (where kube-proxy's DNAT catches it): no default route in a pod.
-      ipam: { type: 'host-local', ranges: [[{ subnet: POD_SUBNET, gateway: NODE_IP, rangeStart: '10.88.0.10' }]], routes: [{ dst: SERVICE_CIDR }], dataDir: dir('cni', 'ipam') },
-    }],
-  }, null, 2));
+  writeFileSync(
+    join(cniConfDir, '10-tsosdk.conflist'),
+    JSON.stringify(
+      {
+        cniVersion: '1.0.0',
+        name: state.cniNetwork,
+        plugins: [
+          {
+            type: 'bridge',
+            bridge: BRIDGE,
+            isGateway: true,
+            isDefaultGateway: false,
+            ipMasq: false,
+            hairpinMode: true,
+            // Only the Service range goes to the bridge's address (where kube-proxy's DNAT catches it): no default route in a pod.
+            ipam: {
+              type: 'host-local',
+              ranges: [[{ subnet: POD_SUBNET, gateway: NODE_IP, rangeStart: '10.88.0.10' }]],
+              routes: [{ dst: SERVICE_CIDR }],
+              dataDir: dir('cni', 'ipam'),
+            },
+          },
+        ],
+      },
+      null,
+      2,
+    ),
+  );
   const containerdConfig = join(containerdDir, 'config.toml');
-  writeFileSync(containerdConfig, containerdToml({
-    root: dir('containerd', 'root'), state: dir('containerd', 'state'), socket, opt: dir('containerd', 'opt'),
-    certsDir: join(containerdDir, 'certs.d'), cniConfDir, runcRoot: dir('containerd', 'runc'), sandboxImage: `${registry}/${PAUSE_IMAGE}`,
-  }));
+  writeFileSync(
+    containerdConfig,
+    containerdToml({
+      root: dir('containerd', 'root'),
+      state: dir('containerd', 'state'),
+      socket,
+      opt: dir('containerd', 'opt'),
+      certsDir: join(containerdDir, 'certs.d'),
+      cniConfDir,
+      runcRoot: dir('containerd', 'runc'),
+      sandboxImage: `${registry}/${PAUSE_IMAGE}`,
+    }),
+  );
   const containerd = cluster.spawn('containerd', [binaries.containerd, '--config', containerdConfig], {
     // containerd finds its shim (containerd-shim-runc-v2) on PATH.
     env: { ...process.env, PATH: `${dirname(binaries.shim)}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` },
   });
   // The socket opens before the CRI plugin is ready, and kubelet exits at once on an unready CRI.
-  await cluster.waitFor('containerd to boot', async () => readFileSync(containerd.logPath, 'utf8').includes('containerd successfully booted'), 60_000);
+  await cluster.waitFor(
+    'containerd to boot',
+    async () => readFileSync(containerd.logPath, 'utf8').includes('containerd successfully booted'),
+    60_000,
+  );
 
   const kubeletDir = dir('kubelet');
   const resolvConf = join(workDir, 'resolv.conf');
   // No DNS in the cluster: pods never resolve outside names, and this file leaves them no server to try.
   writeFileSync(resolvConf, '# test cluster: no DNS\n');
   const kubeletConfig = join(workDir, 'kubelet.yaml');
-  writeFileSync(kubeletConfig, JSON.stringify({
-    apiVersion: 'kubelet.config.k8s.io/v1beta1',
-    kind: 'KubeletConfiguration',
-    address: NODE_IP,
-    port: 10250,
-    readOnlyPort: 0,
-    healthzBindAddress: '127.0.0.1',
-    authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: join(pki, 'ca.crt') } },
-    authorization: { mode: 'Webhook' },
-    cgroupDriver: 'cgroupfs',
-    cgroupRoot: state.cgroupRoot,
-    failCgroupV1: false,
-    failSwapOn: false,
-    containerRuntimeEndpoint: `unix://${socket}`,
-    resolvConf,
-    podLogsDir: dir('pod-logs'),
-    // A busy shared disk must not evict the tests' pods.
-    evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'nodefs.inodesFree': '1%', 'imagefs.available': '1%' },
-    imageGCHighThresholdPercent: 99,
-    imageGCLowThresholdPercent: 98,
-    serializeImagePulls: false,
-    protectKernelDefaults: false,
-    registerNode: true,
-    staticPodPath: '',
-    enforceNodeAllocatable: ['pods'],
-    localStorageCapacityIsolation: true,
-  }, null, 2));
-  cluster.spawn('kubelet', [binaries.kubelet, `--config=${kubeletConfig}`, `--kubeconfig=${kubeconfigs.kubelet}`, `--root-dir=${kubeletDir}`,
-    `--cert-dir=${dir('kubelet-pki')}`, `--hostname-override=${NODE_NAME}`, `--node-ip=${NODE_IP}`, '--v=1']);
+  writeFileSync(
+    kubeletConfig,
+    JSON.stringify(
+      {
+        apiVersion: 'kubelet.config.k8s.io/v1beta1',
+        kind: 'KubeletConfiguration',
+        address: NODE_IP,
+        port: 10250,
+        readOnlyPort: 0,
+        healthzBindAddress: '127.0.0.1',
+        authentication: {
+          anonymous: { enabled: false },
+          webhook: { enabled: true },
+          x509: { clientCAFile: join(pki, 'ca.crt') },
+        },
+        authorization: { mode: 'Webhook' },
+        cgroupDriver: 'cgroupfs',
+        cgroupRoot: state.cgroupRoot,
+        failCgroupV1: false,
+        failSwapOn: false,
+        containerRuntimeEndpoint: `unix://${socket}`,
+        resolvConf,
+        podLogsDir: dir('pod-logs'),
+        // A busy shared disk must not evict the tests' pods.
+        evictionHard: {
+          'memory.available': '1Mi',
+          'nodefs.available': '1%',
+          'nodefs.inodesFree': '1%',
+          'imagefs.available': '1%',
+        },
+        imageGCHighThresholdPercent: 99,
+        imageGCLowThresholdPercent: 98,
+        serializeImagePulls: false,
+        protectKernelDefaults: false,
+        registerNode: true,
+        staticPodPath: '',
+        enforceNodeAllocatable: ['pods'],
+        localStorageCapacityIsolation: true,
+      },
+      null,
+      2,
+    ),
+  );
+  cluster.spawn('kubelet', [
+    binaries.kubelet,
+    `--config=${kubeletConfig}`,
+    `--kubeconfig=${kubeconfigs.kubelet}`,
+    `--root-dir=${kubeletDir}`,
+    `--cert-dir=${dir('kubelet-pki')}`,
+    `--hostname-override=${NODE_NAME}`,
+    `--node-ip=${NODE_IP}`,
+    '--v=1',
+  ]);
 
   const proxyConfig = join(workDir, 'kube-proxy.yaml');
-  writeFileSync(proxyConfig, JSON.stringify({
-    apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
-    kind: 'KubeProxyConfiguration',
-    clientConnection: { kubeconfig: kubeconfigs.proxy },
-    mode: 'iptables',
-    hostnameOverride: NODE_NAME,
-    clusterCIDR: POD_SUBNET,
-    // Zero leaves the (global) conntrack table size and timeouts alone.
-    conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s', udpTimeout: '0s', udpStreamTimeout: '0s' },
-    // Localhost NodePorts would need route_localnet; no test uses them.
-    iptables: { localhostNodePorts: false },
-    healthzBindAddress: '127.0.0.1:10256',
-    metricsBindAddress: '127.0.0.1:10249',
-  }, null, 2));
+  writeFileSync(
+    proxyConfig,
+    JSON.stringify(
+      {
+        apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
+        kind: 'KubeProxyConfiguration',
+        clientConnection: { kubeconfig: kubeconfigs.proxy },
+        mode: 'iptables',
+        hostnameOverride: NODE_NAME,
+        clusterCIDR: POD_SUBNET,
+        // Zero leaves the (global) conntrack table size and timeouts alone.
+        conntrack: {
+          maxPerCore: 0,
+          min: 0,
+          tcpEstablishedTimeout: '0s',
+          tcpCloseWaitTimeout: '0s',
+          udpTimeout: '0s',
+          udpStreamTimeout: '0s',
+        },
+        // Localhost NodePorts would need route_localnet; no test uses them.
+        iptables: { localhostNodePorts: false },
+        healthzBindAddress: '127.0.0.1:10256',
+        metricsBindAddress: '127.0.0.1:10249',
+      },
+      null,
+      2,
+    ),
+  );
   cluster.spawn('kube-proxy', [binaries.proxy, `--config=${proxyConfig}`]);
 
   await cluster.waitFor(`node ${NODE_NAME} Ready`, async () => {
     const { status, body } = await api(`/api/v1/nodes/${NODE_NAME}`);
     if (status !== 200) return false;
     const node = JSON.parse(body) as { status?: { conditions?: { type: string; status: string }[] } };
-    return node.status?.conditions?.some((condition) => condition.type === 'Ready' && condition.status === 'True') ?? false;
+    return (
+      node.status?.conditions?.some((condition) => condition.type === 'Ready' && condition.status === 'True') ?? false
+    );
   });
-  await cluster.waitFor('the default ServiceAccount', async () => (await api('/api/v1/namespaces/default/serviceaccounts/default')).status === 200);
+  await cluster.waitFor(
+    'the default ServiceAccount',
+    async () => (await api('/api/v1/namespaces/default/serviceaccounts/default')).status === 200,
+  );
 
   let stopped: Promise<void> | undefined;
   return {
@@ -488,7 +714,14 @@ async function bringUp(cluster: ClusterRun, binaries: Binaries, agents: Agent[])
 }
 
 interface ContainerdPaths {
-  root: string; state: string; socket: string; opt: string; certsDir: string; cniConfDir: string; runcRoot: string; sandboxImage: string;
+  root: string;
+  state: string;
+  socket: string;
+  opt: string;
+  certsDir: string;
+  cniConfDir: string;
+  runcRoot: string;
+  sandboxImage: string;
 }
 
 /** containerd 2.x configuration (version 3) keeping every path under the work dir. */
@@ -546,14 +779,20 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
  */
 export function useCluster(): () => TestClusterDetails {
   let cluster: TestClusterDetails | undefined;
-  before(async () => {
-    cluster = await startCluster();
-  }, { timeout: START_TIMEOUT_MS + 60_000 });
+  before(
+    async () => {
+      cluster = await startCluster();
+    },
+    { timeout: START_TIMEOUT_MS + 60_000 },
+  );
   after(async () => {
     await cluster?.stop();
   });
   return () => {
-    if (!cluster) throw new Error('test cluster: not started (useCluster() must be called at the top level of the test file, and its before hook must have succeeded)');
+    if (!cluster)
+      throw new Error(
+        'test cluster: not started (useCluster() must be called at the top level of the test file, and its before hook must have succeeded)',
+      );
     return cluster;
   };
 }

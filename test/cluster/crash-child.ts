@@ -12,7 +12,17 @@ import { pushBusyboxImage } from './tiny-images.js';
 const mode = process.argv[2];
 const cluster = await startCluster();
 await pushBusyboxImage(cluster.registryUrl, 'crash-busybox', '1');
-kubectl(cluster, ['run', 'crash', `--image=${cluster.registry}/crash-busybox:1`, '--restart=Never', '--labels=test=crash', '--command', '--', 'sleep', '3600']);
+kubectl(cluster, [
+  'run',
+  'crash',
+  `--image=${cluster.registry}/crash-busybox:1`,
+  '--restart=Never',
+  '--labels=test=crash',
+  '--command',
+  '--',
+  'sleep',
+  '3600',
+]);
 await runningPod(cluster, 'test=crash');
 process.stdout.write(`${JSON.stringify(cluster.state)}\n`);
 if (mode === 'throw') throw new Error('crash-child: a deliberate failure after the cluster started');

@@ -51,7 +51,11 @@ function buildBusyboxImage(registry: string, workDir: string): string {
   for (const applet of APPLETS) symlinkSync('busybox', join(rootfs, 'bin', applet));
   mkdirSync(join(rootfs, 'tmp'));
   const buildah = (...args: string[]): string =>
-    execFileSync('buildah', ['--root', join(workDir, 'storage'), '--runroot', join(workDir, 'run'), '--storage-driver', 'vfs', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    execFileSync(
+      'buildah',
+      ['--root', join(workDir, 'storage'), '--runroot', join(workDir, 'run'), '--storage-driver', 'vfs', ...args],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    ).trim();
   const image = `${registry}/execlogs-busybox:v1`;
   const container = buildah('from', 'scratch');
   buildah('copy', container, `${rootfs}/`, '/');
@@ -84,12 +88,29 @@ describe('client.exec and client.logs on real pods', () => {
         containers: [{ name: 'main', image, imagePullPolicy: 'IfNotPresent', command }, ...containers],
       },
     });
-    await client.create(podOf(shell.name, ['sleep', '3600'], [{ name: 'sidecar', image, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }]));
-    await client.create(podOf(printer.name, ['sh', '-c', `i=1; while [ $i -le ${LOG_LINES} ]; do echo "line $i"; i=$((i+1)); done; sleep 3600`]));
+    await client.create(
+      podOf(
+        shell.name,
+        ['sleep', '3600'],
+        [{ name: 'sidecar', image, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }],
+      ),
+    );
+    await client.create(
+      podOf(printer.name, [
+        'sh',
+        '-c',
+        `i=1; while [ $i -le ${LOG_LINES} ]; do echo "line $i"; i=$((i+1)); done; sleep 3600`,
+      ]),
+    );
     // Each run logs its start time and exits, so the container restarts and has a previous instance.
     await client.create(podOf(restarter.name, ['sh', '-c', 'echo "run started"; sleep 1; exit 1']));
     for (const key of [shell, printer]) {
-      await eventually(`pod ${key.name} Running`, async () => (await client.get(Pod, key)).status?.phase === 'Running', 180_000, 500);
+      await eventually(
+        `pod ${key.name} Running`,
+        async () => (await client.get(Pod, key)).status?.phase === 'Running',
+        180_000,
+        500,
+      );
     }
   });
 
@@ -99,32 +120,56 @@ describe('client.exec and client.logs on real pods', () => {
   });
 
   it('exec echo: stdout, empty stderr, exit code 0', async () => {
-    assert.deepEqual(await client.exec(shell, 'main', ['echo', 'hello', 'from the pod']), { stdout: 'hello from the pod\n', stderr: '', exitCode: 0 });
+    assert.deepEqual(await client.exec(shell, 'main', ['echo', 'hello', 'from the pod']), {
+      stdout: 'hello from the pod\n',
+      stderr: '',
+      exitCode: 0,
+    });
   });
 
   it('a failing command: stdout and stderr apart, exit code 3 as a result, not an error', async () => {
-    assert.deepEqual(await client.exec(shell, 'main', ['sh', '-c', 'echo out; echo err >&2; exit 3']), { stdout: 'out\n', stderr: 'err\n', exitCode: 3 });
+    assert.deepEqual(await client.exec(shell, 'main', ['sh', '-c', 'echo out; echo err >&2; exit 3']), {
+      stdout: 'out\n',
+      stderr: 'err\n',
+      exitCode: 3,
+    });
   });
 
   it('a binary the image does not have is a CommandNotFoundError naming it', async () => {
     // runc refuses it: the error channel carries an InternalError Status, not an exit code.
     await assert.rejects(client.exec(shell, 'main', ['no-such-binary', '--flag']), (err: unknown) => {
       assert.ok(err instanceof CommandNotFoundError, `expected CommandNotFoundError, got ${String(err)}`);
-      assert.match(err.message, /could not start the command: exec: "no-such-binary": executable file not found in \$PATH$/);
+      assert.match(
+        err.message,
+        /could not start the command: exec: "no-such-binary": executable file not found in \$PATH$/,
+      );
       assert.equal(err.exitCode, undefined);
       assert.equal(err.status?.reason, 'InternalError');
       return true;
     });
-    await assert.rejects(client.exec(shell, 'main', ['/tmp']), (err: unknown) => err instanceof CommandNotFoundError && /exec: "\/tmp": permission denied/.test(err.message));
+    await assert.rejects(
+      client.exec(shell, 'main', ['/tmp']),
+      (err: unknown) => err instanceof CommandNotFoundError && /exec: "\/tmp": permission denied/.test(err.message),
+    );
     // The same through a shell: exit code 127, the shell's "not found".
-    await assert.rejects(client.exec(shell, 'main', ['sh', '-c', 'no-such-binary']), (err: unknown) => err instanceof CommandNotFoundError && err.exitCode === 127 && /not found/.test(err.stderr));
+    await assert.rejects(
+      client.exec(shell, 'main', ['sh', '-c', 'no-such-binary']),
+      (err: unknown) => err instanceof CommandNotFoundError && err.exitCode === 127 && /not found/.test(err.stderr),
+    );
   });
 
   it('stdin reaches the command and is closed, so cat ends', async () => {
     const input = 'first line\nsecond line\n';
-    assert.deepEqual(await client.exec(shell, 'main', ['cat'], { stdin: input }), { stdout: input, stderr: '', exitCode: 0 });
+    assert.deepEqual(await client.exec(shell, 'main', ['cat'], { stdin: input }), {
+      stdout: input,
+      stderr: '',
+      exitCode: 0,
+    });
     const bytes = Buffer.alloc(300_000, 'y');
-    assert.equal((await client.exec(shell, 'main', ['wc', '-c'], { stdin: bytes })).stdout.trim(), String(bytes.length));
+    assert.equal(
+      (await client.exec(shell, 'main', ['wc', '-c'], { stdin: bytes })).stdout.trim(),
+      String(bytes.length),
+    );
   });
 
   it('1 MiB of output arrives whole, buffered and streamed', async () => {
@@ -157,12 +202,17 @@ describe('client.exec and client.logs on real pods', () => {
   });
 
   it('exec stops a command whose output passes maxOutputBytes, keeping what fitted', async () => {
-    await assert.rejects(client.exec(shell, 'main', ['sh', '-c', `head -c ${1024 * 1024} /dev/zero | tr '\\0' x`], { maxOutputBytes: 64 * 1024 }), (err: unknown) => {
-      assert.ok(err instanceof ExecOutputTooLargeError, `expected ExecOutputTooLargeError, got ${String(err)}`);
-      assert.match(err.message, /passed maxOutputBytes \(65536 bytes\).*use execStream/);
-      assert.ok(err.stdout.length <= 64 * 1024 && /^x*$/.test(err.stdout));
-      return true;
-    });
+    await assert.rejects(
+      client.exec(shell, 'main', ['sh', '-c', `head -c ${1024 * 1024} /dev/zero | tr '\\0' x`], {
+        maxOutputBytes: 64 * 1024,
+      }),
+      (err: unknown) => {
+        assert.ok(err instanceof ExecOutputTooLargeError, `expected ExecOutputTooLargeError, got ${String(err)}`);
+        assert.match(err.message, /passed maxOutputBytes \(65536 bytes\).*use execStream/);
+        assert.ok(err.stdout.length <= 64 * 1024 && /^x*$/.test(err.stdout));
+        return true;
+      },
+    );
   });
 
   it('execStream resolves only once a slow sink has taken every byte, stdout and stderr', async () => {
@@ -176,7 +226,10 @@ describe('client.exec and client.logs on real pods', () => {
           }, 300);
         },
       });
-    const { exitCode } = await client.execStream(shell, 'main', ['sh', '-c', 'echo to-out; echo to-err >&2; exit 4'], { stdout: slowSink('out'), stderr: slowSink('err') });
+    const { exitCode } = await client.execStream(shell, 'main', ['sh', '-c', 'echo to-out; echo to-err >&2; exit 4'], {
+      stdout: slowSink('out'),
+      stderr: slowSink('err'),
+    });
     assert.deepEqual({ exitCode, ...taken }, { exitCode: 4, out: 'to-out\n', err: 'to-err\n' });
   });
 
@@ -197,7 +250,11 @@ describe('client.exec and client.logs on real pods', () => {
     assert.equal(await client.logs(printer, { limitBytes: 10 }), 'line 1\nlin');
     const stamped = (await client.logs(printer, { tailLines: 2, timestamps: true })).split('\n').filter(Boolean);
     assert.equal(stamped.length, 2);
-    for (const [i, line] of stamped.entries()) assert.match(line, new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?Z line ${LOG_LINES - 1 + i}$`));
+    for (const [i, line] of stamped.entries())
+      assert.match(
+        line,
+        new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?Z line ${LOG_LINES - 1 + i}$`),
+      );
   });
 
   it('logs previous: the log of the container instance before the restart; none before the first restart', async () => {
@@ -206,38 +263,75 @@ describe('client.exec and client.logs on real pods', () => {
       assert.match(err.message, /previous terminated container "main" in pod "log-printer" not found/);
       return true;
     });
-    await eventually('a restart of log-restarter', async () => ((await client.get(Pod, restarter)).status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1, 120_000, 500);
+    await eventually(
+      'a restart of log-restarter',
+      async () => ((await client.get(Pod, restarter)).status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1,
+      120_000,
+      500,
+    );
     // Just after a restart the kubelet answers, with a 200, "unable to retrieve container logs for containerd://…"
     // as if it were the log (measured here): so the test waits for the real one.
-    await eventually("the previous instance's log", async () => (await client.logs(restarter, { previous: true })) === 'run started\n', 60_000, 500);
+    await eventually(
+      "the previous instance's log",
+      async () => (await client.logs(restarter, { previous: true })) === 'run started\n',
+      60_000,
+      500,
+    );
   });
 
-  it('a reconciler execs into the pods it manages (seed 001\'s wish): the manager\'s client runs the command', { timeout: 120_000 }, async () => {
-    const mgr = new Manager({ kubeConfig: loadKubeConfig(cluster().kubeconfigPath), metricsBindAddress: '0', healthProbeBindAddress: '0', handleSignals: false, logger: silentLogger });
-    const managerClient = mgr.getClient();
-    const reconciler: Reconciler = {
-      async reconcile(_ctx, req) {
-        const pod = await managerClient.get(Pod, req);
-        if (pod.status?.phase !== 'Running') return { requeueAfterMs: 500 };
-        const { stdout, exitCode } = await managerClient.exec(pod, 'main', ['sh', '-c', 'echo "$((6 * 7))"']);
-        await managerClient.apply(
-          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `exec-result-${req.name}`, namespace: req.namespace }, data: { stdout, exitCode: String(exitCode) } },
-          { fieldManager: 'exec-reconciler', force: true },
+  it(
+    "a reconciler execs into the pods it manages (seed 001's wish): the manager's client runs the command",
+    { timeout: 120_000 },
+    async () => {
+      const mgr = new Manager({
+        kubeConfig: loadKubeConfig(cluster().kubeconfigPath),
+        metricsBindAddress: '0',
+        healthProbeBindAddress: '0',
+        handleSignals: false,
+        logger: silentLogger,
+      });
+      const managerClient = mgr.getClient();
+      const reconciler: Reconciler = {
+        async reconcile(_ctx, req) {
+          const pod = await managerClient.get(Pod, req);
+          if (pod.status?.phase !== 'Running') return { requeueAfterMs: 500 };
+          const { stdout, exitCode } = await managerClient.exec(pod, 'main', ['sh', '-c', 'echo "$((6 * 7))"']);
+          await managerClient.apply(
+            {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name: `exec-result-${req.name}`, namespace: req.namespace },
+              data: { stdout, exitCode: String(exitCode) },
+            },
+            { fieldManager: 'exec-reconciler', force: true },
+          );
+          return {};
+        },
+      };
+      newControllerManagedBy(mgr)
+        .for(Pod)
+        .withEventFilter(labelSelectorPredicate('exec-target=yes'))
+        .named('exec')
+        .complete(reconciler);
+      const running = mgr.start();
+      try {
+        await client.patch(
+          { apiVersion: 'v1', kind: 'Pod', metadata: shell },
+          mergePatch({ metadata: { labels: { 'exec-target': 'yes' } } }),
         );
-        return {};
-      },
-    };
-    newControllerManagedBy(mgr).for(Pod).withEventFilter(labelSelectorPredicate('exec-target=yes')).named('exec').complete(reconciler);
-    const running = mgr.start();
-    try {
-      await client.patch({ apiVersion: 'v1', kind: 'Pod', metadata: shell }, mergePatch({ metadata: { labels: { 'exec-target': 'yes' } } }));
-      const result = await eventually('the reconciler\'s ConfigMap', () => client.get(ConfigMap, { namespace, name: `exec-result-${shell.name}` }).catch(() => undefined), 60_000, 500);
-      assert.deepEqual(result.data, { stdout: '42\n', exitCode: '0' });
-    } finally {
-      mgr.stop();
-      await running.catch(() => undefined);
-    }
-  });
+        const result = await eventually(
+          "the reconciler's ConfigMap",
+          () => client.get(ConfigMap, { namespace, name: `exec-result-${shell.name}` }).catch(() => undefined),
+          60_000,
+          500,
+        );
+        assert.deepEqual(result.data, { stdout: '42\n', exitCode: '0' });
+      } finally {
+        mgr.stop();
+        await running.catch(() => undefined);
+      }
+    },
+  );
 
   it('followLogs yields the tail line by line, then waits until aborted', async () => {
     const controller = new AbortController();

@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
 import {
-  cleanupClusterSync, cleanupLeftovers, listClusterStates, processStartTime, readHostRecord, registerCluster, type ClusterState,
+  cleanupClusterSync,
+  cleanupLeftovers,
+  listClusterStates,
+  processStartTime,
+  readHostRecord,
+  registerCluster,
+  type ClusterState,
 } from './host-state.js';
 
 /**
@@ -36,12 +42,21 @@ function fakeCluster(id: string, owner: { pid: number; startTime: string }): Clu
   const workDir = join(stateRoot, `work-${id}`);
   mkdirSync(workDir);
   return {
-    id, ownerPid: owner.pid, ownerStartTime: owner.startTime, netns: `tsosdk-test-${id}`, workDir,
-    cgroupRoot: `/tsosdk-test-${id}`, cniNetwork: `tsosdk-test-${id}`, pids: [],
+    id,
+    ownerPid: owner.pid,
+    ownerStartTime: owner.startTime,
+    netns: `tsosdk-test-${id}`,
+    workDir,
+    cgroupRoot: `/tsosdk-test-${id}`,
+    cniNetwork: `tsosdk-test-${id}`,
+    pids: [],
   };
 }
 
-const self = (): { pid: number; startTime: string } => ({ pid: process.pid, startTime: processStartTime(process.pid) ?? '' });
+const self = (): { pid: number; startTime: string } => ({
+  pid: process.pid,
+  startTime: processStartTime(process.pid) ?? '',
+});
 const bump = (): void => writeFileSync(SETTING, String(Number(original) + 1));
 const current = (): string => readFileSync(SETTING, 'utf8').trim();
 
@@ -80,7 +95,10 @@ test('a cluster whose test process died is cleaned by cleanupLeftovers; a live o
   const live = fakeCluster('live', self());
   registerCluster(live);
   cleanupLeftovers();
-  assert.deepEqual(listClusterStates().map((state) => state.id), ['live']);
+  assert.deepEqual(
+    listClusterStates().map((state) => state.id),
+    ['live'],
+  );
   assert.equal(current(), String(Number(original) + 1), 'not restored while the live cluster runs');
   assert.deepEqual(cleanupClusterSync(live), []);
   assert.equal(current(), original);

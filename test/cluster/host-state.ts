@@ -1,5 +1,17 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync, statSync, writeFileSync, renameSync, lstatSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  renameSync,
+  lstatSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -18,14 +30,26 @@ import { join } from 'node:path';
 
 /** Kernel settings kubelet, kube-proxy, containerd or the CNI plugins may change, read in the host's namespaces. */
 export const WATCHED_SYSCTLS: readonly string[] = [
-  'vm.overcommit_memory', 'vm.panic_on_oom', 'kernel.panic', 'kernel.panic_on_oops',
-  'kernel.keys.root_maxkeys', 'kernel.keys.root_maxbytes',
-  'net.ipv4.ip_forward', 'net.ipv4.conf.all.forwarding', 'net.ipv4.conf.all.route_localnet',
-  'net.bridge.bridge-nf-call-iptables', 'net.bridge.bridge-nf-call-ip6tables',
-  'net.netfilter.nf_conntrack_max', 'net.nf_conntrack_max',
-  'net.netfilter.nf_conntrack_tcp_timeout_established', 'net.netfilter.nf_conntrack_tcp_timeout_close_wait',
-  'net.netfilter.nf_conntrack_udp_timeout', 'net.netfilter.nf_conntrack_udp_timeout_stream',
-  'fs.inotify.max_user_watches', 'fs.inotify.max_user_instances', 'net.core.somaxconn',
+  'vm.overcommit_memory',
+  'vm.panic_on_oom',
+  'kernel.panic',
+  'kernel.panic_on_oops',
+  'kernel.keys.root_maxkeys',
+  'kernel.keys.root_maxbytes',
+  'net.ipv4.ip_forward',
+  'net.ipv4.conf.all.forwarding',
+  'net.ipv4.conf.all.route_localnet',
+  'net.bridge.bridge-nf-call-iptables',
+  'net.bridge.bridge-nf-call-ip6tables',
+  'net.netfilter.nf_conntrack_max',
+  'net.nf_conntrack_max',
+  'net.netfilter.nf_conntrack_tcp_timeout_established',
+  'net.netfilter.nf_conntrack_tcp_timeout_close_wait',
+  'net.netfilter.nf_conntrack_udp_timeout',
+  'net.netfilter.nf_conntrack_udp_timeout_stream',
+  'fs.inotify.max_user_watches',
+  'fs.inotify.max_user_instances',
+  'net.core.somaxconn',
 ];
 
 /**
@@ -34,10 +58,29 @@ export const WATCHED_SYSCTLS: readonly string[] = [
  * did not exist before the first cluster started is removed after the last.
  */
 export const WATCHED_PATHS: readonly string[] = [
-  '/run/netns', '/var/lib/cni', '/etc/cni', '/opt/cni', '/run/containerd', '/var/lib/containerd', '/opt/containerd',
-  '/etc/containerd', '/var/lib/kubelet', '/var/log/pods', '/var/log/containers', '/etc/kubernetes', '/run/kubernetes',
-  '/var/run/kubernetes', '/var/lib/kube-proxy', '/run/runc', '/var/run/nri', '/run/nri', '/etc/cdi', '/var/run/cdi',
-  '/var/lib/etcd', '/var/lib/registry', '/etc/nri',
+  '/run/netns',
+  '/var/lib/cni',
+  '/etc/cni',
+  '/opt/cni',
+  '/run/containerd',
+  '/var/lib/containerd',
+  '/opt/containerd',
+  '/etc/containerd',
+  '/var/lib/kubelet',
+  '/var/log/pods',
+  '/var/log/containers',
+  '/etc/kubernetes',
+  '/run/kubernetes',
+  '/var/run/kubernetes',
+  '/var/lib/kube-proxy',
+  '/run/runc',
+  '/var/run/nri',
+  '/run/nri',
+  '/etc/cdi',
+  '/var/run/cdi',
+  '/var/lib/etcd',
+  '/var/lib/registry',
+  '/etc/nri',
 ];
 
 /** The host as it was before the first of the currently live clusters started. */
@@ -69,7 +112,9 @@ export interface ClusterState {
 
 /** Where state lives: outside the repo and outside the work dir, beside the other caches. */
 export function stateDir(): string {
-  const cacheRoot = process.env.TS_OPERATOR_SDK_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'ts-operator-sdk');
+  const cacheRoot =
+    process.env.TS_OPERATOR_SDK_CACHE ??
+    join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'ts-operator-sdk');
   return join(cacheRoot, 'cluster-state');
 }
 
@@ -109,8 +154,14 @@ function pathExists(path: string): boolean {
 
 /** Mount points from /proc/self/mountinfo, with octal escapes (`\040` for a space) decoded. */
 export function mountPoints(): string[] {
-  return readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter(Boolean)
-    .map((line) => (line.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_m, octal: string) => String.fromCharCode(parseInt(octal, 8))));
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) =>
+      (line.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_m, octal: string) =>
+        String.fromCharCode(parseInt(octal, 8)),
+      ),
+    );
 }
 
 export function isMountPoint(path: string): boolean {
@@ -156,7 +207,10 @@ export function withStateLock<T>(fn: () => T): T {
       } catch {
         // Released meanwhile.
       }
-      if (Date.now() > deadline) throw new Error(`test cluster: the state lock ${lock} stays taken; if no cluster test runs, remove it`);
+      if (Date.now() > deadline)
+        throw new Error(`test cluster: the state lock ${lock} stays taken; if no cluster test runs, remove it`, {
+          cause: err,
+        });
       sleepSync(50);
     }
   }
@@ -186,13 +240,14 @@ export function readHostRecord(): HostRecord | undefined {
 }
 
 export function listClusterStates(): ClusterState[] {
-  let names: string[] = [];
+  let names: string[];
   try {
     names = readdirSync(stateDir());
   } catch {
     return [];
   }
-  return names.filter((name) => /^cluster-.*\.json$/.test(name))
+  return names
+    .filter((name) => /^cluster-.*\.json$/.test(name))
     .map((name) => readJson<ClusterState>(join(stateDir(), name)))
     .filter((state): state is ClusterState => state !== undefined);
 }
@@ -328,7 +383,15 @@ export function clusterProcesses(state: ClusterState): number[] {
       if (cmdline === '') continue; // Kernel thread or zombie.
       if (cmdline.includes(state.workDir)) found.add(pid);
       else if (inode !== undefined && readlinkSync(`/proc/${pid}/ns/net`) === `net:[${inode}]`) found.add(pid);
-      else if (readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').some((line) => (line.split(':')[2] ?? '').startsWith(`${state.cgroupRoot}/`) || line.split(':')[2] === state.cgroupRoot)) found.add(pid);
+      else if (
+        readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+          .split('\n')
+          .some(
+            (line) =>
+              (line.split(':')[2] ?? '').startsWith(`${state.cgroupRoot}/`) || line.split(':')[2] === state.cgroupRoot,
+          )
+      )
+        found.add(pid);
     } catch {
       // Exited while we looked.
     }
@@ -348,7 +411,13 @@ function signal(pids: number[], sig: NodeJS.Signals): void {
 
 /** SIGTERM, a grace period, then SIGKILL until nothing of the cluster runs. */
 function killClusterProcesses(state: ClusterState, problems: CleanupProblems): void {
-  const listed = (): number[] => [...new Set([...state.pids.filter((pid) => processStartTime(pid) !== undefined && !isZombie(pid)), ...clusterProcesses(state)])].filter((pid) => !isZombie(pid));
+  const listed = (): number[] =>
+    [
+      ...new Set([
+        ...state.pids.filter((pid) => processStartTime(pid) !== undefined && !isZombie(pid)),
+        ...clusterProcesses(state),
+      ]),
+    ].filter((pid) => !isZombie(pid));
   let alive = listed();
   signal(alive, 'SIGTERM');
   const graceEnd = Date.now() + 5000;
@@ -377,7 +446,9 @@ function isZombie(pid: number): boolean {
 /** Unmounts every mount at or below `dir`, deepest first, lazily if busy. */
 export function unmountUnder(dir: string, problems: CleanupProblems): void {
   for (let pass = 0; pass < 5; pass++) {
-    const mounts = mountPoints().filter((mount) => mount === dir || mount.startsWith(`${dir}/`)).sort((a, b) => b.length - a.length);
+    const mounts = mountPoints()
+      .filter((mount) => mount === dir || mount.startsWith(`${dir}/`))
+      .sort((a, b) => b.length - a.length);
     if (mounts.length === 0) return;
     for (const mount of mounts) {
       const result = spawnSync('umount', [mount], { encoding: 'utf8' });
@@ -392,7 +463,9 @@ export function unmountUnder(dir: string, problems: CleanupProblems): void {
 export function cgroupHierarchies(): string[] {
   const base = '/sys/fs/cgroup';
   try {
-    return readdirSync(base).map((name) => join(base, name)).filter((path) => !lstatSync(path).isSymbolicLink() && lstatSync(path).isDirectory());
+    return readdirSync(base)
+      .map((name) => join(base, name))
+      .filter((path) => !lstatSync(path).isSymbolicLink() && lstatSync(path).isDirectory());
   } catch {
     return [];
   }
@@ -436,7 +509,7 @@ function removeCgroups(cgroupRoot: string, problems: CleanupProblems): void {
 /** libcni caches each attachment's result under /var/lib/cni/results as `<network>-<container>-<ifname>`. */
 function removeCniCache(network: string): void {
   for (const dir of ['/var/lib/cni/results']) {
-    let names: string[] = [];
+    let names: string[];
     try {
       names = readdirSync(dir);
     } catch {
@@ -449,7 +522,7 @@ function removeCniCache(network: string): void {
 /** kubelet links every container's log into /var/log/containers (a fixed path) even with podLogsDir set elsewhere. */
 function removeContainerLogLinks(workDir: string): void {
   const dir = '/var/log/containers';
-  let names: string[] = [];
+  let names: string[];
   try {
     names = readdirSync(dir);
   } catch {

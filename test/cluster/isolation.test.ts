@@ -24,7 +24,11 @@ function assertNoRouteOut(prefix: readonly string[], where: string): void {
   for (const address of OUTSIDE) {
     const lookup = sh([...prefix, 'ip', 'route', 'get', address]);
     assert.notEqual(lookup.status, 0, `${where} routes ${address}: ${lookup.stdout}`);
-    assert.match(lookup.stderr, /unreachable/i, `${where}: ip route get ${address} failed for another reason: ${lookup.stderr}`);
+    assert.match(
+      lookup.stderr,
+      /unreachable/i,
+      `${where}: ip route get ${address} failed for another reason: ${lookup.stderr}`,
+    );
   }
 }
 
@@ -32,9 +36,13 @@ test('the cluster namespace holds only lo and the pod bridge (plus pod veths) an
   const { inNetns, netns } = cluster();
   const links = sh([...inNetns, 'ip', '-o', 'link', 'show']);
   assert.equal(links.status, 0, links.stderr);
-  const names = links.stdout.split('\n').filter(Boolean).map((line) => (line.split(': ')[1] ?? '').split('@')[0]);
+  const names = links.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (line.split(': ')[1] ?? '').split('@')[0]);
   assert.ok(names.includes('lo') && names.includes('cni0'), `links: ${names.join(', ')}`);
-  for (const name of names) assert.match(name ?? '', /^(lo|cni0|veth[0-9a-f]+)$/, `unexpected link ${name} in ${netns}`);
+  for (const name of names)
+    assert.match(name ?? '', /^(lo|cni0|veth[0-9a-f]+)$/, `unexpected link ${name} in ${netns}`);
   assertNoRouteOut(inNetns, `namespace ${netns}`);
   // The same question through iproute2's own netns handling, as the issue states it.
   const viaIp = sh(['ip', 'netns', 'exec', netns, 'ip', 'route', 'get', '1.1.1.1']);
@@ -46,7 +54,17 @@ test('a running pod has no route off the machine, only to the pod network and th
   const current = cluster();
   const image = `${current.registry}/isolation-busybox:1`;
   await pushBusyboxImage(current.registryUrl, 'isolation-busybox', '1');
-  kubectl(current, ['run', 'isolation', `--image=${image}`, '--restart=Never', '--labels=test=isolation', '--command', '--', 'sleep', '3600']);
+  kubectl(current, [
+    'run',
+    'isolation',
+    `--image=${image}`,
+    '--restart=Never',
+    '--labels=test=isolation',
+    '--command',
+    '--',
+    'sleep',
+    '3600',
+  ]);
   const pod = await runningPod(current, 'test=isolation');
   const pid = podProcess(current, pod.metadata.uid);
   const podNet = readlinkSync(`/proc/${pid}/ns/net`);

@@ -8,7 +8,8 @@ import type { TestClusterDetails } from './cluster.js';
 /** Runs kubectl against the cluster; throws with its stderr when it fails. */
 export function kubectl(cluster: TestClusterDetails, args: string[], input?: string): string {
   const result = spawnSync('kubectl', args, { env: cluster.env(), input, encoding: 'utf8', timeout: 60_000 });
-  if (result.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${(result.stderr || result.error?.message || '').trim()}`);
+  if (result.status !== 0)
+    throw new Error(`kubectl ${args.join(' ')} failed: ${(result.stderr || result.error?.message || '').trim()}`);
   return result.stdout;
 }
 
@@ -25,11 +26,22 @@ interface PodStatus {
 }
 
 /** Waits for a pod matching `selector` to run; returns it. */
-export async function runningPod(cluster: TestClusterDetails, selector: string, timeoutMs = 120_000): Promise<PodStatus> {
-  return eventually(`a Running pod with ${selector}`, () => {
-    const list = JSON.parse(kubectl(cluster, ['get', 'pods', '-l', selector, '-o', 'json'])) as { items: PodStatus[] };
-    return list.items.find((pod) => pod.status.phase === 'Running' && pod.status.podIP);
-  }, timeoutMs, 500);
+export async function runningPod(
+  cluster: TestClusterDetails,
+  selector: string,
+  timeoutMs = 120_000,
+): Promise<PodStatus> {
+  return eventually(
+    `a Running pod with ${selector}`,
+    () => {
+      const list = JSON.parse(kubectl(cluster, ['get', 'pods', '-l', selector, '-o', 'json'])) as {
+        items: PodStatus[];
+      };
+      return list.items.find((pod) => pod.status.phase === 'Running' && pod.status.podIP);
+    },
+    timeoutMs,
+    500,
+  );
 }
 
 /**

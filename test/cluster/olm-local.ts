@@ -41,7 +41,10 @@ async function pushBinaries(registryHost: string, repository: string, binaries: 
     }
     mkdirSync(join(rootfs, 'tmp'));
     chmodSync(join(rootfs, 'tmp'), 0o1777);
-    await pushRootfsImage(registryHost, repository, 'local', rootfs, { User: '65532', Entrypoint: [`/bin/${Object.keys(binaries)[0]}`] });
+    await pushRootfsImage(registryHost, repository, 'local', rootfs, {
+      User: '65532',
+      Entrypoint: [`/bin/${Object.keys(binaries)[0]}`],
+    });
   } finally {
     rmSync(rootfs, { recursive: true, force: true });
   }
@@ -52,7 +55,13 @@ export async function prepareLocalOlm(cluster: TestClusterDetails): Promise<Loca
   const assets = olmAssets();
   const { registry, registryUrl } = cluster;
   const pushHost = new URL(registryUrl).host;
-  await pushBinaries(pushHost, 'olm', { olm: join(assets, 'olm'), catalog: join(assets, 'catalog'), 'package-server': join(assets, 'package-server'), cpb: join(assets, 'cpb'), cp: '/bin/busybox' });
+  await pushBinaries(pushHost, 'olm', {
+    olm: join(assets, 'olm'),
+    catalog: join(assets, 'catalog'),
+    'package-server': join(assets, 'package-server'),
+    cpb: join(assets, 'cpb'),
+    cp: '/bin/busybox',
+  });
   await pushBinaries(pushHost, 'opm', { opm: join(assets, 'opm') });
   const { crds, olm } = olmManifestFiles();
   const olmImage = `${registry}/olm:local`;
@@ -65,11 +74,18 @@ export async function prepareLocalOlm(cluster: TestClusterDetails): Promise<Loca
         // The module's quickstart passes Go-style single-dash flags (`-namespace`), which
         // catalog's cobra flags refuse ("unknown shorthand flag: 'n'"); OLM's release
         // manifests spell them with two dashes. Also point its opm at the local image.
-        const container = (obj as unknown as { spec: { template: { spec: { containers: { args: string[] }[] } } } }).spec.template.spec.containers[0]!;
-        container.args = [...container.args.map((arg) => arg.replace(/^-([a-zA-Z])/, '--$1').trim()), `--opmImage=${opmImage}`];
+        const container = (obj as unknown as { spec: { template: { spec: { containers: { args: string[] }[] } } } })
+          .spec.template.spec.containers[0]!;
+        container.args = [
+          ...container.args.map((arg) => arg.replace(/^-([a-zA-Z])/, '--$1').trim()),
+          `--opmImage=${opmImage}`,
+        ];
       }
       // The quickstart's packageserver CSV still says 0.18.3; a release's olm.yaml carries the release version (the chart's).
-      return stringify(obj).replace(/\b0\.18\.3\b/g, '0.28.0').replace(/quay\.io\/operator-framework\/olm@sha256:[0-9a-f]{64}/g, olmImage).replace(/quay\.io\/operator-framework\/configmap-operator-registry:latest/g, opmImage);
+      return stringify(obj)
+        .replace(/\b0\.18\.3\b/g, '0.28.0')
+        .replace(/quay\.io\/operator-framework\/olm@sha256:[0-9a-f]{64}/g, olmImage)
+        .replace(/quay\.io\/operator-framework\/configmap-operator-registry:latest/g, opmImage);
     })
     .join('---\n');
   const server = await serveFiles({ '/v0.28.0/crds.yaml': crds, '/v0.28.0/olm.yaml': rewritten });

@@ -5,7 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { NODE_VERSION, buildahEnvironment, nodeBaseImages, pushArchive, type BuildahEnvironment } from '../support/images.js';
+import {
+  NODE_VERSION,
+  buildahEnvironment,
+  nodeBaseImages,
+  pushArchive,
+  type BuildahEnvironment,
+} from '../support/images.js';
 import type { TestClusterDetails } from './cluster.js';
 import { kubectl } from './kubectl.js';
 
@@ -17,17 +23,39 @@ export interface MakeResult {
 }
 
 /** Runs make in `project` against the cluster (its KUBECONFIG, the store's buildah variables); returns how it ended. */
-export function runMakeInProject(cluster: TestClusterDetails, store: BuildahEnvironment, project: string, args: string[], extraEnv: NodeJS.ProcessEnv = {}): MakeResult {
+export function runMakeInProject(
+  cluster: TestClusterDetails,
+  store: BuildahEnvironment,
+  project: string,
+  args: string[],
+  extraEnv: NodeJS.ProcessEnv = {},
+): MakeResult {
   // The node:test runner's marker would make a nested `node --test` in the project report to this runner.
   const { NODE_TEST_CONTEXT: _runner, ...env } = cluster.env(store.env);
-  const result = spawnSync('make', args, { cwd: project, encoding: 'utf8', env: { ...env, ...extraEnv, KUBECONFIG: cluster.kubeconfigPath }, timeout: 900_000, maxBuffer: 64 * 2 ** 20 });
+  const result = spawnSync('make', args, {
+    cwd: project,
+    encoding: 'utf8',
+    env: { ...env, ...extraEnv, KUBECONFIG: cluster.kubeconfigPath },
+    timeout: 900_000,
+    maxBuffer: 64 * 2 ** 20,
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
 /** runMakeInProject that asserts make succeeded and returns its output. */
-export function makeInProject(cluster: TestClusterDetails, store: BuildahEnvironment, project: string, args: string[], extraEnv: NodeJS.ProcessEnv = {}): string {
+export function makeInProject(
+  cluster: TestClusterDetails,
+  store: BuildahEnvironment,
+  project: string,
+  args: string[],
+  extraEnv: NodeJS.ProcessEnv = {},
+): string {
   const result = runMakeInProject(cluster, store, project, args, extraEnv);
-  assert.equal(result.status, 0, `make ${args.join(' ')} failed:\n${result.stdout.slice(-4000)}\n${result.stderr.slice(-4000)}`);
+  assert.equal(
+    result.status,
+    0,
+    `make ${args.join(' ')} failed:\n${result.stdout.slice(-4000)}\n${result.stderr.slice(-4000)}`,
+  );
   return result.stdout;
 }
 
@@ -57,6 +85,12 @@ export function prepareImageBuilds(cluster: TestClusterDetails): ProjectImageBui
   pushArchive(bases.runtime, baseImage, store.env);
   return {
     store,
-    dockerBuildPush: (image) => ['docker-build', 'docker-push', `IMG=${image}`, 'CONTAINER_TOOL=buildah', `DOCKER_BUILD_ARGS=--build-arg BUILDER_IMAGE=${builderImage} --build-arg BASE_IMAGE=${baseImage}`],
+    dockerBuildPush: (image) => [
+      'docker-build',
+      'docker-push',
+      `IMG=${image}`,
+      'CONTAINER_TOOL=buildah',
+      `DOCKER_BUILD_ARGS=--build-arg BUILDER_IMAGE=${builderImage} --build-arg BASE_IMAGE=${baseImage}`,
+    ],
   };
 }

@@ -5,7 +5,10 @@ import type { Readable } from 'node:stream';
  * test can wait for and inspect what an operator process reported. Lines
  * that are not JSON are kept as `{ msg: line }`.
  */
-export function collectJsonLines(stream: Readable, keep: (line: string) => boolean = () => true): Array<Record<string, unknown>> {
+export function collectJsonLines(
+  stream: Readable,
+  keep: (line: string) => boolean = () => true,
+): Array<Record<string, unknown>> {
   const lines: Array<Record<string, unknown>> = [];
   let buffered = '';
   stream.on('data', (chunk: Buffer) => {

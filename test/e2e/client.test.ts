@@ -39,7 +39,13 @@ interface Widget extends KubernetesObject {
   spec?: { size?: number; color?: string };
   status?: { ready?: boolean; phase?: string };
 }
-const Widget = defineKind<Widget>({ group: 'test.example.com', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true });
+const Widget = defineKind<Widget>({
+  group: 'test.example.com',
+  version: 'v1',
+  kind: 'Widget',
+  plural: 'widgets',
+  namespaced: true,
+});
 
 function crd(plural: string, kind: string): object {
   return {
@@ -91,7 +97,11 @@ function deployment(name: string, replicas = 1): V1Deployment {
   };
 }
 
-async function rejectsWith(promise: Promise<unknown>, type: abstract new (...args: never[]) => Error, message?: RegExp): Promise<void> {
+async function rejectsWith(
+  promise: Promise<unknown>,
+  type: abstract new (...args: never[]) => Error,
+  message?: RegExp,
+): Promise<void> {
   await assert.rejects(promise, (err: unknown) => {
     assert.ok(err instanceof type, `expected ${type.name}, got ${String(err)}`);
     if (message) assert.match(err.message, message);
@@ -155,7 +165,10 @@ describe('Client on a real API server', () => {
 
       await rejectsWith(client.get(ConfigMap, { namespace: NS, name: 'missing' }), NotFoundError);
       await rejectsWith(client.delete(configMap('missing')), NotFoundError);
-      await rejectsWith(client.update({ ...configMap('missing'), metadata: { name: 'missing', namespace: NS, resourceVersion: '1' } }), NotFoundError);
+      await rejectsWith(
+        client.update({ ...configMap('missing'), metadata: { name: 'missing', namespace: NS, resourceVersion: '1' } }),
+        NotFoundError,
+      );
       await rejectsWith(client.delete(first, { preconditions: { uid: 'not-the-uid' } }), ConflictError);
     });
 
@@ -166,11 +179,29 @@ describe('Client on a real API server', () => {
     });
 
     it('rejects objects it cannot place, with a message saying how to fix them', async () => {
-      await rejectsWith(client.create({ metadata: { name: 'x', namespace: NS } }), Error, /has no apiVersion: set apiVersion and kind/);
-      await rejectsWith(client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'no-ns' } }), Error, /metadata\.namespace is empty/);
-      await rejectsWith(client.update({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: NS } }), Error, /metadata\.name is empty/);
-      await rejectsWith(client.create({ apiVersion: 'v1', kind: 'NoSuchKind', metadata: { name: 'x', namespace: NS } }), NoKindMatchError);
-      await rejectsWith(client.create({ apiVersion: 'nosuch.example.com/v1', kind: 'Thing', metadata: { name: 'x', namespace: NS } }), NoKindMatchError);
+      await rejectsWith(
+        client.create({ metadata: { name: 'x', namespace: NS } }),
+        Error,
+        /has no apiVersion: set apiVersion and kind/,
+      );
+      await rejectsWith(
+        client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'no-ns' } }),
+        Error,
+        /metadata\.namespace is empty/,
+      );
+      await rejectsWith(
+        client.update({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: NS } }),
+        Error,
+        /metadata\.name is empty/,
+      );
+      await rejectsWith(
+        client.create({ apiVersion: 'v1', kind: 'NoSuchKind', metadata: { name: 'x', namespace: NS } }),
+        NoKindMatchError,
+      );
+      await rejectsWith(
+        client.create({ apiVersion: 'nosuch.example.com/v1', kind: 'Thing', metadata: { name: 'x', namespace: NS } }),
+        NoKindMatchError,
+      );
     });
   });
 
@@ -181,15 +212,28 @@ describe('Client on a real API server', () => {
       await client.create(configMap('list-c', {}, { tier: 'back', team: 'x' }));
     });
 
-    const names = (items: KubernetesObject[]): string[] => items.map((item) => item.metadata!.name!).filter((name) => name.startsWith('list-')).sort();
+    const names = (items: KubernetesObject[]): string[] =>
+      items
+        .map((item) => item.metadata!.name!)
+        .filter((name) => name.startsWith('list-'))
+        .sort();
 
     it('filters by label selector, in map and string form', async () => {
-      assert.deepEqual(names(await client.list(ConfigMap, { namespace: NS, labelSelector: { tier: 'front' } })), ['list-a', 'list-b']);
-      assert.deepEqual(names(await client.list(ConfigMap, { namespace: NS, labelSelector: 'tier in (front,back),team!=y' })), ['list-a', 'list-c']);
+      assert.deepEqual(names(await client.list(ConfigMap, { namespace: NS, labelSelector: { tier: 'front' } })), [
+        'list-a',
+        'list-b',
+      ]);
+      assert.deepEqual(
+        names(await client.list(ConfigMap, { namespace: NS, labelSelector: 'tier in (front,back),team!=y' })),
+        ['list-a', 'list-c'],
+      );
     });
 
     it('filters by field selector', async () => {
-      assert.deepEqual(names(await client.list(ConfigMap, { namespace: NS, fieldSelector: { 'metadata.name': 'list-b' } })), ['list-b']);
+      assert.deepEqual(
+        names(await client.list(ConfigMap, { namespace: NS, fieldSelector: { 'metadata.name': 'list-b' } })),
+        ['list-b'],
+      );
     });
 
     it('sets apiVersion and kind on every item', async () => {
@@ -221,51 +265,94 @@ describe('Client on a real API server', () => {
   describe('patch', () => {
     it('applies a merge patch, where null deletes a key', async () => {
       await client.create(configMap('merge', { keep: '1', drop: '2' }));
-      const patched = await client.patch(configMap('merge'), mergePatch({ data: { drop: null, added: '3' }, metadata: { labels: { patched: 'yes' } } }));
+      const patched = await client.patch(
+        configMap('merge'),
+        mergePatch({ data: { drop: null, added: '3' }, metadata: { labels: { patched: 'yes' } } }),
+      );
       assert.deepEqual(patched.data, { keep: '1', added: '3' });
       assert.equal(patched.metadata?.labels?.patched, 'yes');
     });
 
     it('applies a JSON patch, and a failing test op rejects the whole patch', async () => {
       await client.create(configMap('json', { a: '1' }));
-      const patched = await client.patch(configMap('json'), jsonPatch([
-        { op: 'test', path: '/data/a', value: '1' },
-        { op: 'replace', path: '/data/a', value: 'one' },
-        { op: 'add', path: '/data/b', value: 'two' },
-      ]));
+      const patched = await client.patch(
+        configMap('json'),
+        jsonPatch([
+          { op: 'test', path: '/data/a', value: '1' },
+          { op: 'replace', path: '/data/a', value: 'one' },
+          { op: 'add', path: '/data/b', value: 'two' },
+        ]),
+      );
       assert.deepEqual(patched.data, { a: 'one', b: 'two' });
-      await assert.rejects(client.patch(configMap('json'), jsonPatch([{ op: 'test', path: '/data/a', value: 'nope' }, { op: 'remove', path: '/data/b' }])), ApiError);
+      await assert.rejects(
+        client.patch(
+          configMap('json'),
+          jsonPatch([
+            { op: 'test', path: '/data/a', value: 'nope' },
+            { op: 'remove', path: '/data/b' },
+          ]),
+        ),
+        ApiError,
+      );
       assert.deepEqual((await client.get(ConfigMap, { namespace: NS, name: 'json' })).data, { a: 'one', b: 'two' });
     });
 
     it('applies a strategic merge patch that merges containers by name', async () => {
       await client.create(deployment('strategic'));
-      const patched = await client.patch(deployment('strategic'), strategicMergePatch({
-        spec: { template: { spec: { containers: [{ name: 'app', env: [{ name: 'MODE', value: 'fast' }] }] } } },
-      }));
+      const patched = await client.patch(
+        deployment('strategic'),
+        strategicMergePatch({
+          spec: { template: { spec: { containers: [{ name: 'app', env: [{ name: 'MODE', value: 'fast' }] }] } } },
+        }),
+      );
       const containers = patched.spec?.template.spec?.containers ?? [];
       assert.equal(containers.length, 1);
-      assert.equal(containers[0]?.image, 'example.com/app:1', 'a merge patch would have replaced the list and lost the image');
+      assert.equal(
+        containers[0]?.image,
+        'example.com/app:1',
+        'a merge patch would have replaced the list and lost the image',
+      );
       assert.deepEqual(containers[0]?.env, [{ name: 'MODE', value: 'fast' }]);
     });
 
     it('surfaces the 415 a custom resource answers to a strategic merge patch', async () => {
-      await client.create<Widget>({ apiVersion: 'test.example.com/v1', kind: 'Widget', metadata: { name: 'no-smp', namespace: NS }, spec: { size: 1 } });
-      await assert.rejects(client.patch<Widget>({ apiVersion: 'test.example.com/v1', kind: 'Widget', metadata: { name: 'no-smp', namespace: NS } }, strategicMergePatch({ spec: { size: 2 } })), (err: unknown) => {
-        assert.ok(err instanceof ApiError);
-        assert.equal(err.statusCode, 415);
-        return true;
+      await client.create<Widget>({
+        apiVersion: 'test.example.com/v1',
+        kind: 'Widget',
+        metadata: { name: 'no-smp', namespace: NS },
+        spec: { size: 1 },
       });
+      await assert.rejects(
+        client.patch<Widget>(
+          { apiVersion: 'test.example.com/v1', kind: 'Widget', metadata: { name: 'no-smp', namespace: NS } },
+          strategicMergePatch({ spec: { size: 2 } }),
+        ),
+        (err: unknown) => {
+          assert.ok(err instanceof ApiError);
+          assert.equal(err.statusCode, 415);
+          return true;
+        },
+      );
     });
 
     it('server-side applies, reports a field-manager conflict as ConflictError, and takes over with force', async () => {
-      const applied = await client.apply(configMap('ssa', { shared: 'from-a', onlyA: 'x' }), { fieldManager: 'manager-a' });
+      const applied = await client.apply(configMap('ssa', { shared: 'from-a', onlyA: 'x' }), {
+        fieldManager: 'manager-a',
+      });
       assert.deepEqual(applied.data, { shared: 'from-a', onlyA: 'x' });
 
-      await rejectsWith(client.apply(configMap('ssa', { shared: 'from-b' }), { fieldManager: 'manager-b' }), ConflictError, /conflict/i);
+      await rejectsWith(
+        client.apply(configMap('ssa', { shared: 'from-b' }), { fieldManager: 'manager-b' }),
+        ConflictError,
+        /conflict/i,
+      );
       assert.equal((await client.get(ConfigMap, { namespace: NS, name: 'ssa' })).data?.shared, 'from-a');
 
-      const forced = await client.patch(configMap('ssa', { shared: 'from-b' }), { type: 'apply' }, { fieldManager: 'manager-b', force: true });
+      const forced = await client.patch(
+        configMap('ssa', { shared: 'from-b' }),
+        { type: 'apply' },
+        { fieldManager: 'manager-b', force: true },
+      );
       assert.deepEqual(forced.data, { shared: 'from-b', onlyA: 'x' });
       const managers = (forced.metadata?.managedFields ?? []).map((entry) => entry.manager);
       assert.ok(managers.includes('manager-b'));
@@ -285,21 +372,34 @@ describe('Client on a real API server', () => {
 
     it('uses the client fieldOwner for apply, and needs one', async () => {
       const applied = await client.apply(configMap('ssa-owner', { k: 'v' }));
-      assert.ok(applied.metadata?.managedFields?.some((entry) => entry.manager === 'client-e2e' && entry.operation === 'Apply'));
+      assert.ok(
+        applied.metadata?.managedFields?.some((entry) => entry.manager === 'client-e2e' && entry.operation === 'Apply'),
+      );
       const anonymous = new Client({ rest });
       await rejectsWith(anonymous.apply(configMap('ssa-owner', { k: 'v' })), Error, /needs a field manager/);
-      await rejectsWith(client.patch(configMap('ssa-owner'), mergePatch({}), { force: true }), Error, /force applies only to server-side apply/);
+      await rejectsWith(
+        client.patch(configMap('ssa-owner'), mergePatch({}), { force: true }),
+        Error,
+        /force applies only to server-side apply/,
+      );
     });
   });
 
   describe('status subresource', () => {
-    const widget = (name: string): Widget => ({ apiVersion: 'test.example.com/v1', kind: 'Widget', metadata: { name, namespace: NS }, spec: { size: 1 } });
+    const widget = (name: string): Widget => ({
+      apiVersion: 'test.example.com/v1',
+      kind: 'Widget',
+      metadata: { name, namespace: NS },
+      spec: { size: 1 },
+    });
 
     it('status().update writes status, and update() leaves it alone', async () => {
       const created = await client.create({ ...widget('status-update'), status: { ready: true } });
       assert.equal(created.status, undefined, 'create ignores status when the subresource is enabled');
 
-      const withStatus = await client.status().update({ ...created, status: { ready: true, phase: 'Running' }, spec: { size: 99 } });
+      const withStatus = await client
+        .status()
+        .update({ ...created, status: { ready: true, phase: 'Running' }, spec: { size: 99 } });
       assert.deepEqual(withStatus.status, { ready: true, phase: 'Running' });
       assert.equal(withStatus.spec?.size, 1, 'a status update does not change spec');
 
@@ -313,7 +413,12 @@ describe('Client on a real API server', () => {
       const merged = await client.status().patch(widget('status-patch'), mergePatch({ status: { phase: 'Pending' } }));
       assert.deepEqual(merged.status, { phase: 'Pending' });
       const applied = await client.status().patch(
-        { apiVersion: 'test.example.com/v1', kind: 'Widget', metadata: { name: 'status-patch', namespace: NS }, status: { ready: true } },
+        {
+          apiVersion: 'test.example.com/v1',
+          kind: 'Widget',
+          metadata: { name: 'status-patch', namespace: NS },
+          status: { ready: true },
+        },
         { type: 'apply' },
         { fieldManager: 'status-manager' },
       );
@@ -330,7 +435,10 @@ describe('Client on a real API server', () => {
       await client.create(configMap('bulk-keep', {}, { bulk: 'no' }));
       await client.deleteAllOf(ConfigMap, { namespace: NS, labelSelector: { bulk: 'yes' } });
       const left = await client.list(ConfigMap, { namespace: NS, labelSelector: 'bulk' });
-      assert.deepEqual(left.map((cm) => cm.metadata?.name), ['bulk-keep']);
+      assert.deepEqual(
+        left.map((cm) => cm.metadata?.name),
+        ['bulk-keep'],
+      );
     });
 
     it('deletes by field selector', async () => {
@@ -354,13 +462,21 @@ describe('Client on a real API server', () => {
       } as KubernetesObject);
       assert.equal(limitRange.kind, 'LimitRange');
       const kind = await client.restMapper.kindFor('scheduling.k8s.io/v1', 'PriorityClass');
-      assert.deepEqual({ plural: kind.plural, namespaced: kind.namespaced }, { plural: 'priorityclasses', namespaced: false });
+      assert.deepEqual(
+        { plural: kind.plural, namespaced: kind.namespaced },
+        { plural: 'priorityclasses', namespaced: false },
+      );
     });
 
     it('sees a CRD installed after its group-version was first discovered', async () => {
       await rejectsWith(client.restMapper.kindFor('test.example.com/v1', 'Gadget'), NoKindMatchError);
       await env.installCRDs({ crds: [crd('gadgets', 'Gadget')] });
-      const gadget = await client.create({ apiVersion: 'test.example.com/v1', kind: 'Gadget', metadata: { name: 'g', namespace: NS }, spec: { size: 3 } } as KubernetesObject);
+      const gadget = await client.create({
+        apiVersion: 'test.example.com/v1',
+        kind: 'Gadget',
+        metadata: { name: 'g', namespace: NS },
+        spec: { size: 3 },
+      } as KubernetesObject);
       assert.equal(gadget.metadata?.name, 'g');
       const kind = await client.restMapper.kindFor('test.example.com/v1', 'Gadget');
       assert.equal(kind.plural, 'gadgets');
@@ -454,7 +570,15 @@ describe('Client on a real API server', () => {
       assert.match(normal.metadata.name ?? '', /^evented\.[0-9a-f]+$/);
       assert.deepEqual(
         { ...normal.involvedObject, fieldPath: undefined },
-        { apiVersion: 'v1', kind: 'ConfigMap', name: 'evented', namespace: NS, uid: subject.metadata?.uid, resourceVersion: subject.metadata?.resourceVersion, fieldPath: undefined },
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          name: 'evented',
+          namespace: NS,
+          uid: subject.metadata?.uid,
+          resourceVersion: subject.metadata?.resourceVersion,
+          fieldPath: undefined,
+        },
       );
       const warning = events.find((event) => event.reason === 'Scaled');
       assert.equal(warning?.type, 'Warning');
@@ -474,7 +598,7 @@ describe('Client on a real API server', () => {
       assert.equal(repeated?.count, 3);
       assert.equal(events.find((event) => event.message === 'a different message')?.count, 1);
 
-      await client.delete(repeated!);
+      await client.delete(repeated);
       await recorder.event(subject, 'Warning', 'Failing', 'still failing');
       events = (await eventsFor(NS, 'repeated')).filter((event) => event.message === 'still failing');
       assert.equal(events.length, 1);
@@ -492,10 +616,22 @@ describe('Client on a real API server', () => {
 
     it('logs instead of throwing when the Event cannot be written', async () => {
       const lines: string[] = [];
-      const logger = createLogger({ destination: new Writable({ write(chunk: Buffer, _encoding, done) { lines.push(chunk.toString()); done(); } }) });
+      const logger = createLogger({
+        destination: new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            lines.push(chunk.toString());
+            done();
+          },
+        }),
+      });
       const recorder = newEventRecorder(client, 'test-controller', logger);
       // The namespace does not exist, so the server refuses the Event.
-      await recorder.event({ ...configMap('ghost'), metadata: { name: 'ghost', namespace: 'no-such-namespace' } }, 'Normal', 'R', 'm');
+      await recorder.event(
+        { ...configMap('ghost'), metadata: { name: 'ghost', namespace: 'no-such-namespace' } },
+        'Normal',
+        'R',
+        'm',
+      );
       await recorder.event({ metadata: { name: 'no-kind' } }, 'Normal', 'R', 'm');
       await recorder.event(configMap('bad-type'), 'Info' as 'Normal', 'R', 'm');
       assert.equal(lines.length, 3, lines.join(''));

@@ -98,20 +98,43 @@ describe('cluster commands on a real API server that stops answering', () => {
   });
 
   test('a real API server passes the first look: cleanup says the package is not there', async () => {
-    const result = await runCliAsync(['cleanup', 'widget-operator', '--kubeconfig', env.kubeConfigPath(), '-n', 'default', '--timeout', '20s'], { cwd: mkdtempSync(join(tmpdir(), 'cluster-cli-')) });
+    const result = await runCliAsync(
+      ['cleanup', 'widget-operator', '--kubeconfig', env.kubeConfigPath(), '-n', 'default', '--timeout', '20s'],
+      { cwd: mkdtempSync(join(tmpdir(), 'cluster-cli-')) },
+    );
     assert.match(errorLine(result), /^Error: no operator with package widget-operator found in namespace default\./);
   });
 
   test('a real API server that rejects the credentials is named as such, not as a missing OLM or CRD', async () => {
     const cluster = env.kubeConfig.getCurrentCluster()!;
     const kubeconfig = join(mkdtempSync(join(tmpdir(), 'cluster-cli-')), 'bad-token');
-    writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: envtest\n  cluster:\n    server: ${cluster.server}\n    certificate-authority-data: ${cluster.caData}\nusers:\n- name: nobody\n  user:\n    token: not-a-valid-token\ncontexts:\n- name: envtest\n  context: {cluster: envtest, user: nobody}\ncurrent-context: envtest\n`);
+    writeFileSync(
+      kubeconfig,
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: envtest\n  cluster:\n    server: ${cluster.server}\n    certificate-authority-data: ${cluster.caData}\nusers:\n- name: nobody\n  user:\n    token: not-a-valid-token\ncontexts:\n- name: envtest\n  context: {cluster: envtest, user: nobody}\ncurrent-context: envtest\n`,
+    );
     const expected = `Error: the API server at ${cluster.server} rejected the kubeconfig's credentials (401 Unauthorized). Log in again (e.g. refresh the token), or use a kubeconfig whose user the cluster accepts.`;
-    const status = await runCliAsync(['olm', 'status', '--kubeconfig', kubeconfig, '--timeout', '20s'], { cwd: mkdtempSync(join(tmpdir(), 'cluster-cli-')) });
+    const status = await runCliAsync(['olm', 'status', '--kubeconfig', kubeconfig, '--timeout', '20s'], {
+      cwd: mkdtempSync(join(tmpdir(), 'cluster-cli-')),
+    });
     assert.equal(errorLine(status), expected);
     const dir = copyProject(project);
     const before = hashTree(dir);
-    const args = ['create', 'api', '--group', 'route', '--version', 'v1', '--kind', 'Route', '--external-api-domain', 'openshift.io', '--external-api-path', 'apis/external/route/v1', '--from-cluster', 'routes.route.openshift.io'];
+    const args = [
+      'create',
+      'api',
+      '--group',
+      'route',
+      '--version',
+      'v1',
+      '--kind',
+      'Route',
+      '--external-api-domain',
+      'openshift.io',
+      '--external-api-path',
+      'apis/external/route/v1',
+      '--from-cluster',
+      'routes.route.openshift.io',
+    ];
     const fromCluster = await runCliAsync(args, { cwd: dir, env: { KUBECONFIG: kubeconfig } });
     assert.equal(errorLine(fromCluster), expected);
     assert.equal(hashTree(dir), before);
@@ -120,8 +143,15 @@ describe('cluster commands on a real API server that stops answering', () => {
   test('olm status ends at --timeout when discovery hangs after the first look, naming the server', async () => {
     const remove = proxy.addRule({ match: { path: /^\/apis\/operators\.coreos\.com/ }, action: { type: 'hang' } });
     try {
-      const { result, ms } = await timed(() => runCliAsync(['olm', 'status', '--kubeconfig', proxy.kubeConfigPath(), '--timeout', '3s'], { cwd: mkdtempSync(join(tmpdir(), 'cluster-cli-')) }));
-      assert.equal(errorLine(result), `Error: timed out after 3s while reading the OLM status: the API server at ${proxy.url} did not answer in time. Pass a longer --timeout, or check the cluster's health (kubectl get --raw /readyz).`);
+      const { result, ms } = await timed(() =>
+        runCliAsync(['olm', 'status', '--kubeconfig', proxy.kubeConfigPath(), '--timeout', '3s'], {
+          cwd: mkdtempSync(join(tmpdir(), 'cluster-cli-')),
+        }),
+      );
+      assert.equal(
+        errorLine(result),
+        `Error: timed out after 3s while reading the OLM status: the API server at ${proxy.url} did not answer in time. Pass a longer --timeout, or check the cluster's health (kubectl get --raw /readyz).`,
+      );
       assert.ok(ms < 3000 + SLACK_MS, `took ${ms} ms`);
     } finally {
       remove();
@@ -129,13 +159,40 @@ describe('cluster commands on a real API server that stops answering', () => {
   });
 
   test('create api --from-cluster ends at --timeout when the CRD read hangs, the project byte-identical', async () => {
-    const remove = proxy.addRule({ match: { path: /\/customresourcedefinitions\/routes\.route\.openshift\.io$/ }, action: { type: 'hang' } });
+    const remove = proxy.addRule({
+      match: { path: /\/customresourcedefinitions\/routes\.route\.openshift\.io$/ },
+      action: { type: 'hang' },
+    });
     const dir = copyProject(project);
     const before = hashTree(dir);
     try {
-      const args = ['create', 'api', '--group', 'route', '--version', 'v1', '--kind', 'Route', '--external-api-domain', 'openshift.io', '--external-api-path', 'apis/external/route/v1', '--from-cluster', 'routes.route.openshift.io', '--timeout', '3s'];
-      const { result, ms } = await timed(() => runCliAsync(args, { cwd: dir, env: { KUBECONFIG: proxy.kubeConfigPath() } }));
-      assert.match(errorLine(result), new RegExp(`^Error: timed out after 3s while reading the CRD routes\\.route\\.openshift\\.io: the API server at ${proxy.url.replace(/\./g, '\\.')} did not answer in time\\.`));
+      const args = [
+        'create',
+        'api',
+        '--group',
+        'route',
+        '--version',
+        'v1',
+        '--kind',
+        'Route',
+        '--external-api-domain',
+        'openshift.io',
+        '--external-api-path',
+        'apis/external/route/v1',
+        '--from-cluster',
+        'routes.route.openshift.io',
+        '--timeout',
+        '3s',
+      ];
+      const { result, ms } = await timed(() =>
+        runCliAsync(args, { cwd: dir, env: { KUBECONFIG: proxy.kubeConfigPath() } }),
+      );
+      assert.match(
+        errorLine(result),
+        new RegExp(
+          `^Error: timed out after 3s while reading the CRD routes\\.route\\.openshift\\.io: the API server at ${proxy.url.replace(/\./g, '\\.')} did not answer in time\\.`,
+        ),
+      );
       assert.ok(ms < 3000 + SLACK_MS, `took ${ms} ms`);
       assert.equal(result.stdout, '');
       assert.equal(hashTree(dir), before);
@@ -147,16 +204,34 @@ describe('cluster commands on a real API server that stops answering', () => {
   test('olm install that must undo its work stops at the first request the server does not answer', async () => {
     const server = await serveFiles(MANIFESTS);
     // Every read of the Deployment hangs: the wait runs out, then the diagnosis and the cleanup's check get no answer.
-    const remove = proxy.addRule({ match: { method: 'GET', path: /\/deployments\/olm-operator$/ }, action: { type: 'hang' } });
+    const remove = proxy.addRule({
+      match: { method: 'GET', path: /\/deployments\/olm-operator$/ },
+      action: { type: 'hang' },
+    });
     try {
-      const { result, ms } = await timed(() => runCliAsync(['olm', 'install', '--kubeconfig', proxy.kubeConfigPath(), '--timeout', '3s'], { cwd: mkdtempSync(join(tmpdir(), 'cluster-cli-')), env: { TS_OPERATOR_SDK_OLM_BASE_URL: server.url } }));
-      assert.match(errorLine(result), new RegExp(`^Error: the API server at ${proxy.url.replace(/\./g, '\\.')} did not answer GET /apis/apps/v1/namespaces/timeouts-olm/deployments/olm-operator within 10s\\.`));
+      const { result, ms } = await timed(() =>
+        runCliAsync(['olm', 'install', '--kubeconfig', proxy.kubeConfigPath(), '--timeout', '3s'], {
+          cwd: mkdtempSync(join(tmpdir(), 'cluster-cli-')),
+          env: { TS_OPERATOR_SDK_OLM_BASE_URL: server.url },
+        }),
+      );
+      assert.match(
+        errorLine(result),
+        new RegExp(
+          `^Error: the API server at ${proxy.url.replace(/\./g, '\\.')} did not answer GET /apis/apps/v1/namespaces/timeouts-olm/deployments/olm-operator within 10s\\.`,
+        ),
+      );
       assert.match(result.stderr, /Installing OLM failed; deleting the 3 resources it created/);
       assert.match(result.stderr, /still not deleted: .*Deployment timeouts-olm\/olm-operator/);
       // 3 s of --timeout, 10 s for the diagnosis's unanswered read, 10 s for the cleanup's: not the 180 s cleanup budget.
       assert.ok(ms < 23_000 + SLACK_MS, `took ${ms} ms`);
       // The DELETEs themselves were answered: the CRD is gone or going.
-      const crd = await rest.request<{ metadata: { deletionTimestamp?: string } }>('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.timeouts.example.com').catch(() => undefined);
+      const crd = await rest
+        .request<{ metadata: { deletionTimestamp?: string } }>(
+          'GET',
+          '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.timeouts.example.com',
+        )
+        .catch(() => undefined);
       assert.ok(crd === undefined || crd.metadata.deletionTimestamp, 'the CRD was not deleted');
     } finally {
       remove();

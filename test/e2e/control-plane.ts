@@ -7,7 +7,9 @@ import { ControllerManager, locateControllerManager } from './controller-manager
  */
 export async function startControlPlane(options: EnvironmentOptions = {}): Promise<Environment> {
   if (!process.env.KUBEBUILDER_ASSETS) {
-    throw new Error('KUBEBUILDER_ASSETS is not set: run `bash ci/build-test-assets.sh` and export KUBEBUILDER_ASSETS=<the directory it prints> (npm test and npm run test:e2e do this for you)');
+    throw new Error(
+      'KUBEBUILDER_ASSETS is not set: run `bash ci/build-test-assets.sh` and export KUBEBUILDER_ASSETS=<the directory it prints> (npm test and npm run test:e2e do this for you)',
+    );
   }
   const env = new Environment(options);
   await env.start();
@@ -28,7 +30,9 @@ export interface ControlPlaneWithControllers {
  * must act on what the operator wrote. CRDs in `options` are installed before
  * the controller manager starts, so its garbage collector knows them at once.
  */
-export async function startControlPlaneWithControllers(options: EnvironmentOptions = {}): Promise<ControlPlaneWithControllers> {
+export async function startControlPlaneWithControllers(
+  options: EnvironmentOptions = {},
+): Promise<ControlPlaneWithControllers> {
   locateControllerManager();
   const env = await startControlPlane(options);
   let controllerManager: ControllerManager;

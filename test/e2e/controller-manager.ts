@@ -25,7 +25,12 @@ const LOOPBACK = '127.0.0.1';
  * service-account tokens, no node lifecycle, no pod GC that would delete our
  * stand-in Pods, nothing that needs a cloud or a kubelet.
  */
-export const TEST_CONTROLLERS = ['garbage-collector-controller', 'deployment-controller', 'replicaset-controller', 'namespace-controller'] as const;
+export const TEST_CONTROLLERS = [
+  'garbage-collector-controller',
+  'deployment-controller',
+  'replicaset-controller',
+  'namespace-controller',
+] as const;
 
 /** Generous: the first start on a busy 2-core machine loads a 100 MB binary and builds every informer. */
 const START_TIMEOUT_MS = 60_000;
@@ -46,8 +51,14 @@ export function locateControllerManager(assetsDirectory = process.env.KUBEBUILDE
     // reported below with the fix
   }
   if (!path || !found) {
-    const where = override ? `${BINARY_OVERRIDE_VARIABLE}=${override}` : assetsDirectory ? `KUBEBUILDER_ASSETS (${assetsDirectory})` : 'nowhere: KUBEBUILDER_ASSETS is not set';
-    throw new Error(`${BINARY} not found (looked in ${where}): run \`bash ci/build-test-assets.sh\`, which builds only the missing binary, and set KUBEBUILDER_ASSETS to the directory it prints`);
+    const where = override
+      ? `${BINARY_OVERRIDE_VARIABLE}=${override}`
+      : assetsDirectory
+        ? `KUBEBUILDER_ASSETS (${assetsDirectory})`
+        : 'nowhere: KUBEBUILDER_ASSETS is not set';
+    throw new Error(
+      `${BINARY} not found (looked in ${where}): run \`bash ci/build-test-assets.sh\`, which builds only the missing binary, and set KUBEBUILDER_ASSETS to the directory it prints`,
+    );
   }
   return path;
 }
@@ -74,7 +85,12 @@ export class ControllerManager {
     try {
       const [port] = (await freeLoopbackPorts(1)) as [number];
       const ca = await TinyCA.create('kube-controller-manager-test-ca');
-      const serving = await ca.issue({ usage: 'server', commonName: LOOPBACK, ipAddresses: [LOOPBACK], dnsNames: ['localhost'] });
+      const serving = await ca.issue({
+        usage: 'server',
+        commonName: LOOPBACK,
+        ipAddresses: [LOOPBACK],
+        dnsNames: ['localhost'],
+      });
       await writeFile(join(dir, 'serving.crt'), serving.certPem, { mode: 0o600 });
       await writeFile(join(dir, 'serving.key'), serving.keyPem, { mode: 0o600 });
       const probeAgent = new Agent({ connect: { ca: ca.certPem } });

@@ -79,7 +79,9 @@ async function eventually<T>(what: string, attempt: () => Promise<T>, timeoutMs 
 
 if (!assets) {
   test('KUBEBUILDER_ASSETS is set', () => {
-    assert.fail('KUBEBUILDER_ASSETS is not set: export KUBEBUILDER_ASSETS=$HOME/.cache/ts-operator-sdk/test-assets/k8s-v1.36.3-etcd-v3.6.8 (or run `npx ts-operator-sdk setup-envtest`) before running the e2e tests');
+    assert.fail(
+      'KUBEBUILDER_ASSETS is not set: export KUBEBUILDER_ASSETS=$HOME/.cache/ts-operator-sdk/test-assets/k8s-v1.36.3-etcd-v3.6.8 (or run `npx ts-operator-sdk setup-envtest`) before running the e2e tests',
+    );
   });
 } else {
   describe('envtest Environment on a real control plane', () => {
@@ -91,7 +93,14 @@ if (!assets) {
         group: 'test.ts-operator-sdk.io',
         scope: 'Cluster',
         names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
       },
     };
     const env = new Environment({ binaryAssetsDirectory: assets, crds: [gadgetCrd] });
@@ -111,31 +120,59 @@ if (!assets) {
 
     test('start returns an admin KubeConfig that can create and read a ConfigMap', async () => {
       assert.equal(env.kubeConfig.getCurrentUser()?.name, 'default');
-      await admin.request('POST', '/api/v1/namespaces/default/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first' }, data: { answer: '42' } } });
-      const read = await admin.request<{ data: Record<string, string> }>('GET', '/api/v1/namespaces/default/configmaps/first');
+      await admin.request('POST', '/api/v1/namespaces/default/configmaps', {
+        body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first' }, data: { answer: '42' } },
+      });
+      const read = await admin.request<{ data: Record<string, string> }>(
+        'GET',
+        '/api/v1/namespaces/default/configmaps/first',
+      );
       assert.deepEqual(read.data, { answer: '42' });
     });
 
     test('CRDs given to the constructor are served when start returns', async () => {
-      const created = await admin.request<{ metadata: { name: string } }>('POST', '/apis/test.ts-operator-sdk.io/v1/gadgets', {
-        body: { apiVersion: 'test.ts-operator-sdk.io/v1', kind: 'Gadget', metadata: { name: 'g1' } },
-      });
+      const created = await admin.request<{ metadata: { name: string } }>(
+        'POST',
+        '/apis/test.ts-operator-sdk.io/v1/gadgets',
+        {
+          body: { apiVersion: 'test.ts-operator-sdk.io/v1', kind: 'Gadget', metadata: { name: 'g1' } },
+        },
+      );
       assert.equal(created.metadata.name, 'g1');
     });
 
     test('kubeConfigPath writes a kubeconfig that kubectl accepts', async () => {
       const path = env.kubeConfigPath();
       assert.ok(path.startsWith(env.rootDir));
-      const { stdout } = await promisify(execFile)('kubectl', ['--kubeconfig', path, 'get', 'configmap', 'first', '-n', 'default', '-o', 'jsonpath={.data.answer}']);
+      const { stdout } = await promisify(execFile)('kubectl', [
+        '--kubeconfig',
+        path,
+        'get',
+        'configmap',
+        'first',
+        '-n',
+        'default',
+        '-o',
+        'jsonpath={.data.answer}',
+      ]);
       assert.equal(stdout, '42');
     });
 
     test('installCRDs makes the CRD served at once, ignoring non-CRD documents', async () => {
       const installed = await env.installCRDs({ paths: [crdDir] });
       assert.equal(installed.length, 1);
-      const created = await admin.request<{ spec: { size: number } }>('POST', '/apis/test.ts-operator-sdk.io/v1/namespaces/default/widgets', {
-        body: { apiVersion: 'test.ts-operator-sdk.io/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 3 } },
-      });
+      const created = await admin.request<{ spec: { size: number } }>(
+        'POST',
+        '/apis/test.ts-operator-sdk.io/v1/namespaces/default/widgets',
+        {
+          body: {
+            apiVersion: 'test.ts-operator-sdk.io/v1',
+            kind: 'Widget',
+            metadata: { name: 'w1' },
+            spec: { size: 3 },
+          },
+        },
+      );
       assert.equal(created.spec.size, 3);
       // Installing again updates instead of failing with AlreadyExists.
       assert.equal((await env.installCRDs({ paths: [join(crdDir, 'widgets.yaml')] })).length, 1);
@@ -153,13 +190,22 @@ if (!assets) {
         return true;
       });
       await admin.request('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles', {
-        body: { metadata: { name: 'configmap-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }] },
+        body: {
+          metadata: { name: 'configmap-reader' },
+          rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }],
+        },
       });
       await admin.request('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings', {
-        body: { metadata: { name: 'testers-read' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'configmap-reader' }, subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'testers' }] },
+        body: {
+          metadata: { name: 'testers-read' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'configmap-reader' },
+          subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'testers' }],
+        },
       });
       // The RBAC authorizer reads bindings from an informer, so it lags the write slightly.
-      const list = await eventually('list as alice', () => alice.request<{ items: unknown[] }>('GET', '/api/v1/namespaces/default/configmaps'));
+      const list = await eventually('list as alice', () =>
+        alice.request<{ items: unknown[] }>('GET', '/api/v1/namespaces/default/configmaps'),
+      );
       assert.ok(list.items.length >= 1);
       await assert.rejects(alice.request('DELETE', '/api/v1/namespaces/default/configmaps/first'), ForbiddenError);
     });
@@ -171,14 +217,19 @@ if (!assets) {
       assert.ok(before !== undefined && !isAlive(before));
       await assert.rejects(admin.request('GET', '/api/v1/namespaces/default/configmaps/first'));
       await env.startAPIServer();
-      const read = await admin.request<{ data: Record<string, string> }>('GET', '/api/v1/namespaces/default/configmaps/first');
+      const read = await admin.request<{ data: Record<string, string> }>(
+        'GET',
+        '/api/v1/namespaces/default/configmaps/first',
+      );
       assert.deepEqual(read.data, { answer: '42' });
     });
 
     test('stopEtcd/startEtcd keeps the data directory', async () => {
       await env.stopEtcd();
       await env.startEtcd();
-      const read = await eventually('read after etcd restart', () => admin.request<{ data: Record<string, string> }>('GET', '/api/v1/namespaces/default/configmaps/first'));
+      const read = await eventually('read after etcd restart', () =>
+        admin.request<{ data: Record<string, string> }>('GET', '/api/v1/namespaces/default/configmaps/first'),
+      );
       assert.deepEqual(read.data, { answer: '42' });
     });
 
@@ -204,7 +255,10 @@ if (!assets) {
       try {
         const env = new Environment({ binaryAssetsDirectory: assets, apiServerExtraArgs: { 'no-such-flag': 'x' } });
         await assert.rejects(env.start(), (err: Error) => {
-          assert.match(err.message, /^kube-apiserver \(.*kube-apiserver\) exited with code \d+ before becoming healthy/);
+          assert.match(
+            err.message,
+            /^kube-apiserver \(.*kube-apiserver\) exited with code \d+ before becoming healthy/,
+          );
           assert.match(err.message, /unknown flag: --no-such-flag/);
           return true;
         });
@@ -231,18 +285,25 @@ if (!assets) {
            require('node:https').createServer({ cert: read('apiserver.crt'), key: read('apiserver.key') }, (req, res) => res.end('ok'))
              .listen(Number(flags['secure-port']), flags['bind-address']);`
         : 'setInterval(() => {}, 1000);';
-      await writeFile(path, `#!${process.execPath}
+      await writeFile(
+        path,
+        `#!${process.execPath}
 const fs = require('node:fs');
 fs.writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));
 process.on('SIGTERM', () => console.log('fake apiserver ignoring SIGTERM'));
 console.log('fake apiserver started');
 ${serve}
-`, { mode: 0o755 });
+`,
+        { mode: 0o755 },
+      );
       return { path, pid: () => Number(readFileSync(pidFile, 'utf8')) };
     }
 
     /** Runs `body` with env vars set and os.tmpdir() pointing at a fresh dir, restoring both after. */
-    async function withScratchEnv(vars: Record<string, string>, body: (scratch: string) => Promise<void>): Promise<void> {
+    async function withScratchEnv(
+      vars: Record<string, string>,
+      body: (scratch: string) => Promise<void>,
+    ): Promise<void> {
       const scratch = await mkdtemp(join(tmpdir(), 'envtest-scratch-'));
       const all = { ...vars, TMPDIR: scratch };
       const saved = Object.fromEntries(Object.keys(all).map((key) => [key, process.env[key]]));
@@ -263,18 +324,24 @@ ${serve}
       const fakeDir = await mkdtemp(join(tmpdir(), 'envtest-fake-'));
       try {
         const fake = await fakeApiServer(fakeDir, false);
-        await withScratchEnv({ TEST_ASSET_KUBE_APISERVER: fake.path, KUBEBUILDER_CONTROLPLANE_START_TIMEOUT: '1500ms' }, async (scratch) => {
-          const env = new Environment({ binaryAssetsDirectory: assets });
-          const started = Date.now();
-          await assert.rejects(env.start(), (err: Error) => {
-            assert.match(err.message, /^kube-apiserver \(.*envtest-fake-.*\) did not become healthy within 1500 ms \(raise startTimeoutMs or KUBEBUILDER_CONTROLPLANE_START_TIMEOUT\)/);
-            assert.match(err.message, /fake apiserver started/);
-            return true;
-          });
-          assert.ok(Date.now() - started >= 1500, 'gave up before the timeout');
-          assert.equal(isAlive(fake.pid()), false, 'the fake is still running');
-          assert.deepEqual(await readdir(scratch), [], 'temp dir left behind');
-        });
+        await withScratchEnv(
+          { TEST_ASSET_KUBE_APISERVER: fake.path, KUBEBUILDER_CONTROLPLANE_START_TIMEOUT: '1500ms' },
+          async (scratch) => {
+            const env = new Environment({ binaryAssetsDirectory: assets });
+            const started = Date.now();
+            await assert.rejects(env.start(), (err: Error) => {
+              assert.match(
+                err.message,
+                /^kube-apiserver \(.*envtest-fake-.*\) did not become healthy within 1500 ms \(raise startTimeoutMs or KUBEBUILDER_CONTROLPLANE_START_TIMEOUT\)/,
+              );
+              assert.match(err.message, /fake apiserver started/);
+              return true;
+            });
+            assert.ok(Date.now() - started >= 1500, 'gave up before the timeout');
+            assert.equal(isAlive(fake.pid()), false, 'the fake is still running');
+            assert.deepEqual(await readdir(scratch), [], 'temp dir left behind');
+          },
+        );
       } finally {
         await rm(fakeDir, { recursive: true, force: true });
       }
@@ -304,7 +371,10 @@ ${serve}
       const env = new Environment({ binaryAssetsDirectory: '/nonexistent/envtest-bin' });
       await assert.rejects(env.start(), (err: Error) => {
         assert.equal(err.message.includes('\n'), false);
-        assert.match(err.message, /\/nonexistent\/envtest-bin\/etcd not found.*set KUBEBUILDER_ASSETS.*npx ts-operator-sdk setup-envtest/);
+        assert.match(
+          err.message,
+          /\/nonexistent\/envtest-bin\/etcd not found.*set KUBEBUILDER_ASSETS.*npx ts-operator-sdk setup-envtest/,
+        );
         return true;
       });
     });
@@ -321,8 +391,12 @@ ${serve}
     `;
 
     /** Starts an Environment in a child Node process and returns what it reports once started. */
-    async function startInChild(mode: 'exit' | 'wait'): Promise<{ child: ReturnType<typeof spawn>; etcd: number; apiServer: number; rootDir: string }> {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', childScript, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+    async function startInChild(
+      mode: 'exit' | 'wait',
+    ): Promise<{ child: ReturnType<typeof spawn>; etcd: number; apiServer: number; rootDir: string }> {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', childScript, mode], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let output = '';
       const line = await new Promise<string>((resolve, reject) => {
         child.stdout?.on('data', (chunk: Buffer) => {
@@ -371,7 +445,10 @@ ${serve}
 
   describe('reading CRD files', () => {
     test('errorIfCRDPathMissing turns a missing path into an error naming the fix', async () => {
-      await assert.rejects(readCRDs(['/nonexistent/crds'], true), /CRD path \/nonexistent\/crds does not exist: fix crdDirectoryPaths/);
+      await assert.rejects(
+        readCRDs(['/nonexistent/crds'], true),
+        /CRD path \/nonexistent\/crds does not exist: fix crdDirectoryPaths/,
+      );
       assert.deepEqual(await readCRDs(['/nonexistent/crds'], false), []);
     });
   });

@@ -5,7 +5,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * Gomega's Eventually: a controller converges asynchronously, so tests wait
  * for the state rather than for a fixed time.
  */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 20_000,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {

@@ -25,15 +25,24 @@ describe('fault proxy in front of the real API server', () => {
   });
 
   it('forwards unfaulted requests to the real server, with the upstream credentials', async () => {
-    const created = await rest.request<{ metadata: { uid: string } }>('POST', '/api/v1/namespaces/default/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'through-proxy' }, data: { a: '1' } } });
-    const direct = await new RestClient(env.kubeConfig).request<{ metadata: { uid: string } }>('GET', '/api/v1/namespaces/default/configmaps/through-proxy');
+    const created = await rest.request<{ metadata: { uid: string } }>('POST', '/api/v1/namespaces/default/configmaps', {
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'through-proxy' }, data: { a: '1' } },
+    });
+    const direct = await new RestClient(env.kubeConfig).request<{ metadata: { uid: string } }>(
+      'GET',
+      '/api/v1/namespaces/default/configmaps/through-proxy',
+    );
     assert.equal(direct.metadata.uid, created.metadata.uid, 'the object exists on the real server');
     assert.equal(proxy.count({ method: 'POST', path: /\/configmaps$/ }), 1);
     assert.equal(proxy.requests.at(-1)?.status, 201);
   });
 
   it('answers with an injected status for the first N matches only', async () => {
-    const remove = proxy.addRule({ match: { method: 'GET', path: /\/configmaps\/through-proxy$/ }, action: { type: 'status', status: 429, headers: { 'retry-after': '1' } }, times: 1 });
+    const remove = proxy.addRule({
+      match: { method: 'GET', path: /\/configmaps\/through-proxy$/ },
+      action: { type: 'status', status: 429, headers: { 'retry-after': '1' } },
+      times: 1,
+    });
     const first = await fetch(`${proxy.url}/api/v1/namespaces/default/configmaps/through-proxy`);
     assert.equal(first.status, 429);
     assert.equal(first.headers.get('retry-after'), '1');
@@ -58,17 +67,39 @@ describe('fault proxy in front of the real API server', () => {
   it('closes watches at once, or sends one ERROR event, only for watch requests', async () => {
     const remove = proxy.addRule({ match: { watch: true, path: /\/configmaps$/ }, action: { type: 'close-watch' } });
     const events = [];
-    for await (const event of rest.watch('/api/v1/namespaces/default/configmaps', {}, new AbortController().signal, 10_000)) events.push(event);
+    for await (const event of rest.watch(
+      '/api/v1/namespaces/default/configmaps',
+      {},
+      new AbortController().signal,
+      10_000,
+    ))
+      events.push(event);
     assert.deepEqual(events, [], 'the stream ended with no events');
-    assert.equal((await rest.request<{ items: unknown[] }>('GET', '/api/v1/namespaces/default/configmaps')).items.length > 0, true, 'lists pass through');
+    assert.equal(
+      (await rest.request<{ items: unknown[] }>('GET', '/api/v1/namespaces/default/configmaps')).items.length > 0,
+      true,
+      'lists pass through',
+    );
     remove();
 
-    const removeError = proxy.addRule({ match: { watch: true }, action: { type: 'watch-error', status: tooLargeResourceVersion() } });
+    const removeError = proxy.addRule({
+      match: { watch: true },
+      action: { type: 'watch-error', status: tooLargeResourceVersion() },
+    });
     const errors = [];
-    for await (const event of rest.watch('/api/v1/namespaces/default/configmaps', {}, new AbortController().signal, 10_000)) errors.push(event);
+    for await (const event of rest.watch(
+      '/api/v1/namespaces/default/configmaps',
+      {},
+      new AbortController().signal,
+      10_000,
+    ))
+      errors.push(event);
     assert.equal(errors.length, 1);
     assert.equal(errors[0]!.type, 'ERROR');
-    assert.equal((errors[0]!.object as { details: { causes: Array<{ reason: string }> } }).details.causes[0]!.reason, 'ResourceVersionTooLarge');
+    assert.equal(
+      (errors[0]!.object as { details: { causes: Array<{ reason: string }> } }).details.causes[0]!.reason,
+      'ResourceVersionTooLarge',
+    );
     removeError();
   });
 
@@ -76,19 +107,30 @@ describe('fault proxy in front of the real API server', () => {
     const abort = new AbortController();
     const seen: string[] = [];
     const watching = (async () => {
-      for await (const event of rest.watch<{ metadata: { name: string } }>('/api/v1/namespaces/default/configmaps', { resourceVersion: '0' }, abort.signal, 10_000)) {
+      for await (const event of rest.watch<{ metadata: { name: string } }>(
+        '/api/v1/namespaces/default/configmaps',
+        { resourceVersion: '0' },
+        abort.signal,
+        10_000,
+      )) {
         seen.push(`${event.type} ${event.object.metadata.name}`);
         if (event.object.metadata.name === 'streamed') abort.abort();
       }
     })().catch((err) => (abort.signal.aborted ? undefined : Promise.reject(err)));
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await rest.request('POST', '/api/v1/namespaces/default/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'streamed' } } });
+    await rest.request('POST', '/api/v1/namespaces/default/configmaps', {
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'streamed' } },
+    });
     await watching;
     assert.ok(seen.includes('ADDED streamed'), `the watch delivered the new object: ${seen.join(', ')}`);
   });
 
   it('resets connections and delays requests', async () => {
-    const removeReset = proxy.addRule({ match: { path: /\/namespaces\/kube-system$/ }, action: { type: 'reset' }, times: 1 });
+    const removeReset = proxy.addRule({
+      match: { path: /\/namespaces\/kube-system$/ },
+      action: { type: 'reset' },
+      times: 1,
+    });
     await assert.rejects(fetch(`${proxy.url}/api/v1/namespaces/kube-system`));
     removeReset();
     proxy.addRule({ match: { path: /\/namespaces\/kube-public$/ }, action: { type: 'delay', ms: 400 }, times: 1 });

@@ -109,15 +109,34 @@ export function tooLargeResourceVersion(): object {
     status: 'Failure',
     message: 'Timeout: Too large resource version: 999999999, current: 1000',
     reason: 'Timeout',
-    details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+    details: {
+      causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+      retryAfterSeconds: 1,
+    },
     code: 504,
   };
 }
 
-const REASONS: Record<number, string> = { 404: 'NotFound', 409: 'Conflict', 410: 'Expired', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout' };
+const REASONS: Record<number, string> = {
+  404: 'NotFound',
+  409: 'Conflict',
+  410: 'Expired',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
+};
 
 function statusBody(code: number): object {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `injected by the fault proxy: ${code}`, reason: REASONS[code] ?? 'Unknown', code };
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `injected by the fault proxy: ${code}`,
+    reason: REASONS[code] ?? 'Unknown',
+    code,
+  };
 }
 
 function isWatch(query: URLSearchParams): boolean {
@@ -125,7 +144,10 @@ function isWatch(query: URLSearchParams): boolean {
   return value === 'true' || value === '1';
 }
 
-function matches(match: RequestMatch | undefined, request: Pick<SeenRequest, 'method' | 'path' | 'query' | 'watch'>): boolean {
+function matches(
+  match: RequestMatch | undefined,
+  request: Pick<SeenRequest, 'method' | 'path' | 'query' | 'watch'>,
+): boolean {
   if (!match) return true;
   if (match.method !== undefined && match.method.toUpperCase() !== request.method) return false;
   if (match.path !== undefined && !match.path.test(request.path)) return false;
@@ -175,7 +197,15 @@ export async function startFaultProxy(env: Environment, options: FaultProxyOptio
     delete headers.authorization;
     if (upstream.token) headers.authorization = `Bearer ${upstream.token}`;
     const outgoing = httpsRequest(
-      { protocol: 'https:', hostname: upstream.server.hostname, port: upstream.server.port, path: req.url, method: req.method, headers, agent: upstream.agent },
+      {
+        protocol: 'https:',
+        hostname: upstream.server.hostname,
+        port: upstream.server.port,
+        path: req.url,
+        method: req.method,
+        headers,
+        agent: upstream.agent,
+      },
       (incoming) => {
         seen.status = incoming.statusCode;
         res.writeHead(incoming.statusCode ?? 502, incoming.headers);
@@ -194,9 +224,19 @@ export async function startFaultProxy(env: Environment, options: FaultProxyOptio
   const connectionIds = new Map<Socket, number>();
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://proxy');
-    const seen: SeenRequest = { method: (req.method ?? 'GET').toUpperCase(), path: url.pathname, query: url.search.replace(/^\?/, ''), watch: isWatch(url.searchParams), at: performance.now(), connection: connectionIds.get(req.socket) ?? 0 };
+    const seen: SeenRequest = {
+      method: (req.method ?? 'GET').toUpperCase(),
+      path: url.pathname,
+      query: url.search.replace(/^\?/, ''),
+      watch: isWatch(url.searchParams),
+      at: performance.now(),
+      connection: connectionIds.get(req.socket) ?? 0,
+    };
     requests.push(seen);
-    const rule = rules.find((candidate) => (candidate.times === undefined || candidate.used < candidate.times) && matches(candidate.match, seen));
+    const rule = rules.find(
+      (candidate) =>
+        (candidate.times === undefined || candidate.used < candidate.times) && matches(candidate.match, seen),
+    );
     if (!rule) return forward(req, res, seen);
     rule.used++;
     seen.fault = rule.action.type;

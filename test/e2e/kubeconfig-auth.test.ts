@@ -21,9 +21,13 @@ const NAMESPACE = 'default';
 
 /** The user the API server authenticated this client as. */
 async function whoAmI(rest: RestClient): Promise<string> {
-  const review = await rest.request<{ status?: { userInfo?: { username?: string } } }>('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
-  });
+  const review = await rest.request<{ status?: { userInfo?: { username?: string } } }>(
+    'POST',
+    '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    },
+  );
   return review.status?.userInfo?.username ?? '';
 }
 
@@ -36,34 +40,45 @@ describe('kubeconfig loader and credentials on a real API server', () => {
 
   /** A real token of service account `name` (created if needed). */
   async function serviceAccountToken(name: string): Promise<string> {
-    await admin.request('POST', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } } }).catch(() => undefined);
-    const answer = await admin.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/${name}/token`, {
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-    });
+    await admin
+      .request('POST', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts`, {
+        body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } },
+      })
+      .catch(() => undefined);
+    const answer = await admin.request<{ status: { token: string } }>(
+      'POST',
+      `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/${name}/token`,
+      {
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+      },
+    );
     return answer.status.token;
   }
 
   /** Writes a kubeconfig whose only user is `user` (YAML, as kubectl writes it) and returns its path. */
   function writeKubeConfig(name: string, user: string): string {
     const path = join(dir, `${name}.yaml`);
-    writeFileSync(path, [
-      'apiVersion: v1',
-      'kind: Config',
-      'clusters:',
-      '- name: envtest',
-      '  cluster:',
-      `    server: ${server}`,
-      '    certificate-authority: ca.crt',
-      'users:',
-      '- name: someone',
-      '  user:',
-      ...user.split('\n').map((line) => `    ${line}`),
-      'contexts:',
-      '- name: envtest',
-      '  context: { cluster: envtest, user: someone }',
-      'current-context: envtest',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      path,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        '- name: envtest',
+        '  cluster:',
+        `    server: ${server}`,
+        '    certificate-authority: ca.crt',
+        'users:',
+        '- name: someone',
+        '  user:',
+        ...user.split('\n').map((line) => `    ${line}`),
+        'contexts:',
+        '- name: envtest',
+        '  context: { cluster: envtest, user: someone }',
+        'current-context: envtest',
+        '',
+      ].join('\n'),
+    );
     return path;
   }
 
@@ -89,7 +104,9 @@ describe('kubeconfig loader and credentials on a real API server', () => {
     mkdirSync(join(dir, 'certs'), { recursive: true });
     writeFileSync(join(dir, 'certs', 'alice.crt'), Buffer.from(user.certData!, 'base64'));
     writeFileSync(join(dir, 'certs', 'alice.key'), Buffer.from(user.keyData!, 'base64'));
-    const rest = new RestClient(loadKubeConfig(writeKubeConfig('cert-files', 'client-certificate: certs/alice.crt\nclient-key: certs/alice.key')));
+    const rest = new RestClient(
+      loadKubeConfig(writeKubeConfig('cert-files', 'client-certificate: certs/alice.crt\nclient-key: certs/alice.key')),
+    );
     try {
       assert.equal(await whoAmI(rest), 'alice');
     } finally {
@@ -139,23 +156,29 @@ describe('kubeconfig loader and credentials on a real API server', () => {
       const plugin = join(dir, `exec-plugin-${version}.sh`);
       // Counts its runs, checks the spec it is given, and answers with a credential that expires in 12 s
       // (the client refreshes 10 s early, so the second batch below needs a new one after ~2.5 s).
-      writeFileSync(plugin, [
-        '#!/bin/sh',
-        'echo run >> "$RUNS_FILE"',
-        `case "$KUBERNETES_EXEC_INFO" in *'"apiVersion":"${apiVersion}"'*'"interactive":false'*) ;; *) echo "bad KUBERNETES_EXEC_INFO: $KUBERNETES_EXEC_INFO" >&2; exit 1;; esac`,
-        `expiry=$(date -u -d @$(( $(date +%s) + 12 )) +%Y-%m-%dT%H:%M:%SZ)`,
-        `printf '{"apiVersion":"${apiVersion}","kind":"ExecCredential","status":{"token":"%s","expirationTimestamp":"%s"}}' "$TOKEN" "$expiry"`,
-        '',
-      ].join('\n'));
+      writeFileSync(
+        plugin,
+        [
+          '#!/bin/sh',
+          'echo run >> "$RUNS_FILE"',
+          `case "$KUBERNETES_EXEC_INFO" in *'"apiVersion":"${apiVersion}"'*'"interactive":false'*) ;; *) echo "bad KUBERNETES_EXEC_INFO: $KUBERNETES_EXEC_INFO" >&2; exit 1;; esac`,
+          `expiry=$(date -u -d @$(( $(date +%s) + 12 )) +%Y-%m-%dT%H:%M:%SZ)`,
+          `printf '{"apiVersion":"${apiVersion}","kind":"ExecCredential","status":{"token":"%s","expirationTimestamp":"%s"}}' "$TOKEN" "$expiry"`,
+          '',
+        ].join('\n'),
+      );
       chmodSync(plugin, 0o755);
-      const path = writeKubeConfig(`exec-${version}`, [
-        'exec:',
-        `  apiVersion: ${apiVersion}`,
-        `  command: ./exec-plugin-${version}.sh`,
-        '  env:',
-        `  - { name: RUNS_FILE, value: ${runs} }`,
-        `  - { name: TOKEN, value: ${token} }`,
-      ].join('\n'));
+      const path = writeKubeConfig(
+        `exec-${version}`,
+        [
+          'exec:',
+          `  apiVersion: ${apiVersion}`,
+          `  command: ./exec-plugin-${version}.sh`,
+          '  env:',
+          `  - { name: RUNS_FILE, value: ${runs} }`,
+          `  - { name: TOKEN, value: ${token} }`,
+        ].join('\n'),
+      );
       const rest = new RestClient(loadKubeConfig(path));
       const runCount = (): number => readFileSync(runs, 'utf8').trim().split('\n').length;
       try {
@@ -177,29 +200,52 @@ describe('kubeconfig loader and credentials on a real API server', () => {
     // Two identities from envtest's CA; the plugin answers with the first, then, once that expires, the second.
     for (const [index, name] of ['cert-renewed-1', 'cert-renewed-2'].entries()) {
       const user = (await env.addUser({ name })).getCurrentUser()!;
-      writeFileSync(join(dir, `renewed-credential-${index + 1}.json`), JSON.stringify({
-        apiVersion: 'client.authentication.k8s.io/v1',
-        kind: 'ExecCredential',
-        status: { clientCertificateData: Buffer.from(user.certData!, 'base64').toString('utf8'), clientKeyData: Buffer.from(user.keyData!, 'base64').toString('utf8'), expirationTimestamp: 'EXPIRY' },
-      }));
+      writeFileSync(
+        join(dir, `renewed-credential-${index + 1}.json`),
+        JSON.stringify({
+          apiVersion: 'client.authentication.k8s.io/v1',
+          kind: 'ExecCredential',
+          status: {
+            clientCertificateData: Buffer.from(user.certData!, 'base64').toString('utf8'),
+            clientKeyData: Buffer.from(user.keyData!, 'base64').toString('utf8'),
+            expirationTimestamp: 'EXPIRY',
+          },
+        }),
+      );
     }
     const runs = join(dir, 'renewed-credential-runs');
-    writeFileSync(join(dir, 'renewing-plugin.sh'), [
-      '#!/bin/sh',
-      'echo run >> "$RUNS_FILE"',
-      'n=$(wc -l < "$RUNS_FILE")',
-      // Expires in 12 s; the client refreshes 10 s early, so the call after the sleep below needs the second.
-      `expiry=$(date -u -d @$(( $(date +%s) + 12 )) +%Y-%m-%dT%H:%M:%SZ)`,
-      `sed "s/EXPIRY/$expiry/" "${dir}/renewed-credential-$n.json"`,
-      '',
-    ].join('\n'));
+    writeFileSync(
+      join(dir, 'renewing-plugin.sh'),
+      [
+        '#!/bin/sh',
+        'echo run >> "$RUNS_FILE"',
+        'n=$(wc -l < "$RUNS_FILE")',
+        // Expires in 12 s; the client refreshes 10 s early, so the call after the sleep below needs the second.
+        `expiry=$(date -u -d @$(( $(date +%s) + 12 )) +%Y-%m-%dT%H:%M:%SZ)`,
+        `sed "s/EXPIRY/$expiry/" "${dir}/renewed-credential-$n.json"`,
+        '',
+      ].join('\n'),
+    );
     chmodSync(join(dir, 'renewing-plugin.sh'), 0o755);
-    const path = writeKubeConfig('exec-renewed-certificate', ['exec:', '  apiVersion: client.authentication.k8s.io/v1', '  command: ./renewing-plugin.sh', '  env:', `  - { name: RUNS_FILE, value: ${runs} }`].join('\n'));
+    const path = writeKubeConfig(
+      'exec-renewed-certificate',
+      [
+        'exec:',
+        '  apiVersion: client.authentication.k8s.io/v1',
+        '  command: ./renewing-plugin.sh',
+        '  env:',
+        `  - { name: RUNS_FILE, value: ${runs} }`,
+      ].join('\n'),
+    );
     const rest = new RestClient(loadKubeConfig(path));
     try {
       assert.equal(await whoAmI(rest), 'cert-renewed-1');
       await sleep(2500);
-      assert.equal(await whoAmI(rest), 'cert-renewed-2', 'the pooled connection made with the old certificate is not reused');
+      assert.equal(
+        await whoAmI(rest),
+        'cert-renewed-2',
+        'the pooled connection made with the old certificate is not reused',
+      );
     } finally {
       await rest.close();
     }
@@ -209,9 +255,16 @@ describe('kubeconfig loader and credentials on a real API server', () => {
     const plugin = join(dir, 'failing-plugin.sh');
     writeFileSync(plugin, '#!/bin/sh\necho "cannot reach the identity provider" >&2\nexit 3\n');
     chmodSync(plugin, 0o755);
-    const rest = new RestClient(loadKubeConfig(writeKubeConfig('exec-failing', `exec:\n  apiVersion: client.authentication.k8s.io/v1\n  command: ${plugin}`)));
+    const rest = new RestClient(
+      loadKubeConfig(
+        writeKubeConfig('exec-failing', `exec:\n  apiVersion: client.authentication.k8s.io/v1\n  command: ${plugin}`),
+      ),
+    );
     try {
-      await assert.rejects(whoAmI(rest), /^Error: the exec plugin .*failing-plugin\.sh of kubeconfig user "someone" failed: it exited with 3: cannot reach the identity provider$/);
+      await assert.rejects(
+        whoAmI(rest),
+        /^Error: the exec plugin .*failing-plugin\.sh of kubeconfig user "someone" failed: it exited with 3: cannot reach the identity provider$/,
+      );
     } finally {
       await rest.close();
     }
@@ -220,13 +273,16 @@ describe('kubeconfig loader and credentials on a real API server', () => {
   it('hands a legacy auth-provider to client-node, imported only then', async () => {
     const token = await serviceAccountToken('provider-user');
     // client-node's gcp provider uses a cached access-token that has not expired without running anything.
-    const path = writeKubeConfig('auth-provider', [
-      'auth-provider:',
-      '  name: gcp',
-      '  config:',
-      `    access-token: ${token}`,
-      '    expiry: "2999-01-01T00:00:00Z"',
-    ].join('\n'));
+    const path = writeKubeConfig(
+      'auth-provider',
+      [
+        'auth-provider:',
+        '  name: gcp',
+        '  config:',
+        `    access-token: ${token}`,
+        '    expiry: "2999-01-01T00:00:00Z"',
+      ].join('\n'),
+    );
     const rest = new RestClient(loadKubeConfig(path));
     try {
       assert.equal(await whoAmI(rest), `system:serviceaccount:${NAMESPACE}:provider-user`);
@@ -261,7 +317,13 @@ describe('kubeconfig loader and credentials on a real API server', () => {
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const port = (proxy.address() as { port: number }).port;
     const path = writeKubeConfig('proxy', `token: ${token}`).replace(/\.yaml$/, '-proxied.yaml');
-    writeFileSync(path, readFileSync(join(dir, 'proxy.yaml'), 'utf8').replace('    certificate-authority: ca.crt', `    certificate-authority: ca.crt\n    proxy-url: http://127.0.0.1:${port}`));
+    writeFileSync(
+      path,
+      readFileSync(join(dir, 'proxy.yaml'), 'utf8').replace(
+        '    certificate-authority: ca.crt',
+        `    certificate-authority: ca.crt\n    proxy-url: http://127.0.0.1:${port}`,
+      ),
+    );
     const config = loadKubeConfig(path);
     assert.equal(config.getCurrentCluster()?.proxyUrl, `http://127.0.0.1:${port}`);
     const rest = new RestClient(config);
@@ -280,20 +342,27 @@ describe('kubeconfig loader and credentials on a real API server', () => {
   it('an operator process that loads its (JSON) kubeconfig and talks to the server never imports client-node, js-yaml or child_process', () => {
     const probe = join(dir, 'probe.mjs');
     const runtime = fileURLToPath(new URL('../../src/runtime/index.js', import.meta.url));
-    writeFileSync(probe, [
-      "import { registerHooks } from 'node:module';",
-      'const loaded = [];',
-      'registerHooks({ resolve(specifier, context, next) { loaded.push(specifier); return next(specifier, context); } });',
-      `const { Manager, RestClient, loadKubeConfig, createLogger } = await import(${JSON.stringify(runtime)});`,
-      'const rest = new RestClient(loadKubeConfig(process.env.KUBECONFIG));',
-      "await rest.request('GET', '/api/v1/namespaces/default');",
-      "new Manager({ kubeConfig: loadKubeConfig(process.env.KUBECONFIG), logger: createLogger({ level: 'silent' }), metricsBindAddress: '0', healthProbeBindAddress: '0' });",
-      'await rest.close();',
-      // Nor what only some operators need (idle RSS): js-yaml for a kubeconfig that is not JSON (envtest's is), child_process for exec plugins.
-      "if (process.moduleLoadList.includes('NativeModule child_process')) loaded.push('node:child_process');",
-      "console.log(JSON.stringify(loaded.filter((s) => s.includes('client-node') || s === 'undici' || s.includes('js-yaml') || s === 'node:child_process')));",
-    ].join('\n'));
-    const child = spawnSync(process.execPath, [probe], { env: { ...process.env, KUBECONFIG: env.kubeConfigPath() }, encoding: 'utf8', timeout: 60_000 });
+    writeFileSync(
+      probe,
+      [
+        "import { registerHooks } from 'node:module';",
+        'const loaded = [];',
+        'registerHooks({ resolve(specifier, context, next) { loaded.push(specifier); return next(specifier, context); } });',
+        `const { Manager, RestClient, loadKubeConfig, createLogger } = await import(${JSON.stringify(runtime)});`,
+        'const rest = new RestClient(loadKubeConfig(process.env.KUBECONFIG));',
+        "await rest.request('GET', '/api/v1/namespaces/default');",
+        "new Manager({ kubeConfig: loadKubeConfig(process.env.KUBECONFIG), logger: createLogger({ level: 'silent' }), metricsBindAddress: '0', healthProbeBindAddress: '0' });",
+        'await rest.close();',
+        // Nor what only some operators need (idle RSS): js-yaml for a kubeconfig that is not JSON (envtest's is), child_process for exec plugins.
+        "if (process.moduleLoadList.includes('NativeModule child_process')) loaded.push('node:child_process');",
+        "console.log(JSON.stringify(loaded.filter((s) => s.includes('client-node') || s === 'undici' || s.includes('js-yaml') || s === 'node:child_process')));",
+      ].join('\n'),
+    );
+    const child = spawnSync(process.execPath, [probe], {
+      env: { ...process.env, KUBECONFIG: env.kubeConfigPath() },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(child.status, 0, child.stderr);
     assert.deepEqual(JSON.parse(child.stdout.trim().split('\n').at(-1)!), []);
   });

@@ -10,7 +10,16 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1ConfigMap, V1Pod } from '@kubernetes/client-node';
-import { Client, ConfigMap, LeaderForLife, Node, Pod, RestClient, isNotFound, type LeaderForLifeOutcome } from '../../src/runtime/index.js';
+import {
+  Client,
+  ConfigMap,
+  LeaderForLife,
+  Node,
+  Pod,
+  RestClient,
+  isNotFound,
+  type LeaderForLifeOutcome,
+} from '../../src/runtime/index.js';
 import { resourcePath } from '../../src/runtime/kinds.js';
 import { startControlPlaneWithControllers, type ControlPlaneWithControllers } from './control-plane.js';
 import { collectJsonLines } from './child-logs.js';
@@ -49,26 +58,52 @@ describe('leader for life with the real garbage collector', () => {
   });
 
   const createPod = (name: string, spec: Partial<V1Pod['spec']> = {}): Promise<V1Pod> =>
-    api.create<V1Pod>({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NAMESPACE }, spec: { containers: [{ name: 'operator', image: 'example.com/operator:v1' }], ...spec } });
+    api.create<V1Pod>({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: NAMESPACE },
+      spec: { containers: [{ name: 'operator', image: 'example.com/operator:v1' }], ...spec },
+    });
   const findLock = (name: string): Promise<V1ConfigMap | undefined> =>
-    api.get(ConfigMap, { namespace: NAMESPACE, name }).catch((err) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    api
+      .get(ConfigMap, { namespace: NAMESPACE, name })
+      .catch((err) => (isNotFound(err) ? undefined : Promise.reject(err)));
   const lockOwnerUid = async (name: string): Promise<string | undefined> => {
     const owners = (await findLock(name))?.metadata?.ownerReferences ?? [];
     assert.ok(owners.length <= 1, 'a lock has one owner');
     return owners[0]?.uid;
   };
   /** An in-process candidate with explicit Pod and namespace, and a short backoff cap to keep the test quick. */
-  const newElection = (podName: string, lockName: string): { election: LeaderForLife; lines: Array<Record<string, unknown>> } => {
+  const newElection = (
+    podName: string,
+    lockName: string,
+  ): { election: LeaderForLife; lines: Array<Record<string, unknown>> } => {
     const { logger, lines } = capturingLogger();
-    return { election: new LeaderForLife({ rest, lockName, podName, namespace: NAMESPACE, maxBackoffIntervalMs: 2000, logger }), lines };
+    return {
+      election: new LeaderForLife({
+        rest,
+        lockName,
+        podName,
+        namespace: NAMESPACE,
+        maxBackoffIntervalMs: 2000,
+        logger,
+      }),
+      lines,
+    };
   };
 
   function startReplica(name: string, podName: string): Replica {
     const child = spawn(process.execPath, [replicaScript], {
-      env: { ...process.env, KUBECONFIG: plane.env.kubeConfigPath(), POD_NAME: podName, POD_NAMESPACE: NAMESPACE, REPLICA_NAME: name },
+      env: {
+        ...process.env,
+        KUBECONFIG: plane.env.kubeConfigPath(),
+        POD_NAME: podName,
+        POD_NAMESPACE: NAMESPACE,
+        REPLICA_NAME: name,
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
-    const lines = collectJsonLines(child.stderr!);
+    const lines = collectJsonLines(child.stderr);
     const replica: Replica = { name, child, lines, exited: Promise.resolve(null) };
     replica.exited = once(child, 'exit').then(([code]) => {
       replica.exitedAt = Date.now();
@@ -80,17 +115,28 @@ describe('leader for life with the real garbage collector', () => {
   const timeOf = (line: Record<string, unknown> | undefined): number => Date.parse(String(line?.time));
   const electedLine = (replica: Replica) => replica.lines.find((line) => line.msg === 'test: elected');
   const reconcileStarts = (replica: Replica) => replica.lines.filter((line) => line.msg === 'test: reconcile started');
-  const waitingCount = (replica: Replica) => replica.lines.filter((line) => line.msg === 'not the leader: waiting').length;
+  const waitingCount = (replica: Replica) =>
+    replica.lines.filter((line) => line.msg === 'not the leader: waiting').length;
   const reconciledBy = (replica: Replica, name: string) => reconcileStarts(replica).some((line) => line.name === name);
-  const createMemcached = (name: string) => api.create({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name, namespace: NAMESPACE }, spec: { size: 1 } });
+  const createMemcached = (name: string) =>
+    api.create({
+      apiVersion: 'cache.example.com/v1',
+      kind: 'Memcached',
+      metadata: { name, namespace: NAMESPACE },
+      spec: { size: 1 },
+    });
 
-  it('two replicas: the second waits while the first one\'s Pod exists, and leads once the garbage collector removed the lock', async () => {
+  it("two replicas: the second waits while the first one's Pod exists, and leads once the garbage collector removed the lock", async () => {
     const podA = await createPod('operator-a');
     const podB = await createPod('operator-b');
 
     const first = startReplica('first', 'operator-a');
     await eventually('the first replica to lead', () => electedLine(first), 60_000);
-    assert.equal(await lockOwnerUid('memcached-operator-lock'), podA.metadata?.uid, 'the lock is owned by the first replica\'s Pod');
+    assert.equal(
+      await lockOwnerUid('memcached-operator-lock'),
+      podA.metadata?.uid,
+      "the lock is owned by the first replica's Pod",
+    );
     const second = startReplica('second', 'operator-b');
     await eventually('the second replica to find the lock taken', () => waitingCount(second) > 0, 60_000);
     await createMemcached('lfl-one');
@@ -101,34 +147,58 @@ describe('leader for life with the real garbage collector', () => {
     await first.exited;
     const waitedFrom = waitingCount(second);
     await eventually('the second replica to look at the lock again', () => waitingCount(second) > waitedFrom, 60_000);
-    assert.equal(electedLine(second), undefined, 'the second replica must not lead while the first one\'s Pod exists');
+    assert.equal(electedLine(second), undefined, "the second replica must not lead while the first one's Pod exists");
     const restarted = startReplica('first-restarted', 'operator-a');
     await eventually('the restarted first replica to lead again at once', () => electedLine(restarted), 60_000);
-    assert.ok(restarted.lines.some((line) => String(line.msg).startsWith('found the lock owned by this Pod')), 'it recognised its own lock');
+    assert.ok(
+      restarted.lines.some((line) => String(line.msg).startsWith('found the lock owned by this Pod')),
+      'it recognised its own lock',
+    );
 
     // The kubelet stops the container before the Pod goes; here the test plays the kubelet.
     restarted.child.kill('SIGTERM');
     assert.equal(await restarted.exited, 0);
     const podDeletedAt = Date.now();
     await api.delete(podA);
-    await eventually('the garbage collector to delete the lock', async () => (await lockOwnerUid('memcached-operator-lock')) !== podA.metadata?.uid, FAILOVER_MS);
+    await eventually(
+      'the garbage collector to delete the lock',
+      async () => (await lockOwnerUid('memcached-operator-lock')) !== podA.metadata?.uid,
+      FAILOVER_MS,
+    );
     await eventually('the second replica to lead', () => electedLine(second), FAILOVER_MS);
-    assert.equal(await lockOwnerUid('memcached-operator-lock'), podB.metadata?.uid, 'the lock is now owned by the second replica\'s Pod');
+    assert.equal(
+      await lockOwnerUid('memcached-operator-lock'),
+      podB.metadata?.uid,
+      "the lock is now owned by the second replica's Pod",
+    );
     await createMemcached('lfl-two');
     await eventually('lfl-two reconciled by the new leader', () => reconciledBy(second, 'lfl-two'), 60_000);
 
     // At no moment did two replicas lead: each leadership interval, from its
     // elected line to its exit, ends before the next begins.
-    const intervals = [first, restarted, second].map((replica) => ({ name: replica.name, from: timeOf(electedLine(replica)), to: replica.exitedAt ?? Infinity }));
+    const intervals = [first, restarted, second].map((replica) => ({
+      name: replica.name,
+      from: timeOf(electedLine(replica)),
+      to: replica.exitedAt ?? Infinity,
+    }));
     for (let i = 1; i < intervals.length; i++) {
-      assert.ok(intervals[i]!.from > intervals[i - 1]!.to, `${intervals[i]!.name} led from ${new Date(intervals[i]!.from).toISOString()}, before ${intervals[i - 1]!.name} exited at ${new Date(intervals[i - 1]!.to).toISOString()}`);
+      assert.ok(
+        intervals[i]!.from > intervals[i - 1]!.to,
+        `${intervals[i]!.name} led from ${new Date(intervals[i]!.from).toISOString()}, before ${intervals[i - 1]!.name} exited at ${new Date(intervals[i - 1]!.to).toISOString()}`,
+      );
     }
-    assert.ok(timeOf(electedLine(second)) >= podDeletedAt, 'the second replica led only after the first one\'s Pod was deleted');
+    assert.ok(
+      timeOf(electedLine(second)) >= podDeletedAt,
+      "the second replica led only after the first one's Pod was deleted",
+    );
     for (const replica of [first, restarted, second]) {
       const interval = intervals.find((candidate) => candidate.name === replica.name)!;
       for (const start of reconcileStarts(replica)) {
         const at = timeOf(start);
-        assert.ok(at >= interval.from && at <= interval.to, `${replica.name} reconciled ${String(start.name)} at ${String(start.time)}, outside its leadership`);
+        assert.ok(
+          at >= interval.from && at <= interval.to,
+          `${replica.name} reconciled ${String(start.name)} at ${String(start.time)}, outside its leadership`,
+        );
       }
     }
     second.child.kill('SIGTERM');
@@ -146,19 +216,40 @@ describe('leader for life with the real garbage collector', () => {
     const stopWaiting = new AbortController();
     let outcome: LeaderForLifeOutcome | undefined;
     // Bounded, so a waiter that never takes over fails the test instead of hanging it.
-    const becoming = waiter.become(AbortSignal.any([stopWaiting.signal, AbortSignal.timeout(FAILOVER_MS)])).then((result) => (outcome = result));
+    const becoming = waiter
+      .become(AbortSignal.any([stopWaiting.signal, AbortSignal.timeout(FAILOVER_MS)]))
+      .then((result) => (outcome = result));
     try {
-      await eventually('the waiter to see the lock taken', () => waiterLines.some((line) => line.msg === 'not the leader: waiting'), 60_000);
+      await eventually(
+        'the waiter to see the lock taken',
+        () => waiterLines.some((line) => line.msg === 'not the leader: waiting'),
+        60_000,
+      );
       assert.equal(outcome, undefined, 'no takeover while the leader Pod is fine');
       // What the kubelet reports for an evicted Pod (its containers are stopped by then).
       await rest.request('PUT', resourcePath(Pod, NAMESPACE, 'evicted-a', 'status'), {
-        body: { ...(await api.get(Pod, { namespace: NAMESPACE, name: 'evicted-a' })), status: { phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' } },
+        body: {
+          ...(await api.get(Pod, { namespace: NAMESPACE, name: 'evicted-a' })),
+          status: { phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' },
+        },
       });
       await becoming;
       assert.equal(outcome, 'leader');
       assert.equal(waiter.isLeader(), true);
-      assert.ok(waiterLines.some((line) => line.msg === 'the leader Pod failed and will not run again: deleting it so its lock is collected'));
-      await eventually('the evicted Pod to be deleted', async () => (await api.get(Pod, { namespace: NAMESPACE, name: 'evicted-a' }).then(() => false, (err) => isNotFound(err))), 60_000);
+      assert.ok(
+        waiterLines.some(
+          (line) => line.msg === 'the leader Pod failed and will not run again: deleting it so its lock is collected',
+        ),
+      );
+      await eventually(
+        'the evicted Pod to be deleted',
+        async () =>
+          await api.get(Pod, { namespace: NAMESPACE, name: 'evicted-a' }).then(
+            () => false,
+            (err) => isNotFound(err),
+          ),
+        60_000,
+      );
       assert.equal(await lockOwnerUid('evict-lock'), podB.metadata?.uid);
       assert.notEqual(podA.metadata?.uid, podB.metadata?.uid);
     } finally {
@@ -167,11 +258,25 @@ describe('leader for life with the real garbage collector', () => {
     }
   });
 
-  it('a waiter deletes the leader Pod and the lock when the leader\'s Node is not Ready', async () => {
+  it("a waiter deletes the leader Pod and the lock when the leader's Node is not Ready", async () => {
     await api.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'lfl-node' } });
     const node = await api.get(Node, { name: 'lfl-node' });
     await rest.request('PUT', resourcePath(Node, undefined, 'lfl-node', 'status'), {
-      body: { ...node, status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'kubelet stopped posting node status', lastHeartbeatTime: new Date().toISOString(), lastTransitionTime: new Date().toISOString() }] } },
+      body: {
+        ...node,
+        status: {
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'False',
+              reason: 'KubeletNotReady',
+              message: 'kubelet stopped posting node status',
+              lastHeartbeatTime: new Date().toISOString(),
+              lastTransitionTime: new Date().toISOString(),
+            },
+          ],
+        },
+      },
     });
     await createPod('unreachable-a', { nodeName: 'lfl-node' });
     const podB = await createPod('unreachable-b');
@@ -181,10 +286,17 @@ describe('leader for life with the real garbage collector', () => {
     const { election: waiter, lines: waiterLines } = newElection('unreachable-b', 'node-lock');
     // No kubelet will ever confirm the Pod's deletion, so only deleting the lock itself frees it.
     assert.equal(await waiter.become(AbortSignal.timeout(60_000)), 'leader');
-    assert.ok(waiterLines.some((line) => line.msg === 'the leader Pod runs on a Node that is not Ready: deleting the Pod and the lock'));
+    assert.ok(
+      waiterLines.some(
+        (line) => line.msg === 'the leader Pod runs on a Node that is not Ready: deleting the Pod and the lock',
+      ),
+    );
     assert.equal(await lockOwnerUid('node-lock'), podB.metadata?.uid);
     const terminating = await api.get(Pod, { namespace: NAMESPACE, name: 'unreachable-a' });
-    assert.ok(terminating.metadata?.deletionTimestamp, 'the leader Pod was deleted (it stays Terminating without a kubelet)');
+    assert.ok(
+      terminating.metadata?.deletionTimestamp,
+      'the leader Pod was deleted (it stays Terminating without a kubelet)',
+    );
     await api.delete(terminating, { gracePeriodSeconds: 0 });
   });
 
@@ -192,10 +304,21 @@ describe('leader for life with the real garbage collector', () => {
     const old = await createPod('reused-name');
     assert.equal(await newElection('reused-name', 'reuse-lock').election.become(AbortSignal.timeout(60_000)), 'leader');
     await api.delete(old, { gracePeriodSeconds: 0 });
-    await eventually('the old Pod to be gone', async () => (await api.get(Pod, { namespace: NAMESPACE, name: 'reused-name' }).then(() => false, (err) => isNotFound(err))), 60_000);
+    await eventually(
+      'the old Pod to be gone',
+      async () =>
+        await api.get(Pod, { namespace: NAMESPACE, name: 'reused-name' }).then(
+          () => false,
+          (err) => isNotFound(err),
+        ),
+      60_000,
+    );
     const renewed = await createPod('reused-name');
     assert.notEqual(renewed.metadata?.uid, old.metadata?.uid);
-    assert.equal(await newElection('reused-name', 'reuse-lock').election.become(AbortSignal.timeout(FAILOVER_MS)), 'leader');
+    assert.equal(
+      await newElection('reused-name', 'reuse-lock').election.become(AbortSignal.timeout(FAILOVER_MS)),
+      'leader',
+    );
     // Became leader by creating a fresh lock: claiming the stale one would lose it to the garbage collector.
     assert.equal(await lockOwnerUid('reuse-lock'), renewed.metadata?.uid);
     await sleep(3000);
@@ -209,7 +332,13 @@ describe('leader for life with the real garbage collector', () => {
     delete process.env.POD_NAMESPACE;
     delete process.env.POD_NAME;
     try {
-      const outside = new LeaderForLife({ rest, lockName: 'outside-lock', podName: 'whatever', namespaceFile: '/nonexistent/namespace', logger });
+      const outside = new LeaderForLife({
+        rest,
+        lockName: 'outside-lock',
+        podName: 'whatever',
+        namespaceFile: '/nonexistent/namespace',
+        logger,
+      });
       assert.equal(await outside.become(AbortSignal.timeout(5000)), 'not-in-cluster');
       assert.equal(await findLock('outside-lock'), undefined);
       const unnamed = new LeaderForLife({ rest, lockName: 'unnamed-lock', namespace: NAMESPACE, logger });

@@ -64,8 +64,16 @@ describe('a leader frozen past its lease', () => {
     api = new Client({ rest });
     await api.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     for (let i = 0; i < KEYS; i++) {
-      await api.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `work-${i}`, namespace: NAMESPACE, labels: { role: 'work' } } });
-      await api.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `stamp-${i}`, namespace: NAMESPACE, labels: { role: 'stamp' } } });
+      await api.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `work-${i}`, namespace: NAMESPACE, labels: { role: 'work' } },
+      });
+      await api.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `stamp-${i}`, namespace: NAMESPACE, labels: { role: 'stamp' } },
+      });
     }
     watching = watchStamps(stop.signal);
     ticking = tick(stop.signal);
@@ -81,10 +89,19 @@ describe('a leader frozen past its lease', () => {
   /** Records every accepted stamp, reopening the watch from the last resourceVersion if the server ends it. */
   async function watchStamps(signal: AbortSignal): Promise<void> {
     const path = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
-    let { resourceVersion } = (await rest.request<{ metadata: { resourceVersion: string } }>('GET', path, { query: { labelSelector: 'role=stamp' } })).metadata;
+    let { resourceVersion } = (
+      await rest.request<{ metadata: { resourceVersion: string } }>('GET', path, {
+        query: { labelSelector: 'role=stamp' },
+      })
+    ).metadata;
     while (!signal.aborted) {
       try {
-        for await (const event of rest.watch<V1ConfigMap>(path, { labelSelector: 'role=stamp', resourceVersion, allowWatchBookmarks: false }, signal, 60_000)) {
+        for await (const event of rest.watch<V1ConfigMap>(
+          path,
+          { labelSelector: 'role=stamp', resourceVersion, allowWatchBookmarks: false },
+          signal,
+          60_000,
+        )) {
           resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
           const writer = event.object.metadata?.annotations?.[WRITER_ANNOTATION]?.split(':')[0];
           if (event.type === 'MODIFIED' && writer) stamps.push({ writer, resourceVersion, seenAt: performance.now() });
@@ -98,14 +115,24 @@ describe('a leader frozen past its lease', () => {
   /** Changes the watched objects all along, so a frozen leader wakes to a backlog of events. */
   async function tick(signal: AbortSignal): Promise<void> {
     for (let n = 0; !signal.aborted; n++) {
-      await api.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `work-${n % KEYS}`, namespace: NAMESPACE } }, mergePatch({ data: { tick: String(n) } })).catch(() => undefined);
+      await api
+        .patch(
+          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `work-${n % KEYS}`, namespace: NAMESPACE } },
+          mergePatch({ data: { tick: String(n) } }),
+        )
+        .catch(() => undefined);
       await sleep(TICK_MS, undefined, { signal }).catch(() => undefined);
     }
   }
 
   let spawned = 0;
   function startStampingReplica(): Replica {
-    const replica = startReplica(`r${++spawned}`, env.kubeConfigPath(), { STAMP_NAMESPACE: NAMESPACE, ...TIMINGS }, stampingManager);
+    const replica = startReplica(
+      `r${++spawned}`,
+      env.kubeConfigPath(),
+      { STAMP_NAMESPACE: NAMESPACE, ...TIMINGS },
+      stampingManager,
+    );
     replicas.push(replica);
     return replica;
   }
@@ -128,7 +155,10 @@ describe('a leader frozen past its lease', () => {
     stamps.forEach(({ writer, resourceVersion }, index) => {
       const ownFirst = firstWrite.get(writer)!;
       const successor = [...firstWrite].find(([other, first]) => other !== writer && first > ownFirst && first < index);
-      if (successor) breaches.push(`${writer} wrote (resourceVersion ${resourceVersion}) after ${successor[0]} had written as leader (resourceVersion ${stamps[successor[1]]!.resourceVersion})`);
+      if (successor)
+        breaches.push(
+          `${writer} wrote (resourceVersion ${resourceVersion}) after ${successor[0]} had written as leader (resourceVersion ${stamps[successor[1]]!.resourceVersion})`,
+        );
     });
     return breaches;
   }
@@ -150,7 +180,12 @@ describe('a leader frozen past its lease', () => {
       const frozenAt = performance.now();
       const frozenFrom = stamps.length;
       const next = startStampingReplica();
-      const successor = await eventually(`round ${round}: another replica writing as leader while ${leader.name} is frozen`, () => stamps.slice(frozenFrom).find((stamp) => stamp.writer !== leader.name)?.writer, 60_000, 20);
+      const successor = await eventually(
+        `round ${round}: another replica writing as leader while ${leader.name} is frozen`,
+        () => stamps.slice(frozenFrom).find((stamp) => stamp.writer !== leader.name)?.writer,
+        60_000,
+        20,
+      );
       // Wake it a little later, while the new leader writes: its backlog then holds the new leader's work.
       await sleep(Math.random() * 500);
       leader.child.kill('SIGCONT');
@@ -159,12 +194,22 @@ describe('a leader frozen past its lease', () => {
       const code = await exitWithin(leader, 30_000);
       assert.equal(code, 1, `round ${round}: the woken leader ${leader.name} exits 1 (got ${code})`);
       // Every reconcile whose write the fence refused, and how the controller took it.
-      const refusals = leader.lines.filter((line) => String(line.msg).startsWith('Reconciler error') && (line.err as { type?: string } | undefined)?.type === 'LeaderElectionLostError');
+      const refusals = leader.lines.filter(
+        (line) =>
+          String(line.msg).startsWith('Reconciler error') &&
+          (line.err as { type?: string } | undefined)?.type === 'LeaderElectionLostError',
+      );
       const retried = refusals.filter((line) => line.msg !== 'Reconciler error (leadership lost, not retried)');
-      assert.deepEqual(retried.map((line) => line.msg), [], `round ${round}: a reconcile refused for lost leadership is not retried`);
+      assert.deepEqual(
+        retried.map((line) => line.msg),
+        [],
+        `round ${round}: a reconcile refused for lost leadership is not retried`,
+      );
       const refused = refusals.length;
       refusedPerRound.push(refused);
-      t.diagnostic(`round ${round}: ${leader.name} frozen ${Math.round(frozenMs)} ms, ${successor} took over, ${refused} writes refused on waking`);
+      t.diagnostic(
+        `round ${round}: ${leader.name} frozen ${Math.round(frozenMs)} ms, ${successor} took over, ${refused} writes refused on waking`,
+      );
       assert.deepEqual(writesAfterTakeover(), [], `round ${round}`);
 
       leader = replicas.find((replica) => replica.name === successor)!;
@@ -175,8 +220,13 @@ describe('a leader frozen past its lease', () => {
     await sleep(2_000);
     assert.deepEqual(writesAfterTakeover(), [], 'no write of a frozen leader accepted after another replica wrote');
     const roundsWithRefusals = refusedPerRound.filter((count) => count > 0).length;
-    t.diagnostic(`${stamps.length} writes accepted; ${roundsWithRefusals} of ${FREEZES} woken leaders tried to write and were refused (${refusedPerRound.reduce((a, b) => a + b, 0)} writes)`);
+    t.diagnostic(
+      `${stamps.length} writes accepted; ${roundsWithRefusals} of ${FREEZES} woken leaders tried to write and were refused (${refusedPerRound.reduce((a, b) => a + b, 0)} writes)`,
+    );
     // The fence must have had work to do, or the test proves nothing.
-    assert.ok(roundsWithRefusals >= FREEZES / 2, `only ${roundsWithRefusals} of ${FREEZES} woken leaders tried to write`);
+    assert.ok(
+      roundsWithRefusals >= FREEZES / 2,
+      `only ${roundsWithRefusals} of ${FREEZES} woken leaders tried to write`,
+    );
   });
 });

@@ -26,7 +26,13 @@ describe('manager lifecycle', () => {
     replicas.push(started);
     return started;
   };
-  const create = (name: string) => api.create({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name, namespace: 'default' }, spec: { size: 1 } });
+  const create = (name: string) =>
+    api.create({
+      apiVersion: 'cache.example.com/v1',
+      kind: 'Memcached',
+      metadata: { name, namespace: 'default' },
+      spec: { size: 1 },
+    });
   const failure = (r: Replica) => linesOf(r, 'test: manager failed')[0]?.err as { message?: string } | undefined;
   /** Stop a leader and let its lease go, so the next test starts from a free lease. */
   const stopCleanly = async (r: Replica) => {
@@ -50,10 +56,16 @@ describe('manager lifecycle', () => {
     const code = await exitWithin(r, 60_000);
     assert.equal(code, 1, 'a controller whose cache cannot sync makes the process exit 1');
     const message = failure(r)?.message ?? '';
-    assert.match(message, /^no matches for kind "Route" in version "route\.openshift\.io\/v1": install its CustomResourceDefinition/);
+    assert.match(
+      message,
+      /^no matches for kind "Route" in version "route\.openshift\.io\/v1": install its CustomResourceDefinition/,
+    );
     assert.ok(!message.includes('\n'), 'one line');
     // Generous: the sync timeout plus process start-up on a busy machine, far below the 2 min default.
-    assert.ok(r.exitedAt! - startedAt < syncTimeoutMs + 30_000, `exited after ${Math.round(r.exitedAt! - startedAt)} ms`);
+    assert.ok(
+      r.exitedAt! - startedAt < syncTimeoutMs + 30_000,
+      `exited after ${Math.round(r.exitedAt! - startedAt)} ms`,
+    );
   });
 
   it('a runnable that throws: start() rejects with its error, exit 1', async () => {
@@ -64,7 +76,12 @@ describe('manager lifecycle', () => {
   });
 
   it('shutdown overrun: exit non-zero, and the lease stays held while the reconcile runs', async () => {
-    const r = replica('overrun', { LEADER_ELECT: 'true', GRACEFUL_SHUTDOWN_TIMEOUT_MS: '2000', RECONCILE_DELAY_MS: '600000', IGNORE_ABORT: 'true' });
+    const r = replica('overrun', {
+      LEADER_ELECT: 'true',
+      GRACEFUL_SHUTDOWN_TIMEOUT_MS: '2000',
+      RECONCILE_DELAY_MS: '600000',
+      IGNORE_ABORT: 'true',
+    });
     await eventually('elected', () => firstAt(r, 'test: elected'), 30_000);
     const identity = linesOf(r, 'successfully acquired lease')[0]?.identity as string;
     assert.ok(identity);
@@ -81,7 +98,10 @@ describe('manager lifecycle', () => {
       await sleep(100);
     }
     const code = await exitWithin(r, 1_000);
-    assert.ok(code !== 0 && code !== 'still running', `a stop that overran the grace period is a failure (got ${code})`);
+    assert.ok(
+      code !== 0 && code !== 'still running',
+      `a stop that overran the grace period is a failure (got ${code})`,
+    );
     assert.match(failure(r)?.message ?? '', /failed waiting for all runnables to end within grace period/);
     assert.equal(linesOf(r, 'test: reconcile finished').length, 0, 'the reconcile was still running at exit');
     assert.equal(linesOf(r, 'released leader lease').length, 0);
@@ -94,15 +114,23 @@ describe('manager lifecycle', () => {
   });
 
   it('runnables run only on the leader unless they say otherwise', async () => {
-    const runnableLine = (r: Replica, name: string) => linesOf(r, 'test: runnable started').find((line) => line.runnable === name);
+    const runnableLine = (r: Replica, name: string) =>
+      linesOf(r, 'test: runnable started').find((line) => line.runnable === name);
     const first = replica('runnables-1', { LEADER_ELECT: 'true', TEST_RUNNABLES: 'true' });
     await eventually('first elected', () => firstAt(first, 'test: elected'), 30_000);
     const second = replica('runnables-2', { LEADER_ELECT: 'true', TEST_RUNNABLES: 'true' });
     await eventually('the every-replica runnable on the follower', () => runnableLine(second, 'every-replica'), 30_000);
     await sleep(3_000);
     assert.ok(runnableLine(first, 'default'), 'the leader runs the default runnable');
-    assert.ok((runnableLine(first, 'default')!.at as number) >= firstAt(first, 'test: elected')!, 'only after election');
-    assert.equal(runnableLine(second, 'default'), undefined, 'a follower does not run a runnable that did not opt out of leader election');
+    assert.ok(
+      (runnableLine(first, 'default')!.at as number) >= firstAt(first, 'test: elected')!,
+      'only after election',
+    );
+    assert.equal(
+      runnableLine(second, 'default'),
+      undefined,
+      'a follower does not run a runnable that did not opt out of leader election',
+    );
 
     await stopCleanly(first);
     await eventually('second elected', () => firstAt(second, 'test: elected'), 30_000);
@@ -114,15 +142,34 @@ describe('manager lifecycle', () => {
   it('a controller and a runnable added to a running manager start (after election)', async () => {
     const r = replica('late', { LEADER_ELECT: 'true', ADD_LATE: 'true' });
     await eventually('elected', () => firstAt(r, 'test: elected'), 30_000);
-    await eventually('the late runnable to start', () => linesOf(r, 'test: runnable started').find((line) => line.runnable === 'late'), 20_000);
-    await api.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'late-one', namespace: 'default' }, data: {} });
-    await eventually('the late controller to reconcile', () => linesOf(r, 'test: late reconcile').find((line) => line.name === 'late-one'), 30_000);
+    await eventually(
+      'the late runnable to start',
+      () => linesOf(r, 'test: runnable started').find((line) => line.runnable === 'late'),
+      20_000,
+    );
+    await api.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'late-one', namespace: 'default' },
+      data: {},
+    });
+    await eventually(
+      'the late controller to reconcile',
+      () => linesOf(r, 'test: late reconcile').find((line) => line.name === 'late-one'),
+      30_000,
+    );
     await stopCleanly(r);
   });
 
   it('the library installs no unhandledRejection handler (the generated main.ts owns that policy); adding to a stopped manager throws', async () => {
     const listenersBefore = process.listeners('unhandledRejection').length;
-    const mgr = new Manager({ kubeConfig: env.kubeConfig, metricsBindAddress: '0', healthProbeBindAddress: '0', handleSignals: false, logger: silentLogger });
+    const mgr = new Manager({
+      kubeConfig: env.kubeConfig,
+      metricsBindAddress: '0',
+      healthProbeBindAddress: '0',
+      handleSignals: false,
+      logger: silentLogger,
+    });
     const running = mgr.start();
     await mgr.elected();
     assert.equal(process.listeners('unhandledRejection').length, listenersBefore);

@@ -33,21 +33,34 @@ describe('secure metrics on a real API server', () => {
 
   /** A ServiceAccount token from the TokenRequest API: a real bearer token the API server can review. */
   async function serviceAccountToken(name: string): Promise<string> {
-    await admin.request('POST', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } } });
-    const review = await admin.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/${name}/token`, {
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+    await admin.request('POST', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts`, {
+      body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } },
     });
+    const review = await admin.request<{ status: { token: string } }>(
+      'POST',
+      `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/${name}/token`,
+      {
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+      },
+    );
     return review.status.token;
   }
 
-  async function bindClusterRole(role: string, subject: { kind: 'User' | 'ServiceAccount'; name: string }): Promise<void> {
+  async function bindClusterRole(
+    role: string,
+    subject: { kind: 'User' | 'ServiceAccount'; name: string },
+  ): Promise<void> {
     await admin.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
       body: {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'ClusterRoleBinding',
         metadata: { name: `${role}-${subject.name}` },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
-        subjects: [subject.kind === 'User' ? { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: subject.name } : { kind: 'ServiceAccount', name: subject.name, namespace: NAMESPACE }],
+        subjects: [
+          subject.kind === 'User'
+            ? { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: subject.name }
+            : { kind: 'ServiceAccount', name: subject.name, namespace: NAMESPACE },
+        ],
       },
     });
   }
@@ -55,11 +68,23 @@ describe('secure metrics on a real API server', () => {
   before(async () => {
     env = await startControlPlane();
     admin = new RestClient(env.kubeConfig);
-    for (const template of ['init/config/rbac/metrics_reader_role.yaml.hbs', 'init/config/rbac/metrics_auth_role.yaml.hbs']) {
-      await admin.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { body: parse(renderTemplate(template, {})) as object });
+    for (const template of [
+      'init/config/rbac/metrics_reader_role.yaml.hbs',
+      'init/config/rbac/metrics_auth_role.yaml.hbs',
+    ]) {
+      await admin.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+        body: parse(renderTemplate(template, {})) as object,
+      });
     }
     await bindClusterRole('metrics-auth-role', { kind: 'User', name: 'operator' });
-    mgr = new Manager({ kubeConfig: await env.addUser({ name: 'operator' }), metricsBindAddress: '127.0.0.1:0', metricsSecure: true, healthProbeBindAddress: '0', handleSignals: false, logger });
+    mgr = new Manager({
+      kubeConfig: await env.addUser({ name: 'operator' }),
+      metricsBindAddress: '127.0.0.1:0',
+      metricsSecure: true,
+      healthProbeBindAddress: '0',
+      handleSignals: false,
+      logger,
+    });
     running = mgr.start();
     address = await eventually('the metrics address', () => mgr.getMetricsAddress(), 60_000);
   });
@@ -97,7 +122,11 @@ describe('secure metrics on a real API server', () => {
     assert.match(response.body, /rest_client_requests_total/);
     const requestsBefore = mgr.rest.requestCount;
     assert.equal((await httpsGet(address, '/metrics', { token })).status, 200);
-    assert.equal(mgr.rest.requestCount, requestsBefore, 'no TokenReview or SubjectAccessReview for a cached token and decision');
+    assert.equal(
+      mgr.rest.requestCount,
+      requestsBefore,
+      'no TokenReview or SubjectAccessReview for a cached token and decision',
+    );
   });
 
   it('serves a self-signed certificate for localhost when no cert dir is given', async () => {
@@ -107,26 +136,53 @@ describe('secure metrics on a real API server', () => {
   });
 
   it('plain HTTP to the HTTPS port gets no HTTP answer', async () => {
-    await assert.rejects(plainHttpGet(address, '/metrics'), (err: NodeJS.ErrnoException) => ['ECONNRESET', 'HPE_INVALID_CONSTANT', 'HPE_INVALID_VERSION'].includes(err.code ?? '') || /socket hang up|Parse Error/.test(err.message));
+    await assert.rejects(
+      plainHttpGet(address, '/metrics'),
+      (err: NodeJS.ErrnoException) =>
+        ['ECONNRESET', 'HPE_INVALID_CONSTANT', 'HPE_INVALID_VERSION'].includes(err.code ?? '') ||
+        /socket hang up|Parse Error/.test(err.message),
+    );
   });
 
   it('with metricsCertDir it serves the mounted certificate, and picks up a rotated one without a restart', async () => {
     const certDir = await mkdtemp(join(tmpdir(), 'metrics-certs-'));
     const writePair = async (ca: TinyCA): Promise<void> => {
-      const pair = await ca.issue({ usage: 'server', commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+      const pair = await ca.issue({
+        usage: 'server',
+        commonName: 'localhost',
+        dnsNames: ['localhost'],
+        ipAddresses: ['127.0.0.1'],
+      });
       await writeFile(join(certDir, 'tls.crt'), pair.certPem);
       await writeFile(join(certDir, 'tls.key'), pair.keyPem);
     };
     const first = await TinyCA.create('metrics-first');
     const second = await TinyCA.create('metrics-second');
     await writePair(first);
-    const mounted = new Manager({ kubeConfig: env.kubeConfig, metricsBindAddress: '127.0.0.1:0', metricsSecure: true, metricsCertDir: certDir, healthProbeBindAddress: '0', handleSignals: false, logger });
+    const mounted = new Manager({
+      kubeConfig: env.kubeConfig,
+      metricsBindAddress: '127.0.0.1:0',
+      metricsSecure: true,
+      metricsCertDir: certDir,
+      healthProbeBindAddress: '0',
+      handleSignals: false,
+      logger,
+    });
     const mountedRunning = mounted.start();
     try {
       const at = await eventually('the metrics address', () => mounted.getMetricsAddress(), 60_000);
-      assert.equal((await httpsGet(at, '/metrics', { ca: first.certPem })).status, 401, 'verified against the mounted certificate\'s CA');
+      assert.equal(
+        (await httpsGet(at, '/metrics', { ca: first.certPem })).status,
+        401,
+        "verified against the mounted certificate's CA",
+      );
       await writePair(second);
-      await eventually('the rotated certificate', async () => (await httpsGet(at, '/metrics', { ca: second.certPem }).catch(() => ({ status: 0 }))).status === 401, 60_000);
+      await eventually(
+        'the rotated certificate',
+        async () =>
+          (await httpsGet(at, '/metrics', { ca: second.certPem }).catch(() => ({ status: 0 }))).status === 401,
+        60_000,
+      );
       await assert.rejects(httpsGet(at, '/metrics', { ca: first.certPem }), /certificate/);
     } finally {
       mounted.stop();

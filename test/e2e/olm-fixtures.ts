@@ -19,7 +19,10 @@ import { REPO_ROOT } from '../scaffold/harness.js';
 export function olmAssets(): string {
   const fromEnv = process.env.TS_OPERATOR_SDK_OLM_ASSETS;
   if (fromEnv) return fromEnv;
-  return execFileSync('bash', [join(REPO_ROOT, 'ci', 'build-olm-assets.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  return execFileSync('bash', [join(REPO_ROOT, 'ci', 'build-olm-assets.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
 }
 
 export async function freePort(): Promise<number> {
@@ -35,9 +38,16 @@ export async function freePort(): Promise<number> {
 
 /** The registry binary: $TS_OPERATOR_SDK_REGISTRY, the cluster assets' copy, or the prebuilt one. */
 function registryBinary(): string {
-  const candidates = [process.env.TS_OPERATOR_SDK_REGISTRY, process.env.TS_OPERATOR_SDK_CLUSTER_ASSETS && join(process.env.TS_OPERATOR_SDK_CLUSTER_ASSETS, 'registry'), join(homedir(), '.cache', 'ts-operator-sdk', 'prebuild', 'registry')];
+  const candidates = [
+    process.env.TS_OPERATOR_SDK_REGISTRY,
+    process.env.TS_OPERATOR_SDK_CLUSTER_ASSETS && join(process.env.TS_OPERATOR_SDK_CLUSTER_ASSETS, 'registry'),
+    join(homedir(), '.cache', 'ts-operator-sdk', 'prebuild', 'registry'),
+  ];
   const found = candidates.find((path): path is string => Boolean(path) && existsSync(path!));
-  if (!found) throw new Error('no distribution `registry` binary: run ci/build-cluster-assets.sh, or set TS_OPERATOR_SDK_REGISTRY');
+  if (!found)
+    throw new Error(
+      'no distribution `registry` binary: run ci/build-cluster-assets.sh, or set TS_OPERATOR_SDK_REGISTRY',
+    );
   return found;
 }
 
@@ -51,8 +61,18 @@ export interface LocalRegistry {
 export async function startRegistry(): Promise<LocalRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'olm-registry-'));
   const port = await freePort();
-  writeFileSync(join(dir, 'config.yml'), stringify({ version: 0.1, log: { level: 'warn' }, storage: { filesystem: { rootdirectory: join(dir, 'data') }, delete: { enabled: true } }, http: { addr: `127.0.0.1:${port}` } }));
-  const child: ChildProcess = spawn(registryBinary(), ['serve', join(dir, 'config.yml')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  writeFileSync(
+    join(dir, 'config.yml'),
+    stringify({
+      version: 0.1,
+      log: { level: 'warn' },
+      storage: { filesystem: { rootdirectory: join(dir, 'data') }, delete: { enabled: true } },
+      http: { addr: `127.0.0.1:${port}` },
+    }),
+  );
+  const child: ChildProcess = spawn(registryBinary(), ['serve', join(dir, 'config.yml')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let log = '';
   child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
   const host = `localhost:${port}`;
@@ -119,7 +139,13 @@ export interface ImageConfig {
 }
 
 /** Pushes a one-layer OCI image of `files` to `host/repository:tag` through the registry v2 API; returns the manifest digest. */
-export async function pushImage(host: string, repository: string, tag: string, files: Record<string, string | Buffer>, config: ImageConfig = {}): Promise<string> {
+export async function pushImage(
+  host: string,
+  repository: string,
+  tag: string,
+  files: Record<string, string | Buffer>,
+  config: ImageConfig = {},
+): Promise<string> {
   return pushLayer(host, repository, tag, tarFiles(files), config);
 }
 
@@ -127,30 +153,63 @@ export async function pushImage(host: string, repository: string, tag: string, f
  * Pushes an image whose one layer is the directory `rootfs` (modes kept,
  * owned by root), e.g. static binaries in /bin and a world-writable /tmp.
  */
-export async function pushRootfsImage(host: string, repository: string, tag: string, rootfs: string, config: ImageConfig): Promise<string> {
-  const tar = execFileSync('tar', ['-C', rootfs, '--numeric-owner', '--owner=0', '--group=0', '--sort=name', '--mtime=@0', '-cf', '-', '.'], { maxBuffer: 1024 * 1024 * 1024 });
+export async function pushRootfsImage(
+  host: string,
+  repository: string,
+  tag: string,
+  rootfs: string,
+  config: ImageConfig,
+): Promise<string> {
+  const tar = execFileSync(
+    'tar',
+    ['-C', rootfs, '--numeric-owner', '--owner=0', '--group=0', '--sort=name', '--mtime=@0', '-cf', '-', '.'],
+    { maxBuffer: 1024 * 1024 * 1024 },
+  );
   return pushLayer(host, repository, tag, tar, config);
 }
 
-async function pushLayer(host: string, repository: string, tag: string, tar: Buffer, imageConfig: ImageConfig): Promise<string> {
+async function pushLayer(
+  host: string,
+  repository: string,
+  tag: string,
+  tar: Buffer,
+  imageConfig: ImageConfig,
+): Promise<string> {
   const layer = gzipSync(tar);
-  const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Env: ['PATH=/bin'], ...imageConfig }, rootfs: { type: 'layers', diff_ids: [sha256(tar)] } }));
+  const config = Buffer.from(
+    JSON.stringify({
+      architecture: 'amd64',
+      os: 'linux',
+      config: { Env: ['PATH=/bin'], ...imageConfig },
+      rootfs: { type: 'layers', diff_ids: [sha256(tar)] },
+    }),
+  );
   const base = `http://${host}/v2/${repository}`;
   for (const blob of [layer, config]) {
     const start = await fetch(`${base}/blobs/uploads/`, { method: 'POST' });
     if (start.status !== 202) throw new Error(`blob upload start: HTTP ${start.status}`);
     const location = new URL(start.headers.get('location')!, base);
     location.searchParams.set('digest', sha256(blob));
-    const put = await fetch(location, { method: 'PUT', body: blob, headers: { 'content-type': 'application/octet-stream' } });
+    const put = await fetch(location, {
+      method: 'PUT',
+      body: blob,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     if (put.status !== 201) throw new Error(`blob upload: HTTP ${put.status} ${await put.text()}`);
   }
-  const manifest = Buffer.from(JSON.stringify({
-    schemaVersion: 2,
-    mediaType: 'application/vnd.oci.image.manifest.v1+json',
-    config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: sha256(config), size: config.length },
-    layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: sha256(layer), size: layer.length }],
-  }));
-  const put = await fetch(`${base}/manifests/${tag}`, { method: 'PUT', body: manifest, headers: { 'content-type': 'application/vnd.oci.image.manifest.v1+json' } });
+  const manifest = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: sha256(config), size: config.length },
+      layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: sha256(layer), size: layer.length }],
+    }),
+  );
+  const put = await fetch(`${base}/manifests/${tag}`, {
+    method: 'PUT',
+    body: manifest,
+    headers: { 'content-type': 'application/vnd.oci.image.manifest.v1+json' },
+  });
   if (put.status !== 201) throw new Error(`manifest upload: HTTP ${put.status} ${await put.text()}`);
   return sha256(manifest);
 }
@@ -167,7 +226,10 @@ export function fixtureBundleFiles(version: string, image: string, command: stri
   const csv = {
     apiVersion: 'operators.coreos.com/v1alpha1',
     kind: 'ClusterServiceVersion',
-    metadata: { name: `${FIXTURE_PACKAGE}.v${version}`, annotations: { 'alm-examples': '[]', capabilities: 'Basic Install' } },
+    metadata: {
+      name: `${FIXTURE_PACKAGE}.v${version}`,
+      annotations: { 'alm-examples': '[]', capabilities: 'Basic Install' },
+    },
     spec: {
       displayName: 'Widget Operator',
       description: 'A fixture operator for the OLM tests.',
@@ -181,7 +243,9 @@ export function fixtureBundleFiles(version: string, image: string, command: stri
         { type: 'MultiNamespace', supported: false },
         { type: 'AllNamespaces', supported: true },
       ],
-      customresourcedefinitions: { owned: [{ name: FIXTURE_CRD, version: 'v1', kind: 'Widget', displayName: 'Widget', description: 'A widget' }] },
+      customresourcedefinitions: {
+        owned: [{ name: FIXTURE_CRD, version: 'v1', kind: 'Widget', displayName: 'Widget', description: 'A widget' }],
+      },
       install: {
         strategy: 'deployment',
         spec: {
@@ -194,8 +258,20 @@ export function fixtureBundleFiles(version: string, image: string, command: stri
                 template: {
                   metadata: { labels: { 'control-plane': 'widget-operator' } },
                   spec: {
-                    securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
-                    containers: [{ name: 'manager', image, command, securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } }, resources: { limits: { memory: '64Mi' } } }],
+                    securityContext: {
+                      runAsNonRoot: true,
+                      runAsUser: 65532,
+                      seccompProfile: { type: 'RuntimeDefault' },
+                    },
+                    containers: [
+                      {
+                        name: 'manager',
+                        image,
+                        command,
+                        securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+                        resources: { limits: { memory: '64Mi' } },
+                      },
+                    ],
                   },
                 },
               },
@@ -214,7 +290,14 @@ export function fixtureBundleFiles(version: string, image: string, command: stri
       group: 'olmtest.example.com',
       names: { kind: 'Widget', listKind: 'WidgetList', plural: 'widgets', singular: 'widget' },
       scope: 'Namespaced',
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
     },
   };
   const annotations = {
@@ -242,7 +325,10 @@ export async function serveFiles(files: Record<string, string>): Promise<{ url: 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** OLM's crds.yaml and olm.yaml, as the olm-assets cache holds them. */

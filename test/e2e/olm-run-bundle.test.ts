@@ -20,12 +20,22 @@ import { RestClient } from '../../src/runtime/rest.js';
 import { runCliAsync, type CliExit } from '../scaffold/harness.js';
 import { startControlPlane } from './control-plane.js';
 import { startFaultProxy } from './fault-proxy.js';
-import { FIXTURE_CRD, FIXTURE_PACKAGE, fixtureBundleFiles, olmManifestFiles, pushImage, serveFiles, startRegistry, type LocalRegistry } from './olm-fixtures.js';
+import {
+  FIXTURE_CRD,
+  FIXTURE_PACKAGE,
+  fixtureBundleFiles,
+  olmManifestFiles,
+  pushImage,
+  serveFiles,
+  startRegistry,
+  type LocalRegistry,
+} from './olm-fixtures.js';
 
 type Result = CliExit;
 
 /** The CLI from an empty directory, without blocking this process (the loopback servers live here). */
-const cli = (args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> => runCliAsync(args, { env, cwd: mkdtempSync(join(tmpdir(), 'olm-cli-')), timeoutMs: 300_000 });
+const cli = (args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> =>
+  runCliAsync(args, { env, cwd: mkdtempSync(join(tmpdir(), 'olm-cli-')), timeoutMs: 300_000 });
 
 /** Asserts the one-line failure: non-zero exit, exactly one `Error:` line that matches, with a fix sentence. */
 function assertOneLineFailure(result: Result, pattern: RegExp): string {
@@ -66,14 +76,17 @@ describe('OLM commands fail cleanly on envtest', () => {
     await env?.stop();
   });
 
-  const names = async (path: string): Promise<string[]> => ((await rest.request<{ items: { metadata: { name: string } }[] }>('GET', path)).items ?? []).map((item) => item.metadata.name);
+  const names = async (path: string): Promise<string[]> =>
+    ((await rest.request<{ items: { metadata: { name: string } }[] }>('GET', path)).items ?? []).map(
+      (item) => item.metadata.name,
+    );
 
   async function installOlmCrds(): Promise<void> {
     for (const doc of parseAllDocuments(manifests.crds)) {
       const crd = doc.toJS() as { kind?: string } | null;
       if (crd?.kind !== 'CustomResourceDefinition') continue;
       // A CRD the olm install test deleted may still be finishing its deletion.
-      for (const giveUp = Date.now() + 180_000; ; ) {
+      for (const giveUp = Date.now() + 180_000; ;) {
         try {
           await rest.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
           break;
@@ -88,7 +101,9 @@ describe('OLM commands fail cleanly on envtest', () => {
       // Every kind run bundle checks for must be in discovery, not just the first.
       let served = 0;
       for (const [apiVersion, plural] of OLM_KINDS) {
-        const list = await rest.request<{ resources?: { name: string }[] }>('GET', `/apis/${apiVersion}`).catch(() => undefined);
+        const list = await rest
+          .request<{ resources?: { name: string }[] }>('GET', `/apis/${apiVersion}`)
+          .catch(() => undefined);
         if (list?.resources?.some((r) => r.name === plural)) served++;
       }
       if (served === OLM_KINDS.length) break;
@@ -99,8 +114,17 @@ describe('OLM commands fail cleanly on envtest', () => {
 
   test('run bundle with a bad image reference fails before any cluster call', async () => {
     // The kubeconfig does not exist: reaching for the cluster would fail with another message.
-    const result = await cli(['run', 'bundle', 'Quay.io//Example/Bundle:v1', '--kubeconfig', '/nonexistent/kubeconfig']);
-    assertOneLineFailure(result, /^Error: bundle image "Quay\.io\/\/Example\/Bundle:v1" is not a valid image reference: .*Pass the bundle image as <registry>\/<repository>:<tag>/);
+    const result = await cli([
+      'run',
+      'bundle',
+      'Quay.io//Example/Bundle:v1',
+      '--kubeconfig',
+      '/nonexistent/kubeconfig',
+    ]);
+    assertOneLineFailure(
+      result,
+      /^Error: bundle image "Quay\.io\/\/Example\/Bundle:v1" is not a valid image reference: .*Pass the bundle image as <registry>\/<repository>:<tag>/,
+    );
     const badTag = await cli(['run', 'bundle', 'localhost:5000/bundle:-v1', '--kubeconfig', '/nonexistent/kubeconfig']);
     assertOneLineFailure(badTag, /tag "-v1"/);
   });
@@ -111,9 +135,25 @@ describe('OLM commands fail cleanly on envtest', () => {
   });
 
   test('run bundle without OLM names olm install as the fix and creates nothing', async () => {
-    const result = await cli(['run', 'bundle', `${registry.host}/anything:v1`, '--kubeconfig', kubeconfig, '-n', 'default', '--timeout', '30s']);
-    assertOneLineFailure(result, /^Error: OLM is not installed in this cluster: .*Run `ts-operator-sdk olm install` first\.$/);
-    assert.deepEqual(await names('/api/v1/namespaces/default/configmaps?labelSelector=ts-operator-sdk.io/run-bundle-package'), []);
+    const result = await cli([
+      'run',
+      'bundle',
+      `${registry.host}/anything:v1`,
+      '--kubeconfig',
+      kubeconfig,
+      '-n',
+      'default',
+      '--timeout',
+      '30s',
+    ]);
+    assertOneLineFailure(
+      result,
+      /^Error: OLM is not installed in this cluster: .*Run `ts-operator-sdk olm install` first\.$/,
+    );
+    assert.deepEqual(
+      await names('/api/v1/namespaces/default/configmaps?labelSelector=ts-operator-sdk.io/run-bundle-package'),
+      [],
+    );
   });
 
   test('cleanup of a package that is not there fails', async () => {
@@ -126,14 +166,29 @@ describe('OLM commands fail cleanly on envtest', () => {
     // A fault injector in front of the real server: the first DELETE of one CRD gets a 500 (no Retry-After, so the
     // client does not retry it itself); the cleanup must ask again rather than wait for a deletion that never began.
     const proxy = await startFaultProxy(env);
-    proxy.addRule({ match: { method: 'DELETE', path: /\/customresourcedefinitions\/installplans\.operators\.coreos\.com$/ }, action: { type: 'status', status: 500 }, times: 1 });
+    proxy.addRule({
+      match: { method: 'DELETE', path: /\/customresourcedefinitions\/installplans\.operators\.coreos\.com$/ },
+      action: { type: 'status', status: 500 },
+      times: 1,
+    });
     try {
       const started = Date.now();
-      const result = await cli(['olm', 'install', '--kubeconfig', proxy.kubeConfigPath(), '--timeout', '20s'], { TS_OPERATOR_SDK_OLM_BASE_URL: server.url });
-      assert.match(result.stderr, /could not delete CustomResourceDefinition installplans\.operators\.coreos\.com/, 'the fault was not hit');
+      const result = await cli(['olm', 'install', '--kubeconfig', proxy.kubeConfigPath(), '--timeout', '20s'], {
+        TS_OPERATOR_SDK_OLM_BASE_URL: server.url,
+      });
+      assert.match(
+        result.stderr,
+        /could not delete CustomResourceDefinition installplans\.operators\.coreos\.com/,
+        'the fault was not hit',
+      );
       // The API server's own CRD cleanup often fails at first here ("storage is (re)initializing") and backs off for minutes.
-      t.diagnostic(`CRD cleanups the command had to ask the API server to retry: ${result.stderr.split('\n').filter((l) => l.includes('asking it to retry now')).length}`);
-      const line = assertOneLineFailure(result, /^Error: timed out after 20s waiting for OLM: Deployment olm\/olm-operator has 0 of 1 replicas available and no pods .*or pass a longer --timeout\.$/);
+      t.diagnostic(
+        `CRD cleanups the command had to ask the API server to retry: ${result.stderr.split('\n').filter((l) => l.includes('asking it to retry now')).length}`,
+      );
+      const line = assertOneLineFailure(
+        result,
+        /^Error: timed out after 20s waiting for OLM: Deployment olm\/olm-operator has 0 of 1 replicas available and no pods .*or pass a longer --timeout\.$/,
+      );
       assert.ok(Date.now() - started < 240_000, `olm install took ${Date.now() - started}ms: ${line}`);
       // Every CRD and cluster-scoped object it created is gone; its namespaces are gone or terminating.
       const crds = await names('/apis/apiextensions.k8s.io/v1/customresourcedefinitions');
@@ -141,20 +196,37 @@ describe('OLM commands fail cleanly on envtest', () => {
       // If one is left, say what held it: the command's own lines and the CRD's deletion state and conditions.
       const why = await Promise.all(
         leftCrds.map(async (name) => {
-          const crd = await rest.request<{ metadata: { deletionTimestamp?: string; finalizers?: string[] }; status?: { conditions?: unknown } }>('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+          const crd = await rest.request<{
+            metadata: { deletionTimestamp?: string; finalizers?: string[] };
+            status?: { conditions?: unknown };
+          }>('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
           return `${name}: deletionTimestamp=${crd.metadata.deletionTimestamp ?? 'none'} finalizers=${JSON.stringify(crd.metadata.finalizers)} conditions=${JSON.stringify(crd.status?.conditions)}`;
         }),
       );
       assert.deepEqual(leftCrds, [], `${result.stderr}\n${why.join('\n')}`);
       const roles = await names('/apis/rbac.authorization.k8s.io/v1/clusterroles');
-      assert.deepEqual(roles.filter((name) => name === 'system:controller:operator-lifecycle-manager' || name.startsWith('aggregate-olm-')), []);
+      assert.deepEqual(
+        roles.filter(
+          (name) => name === 'system:controller:operator-lifecycle-manager' || name.startsWith('aggregate-olm-'),
+        ),
+        [],
+      );
       for (const namespace of ['olm', 'operators']) {
-        const ns = await rest.request<{ metadata: { deletionTimestamp?: string } }>('GET', `/api/v1/namespaces/${namespace}`).catch(() => undefined);
+        const ns = await rest
+          .request<{ metadata: { deletionTimestamp?: string } }>('GET', `/api/v1/namespaces/${namespace}`)
+          .catch(() => undefined);
         assert.ok(ns === undefined || ns.metadata.deletionTimestamp, `namespace ${namespace} was left behind`);
-        if (ns) assert.deepEqual(await names(`/apis/apps/v1/namespaces/${namespace}/deployments`), [], `deployments left in ${namespace}`);
+        if (ns)
+          assert.deepEqual(
+            await names(`/apis/apps/v1/namespaces/${namespace}/deployments`),
+            [],
+            `deployments left in ${namespace}`,
+          );
       }
       // A version the release server does not have: one line, nothing created.
-      const missing = await cli(['olm', 'install', '--kubeconfig', kubeconfig, '--version', '9.9.9'], { TS_OPERATOR_SDK_OLM_BASE_URL: server.url });
+      const missing = await cli(['olm', 'install', '--kubeconfig', kubeconfig, '--version', '9.9.9'], {
+        TS_OPERATOR_SDK_OLM_BASE_URL: server.url,
+      });
       assertOneLineFailure(missing, /^Error: OLM has no release manifest at .*\/v9\.9\.9\/crds\.yaml \(HTTP 404\)/);
     } finally {
       await proxy.stop();
@@ -162,31 +234,92 @@ describe('OLM commands fail cleanly on envtest', () => {
     }
   });
 
-  test('run bundle of an image the registry does not have fails with the registry\'s answer', async () => {
+  test("run bundle of an image the registry does not have fails with the registry's answer", async () => {
     await installOlmCrds();
-    const result = await cli(['run', 'bundle', `${registry.host}/no-such-bundle:v0.0.1`, '--kubeconfig', kubeconfig, '-n', 'default', '--timeout', '30s']);
-    assertOneLineFailure(result, /^Error: cannot pull bundle image localhost:\d+\/no-such-bundle:v0\.0\.1: image localhost:\d+\/no-such-bundle:v0\.0\.1 was not found in registry localhost:\d+ \(MANIFEST_UNKNOWN: manifest unknown\)\. Check the image name and tag, and push the bundle first/);
-    for (const [apiVersion, plural] of OLM_KINDS) assert.deepEqual(await names(`/apis/${apiVersion}/namespaces/default/${plural}`), [], `${plural} created`);
+    const result = await cli([
+      'run',
+      'bundle',
+      `${registry.host}/no-such-bundle:v0.0.1`,
+      '--kubeconfig',
+      kubeconfig,
+      '-n',
+      'default',
+      '--timeout',
+      '30s',
+    ]);
+    assertOneLineFailure(
+      result,
+      /^Error: cannot pull bundle image localhost:\d+\/no-such-bundle:v0\.0\.1: image localhost:\d+\/no-such-bundle:v0\.0\.1 was not found in registry localhost:\d+ \(MANIFEST_UNKNOWN: manifest unknown\)\. Check the image name and tag, and push the bundle first/,
+    );
+    for (const [apiVersion, plural] of OLM_KINDS)
+      assert.deepEqual(await names(`/apis/${apiVersion}/namespaces/default/${plural}`), [], `${plural} created`);
   });
 
   test('run bundle that times out deletes everything it created and names the blocker', async () => {
-    await pushImage(registry.host, 'widget-operator-bundle', 'v0.0.1', fixtureBundleFiles('0.0.1', `${registry.host}/widget-operator:v0.0.1`, ['/manager']));
-    await rest.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'olm-timeout' } } });
+    await pushImage(
+      registry.host,
+      'widget-operator-bundle',
+      'v0.0.1',
+      fixtureBundleFiles('0.0.1', `${registry.host}/widget-operator:v0.0.1`, ['/manager']),
+    );
+    await rest.request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'olm-timeout' } },
+    });
     // A ConfigMap the user owns in the namespace must survive the cleanup.
-    await rest.request('POST', '/api/v1/namespaces/olm-timeout/configmaps', { body: { metadata: { name: 'users-own' }, data: { keep: 'me' } } });
-    const result = await cli(['run', 'bundle', `${registry.host}/widget-operator-bundle:v0.0.1`, '--kubeconfig', kubeconfig, '-n', 'olm-timeout', '--timeout', '15s', '--index-image', `${registry.host}/opm:v1.55.0`]);
+    await rest.request('POST', '/api/v1/namespaces/olm-timeout/configmaps', {
+      body: { metadata: { name: 'users-own' }, data: { keep: 'me' } },
+    });
+    const result = await cli([
+      'run',
+      'bundle',
+      `${registry.host}/widget-operator-bundle:v0.0.1`,
+      '--kubeconfig',
+      kubeconfig,
+      '-n',
+      'olm-timeout',
+      '--timeout',
+      '15s',
+      '--index-image',
+      `${registry.host}/opm:v1.55.0`,
+    ]);
     assert.match(result.stderr, /Pulling bundle image .*\n.*Created CatalogSource widget-operator-catalog/);
-    assertOneLineFailure(result, /^Error: timed out after 15s waiting for the bundle to install: registry pod olm-timeout\/widget-operator-catalog-[0-9a-f]{8} is not ready: pod .* was never scheduled to a node .*or pass a longer --timeout\.$/);
-    for (const [apiVersion, plural] of OLM_KINDS) assert.deepEqual(await names(`/apis/${apiVersion}/namespaces/olm-timeout/${plural}`), [], `${plural} left behind`);
+    assertOneLineFailure(
+      result,
+      /^Error: timed out after 15s waiting for the bundle to install: registry pod olm-timeout\/widget-operator-catalog-[0-9a-f]{8} is not ready: pod .* was never scheduled to a node .*or pass a longer --timeout\.$/,
+    );
+    for (const [apiVersion, plural] of OLM_KINDS)
+      assert.deepEqual(
+        await names(`/apis/${apiVersion}/namespaces/olm-timeout/${plural}`),
+        [],
+        `${plural} left behind`,
+      );
     assert.deepEqual(await names('/api/v1/namespaces/olm-timeout/pods'), [], 'registry pod left behind');
     // No kube-controller-manager here, so no kube-root-ca.crt: only the user's ConfigMap remains.
-    assert.deepEqual(await names('/api/v1/namespaces/olm-timeout/configmaps'), ['users-own'], 'catalog ConfigMap left behind');
+    assert.deepEqual(
+      await names('/api/v1/namespaces/olm-timeout/configmaps'),
+      ['users-own'],
+      'catalog ConfigMap left behind',
+    );
     assert.equal((await names('/apis/apiextensions.k8s.io/v1/customresourcedefinitions')).includes(FIXTURE_CRD), false);
   });
 
   test('run bundle refuses an install mode the CSV does not support, creating nothing', async () => {
-    const result = await cli(['run', 'bundle', `${registry.host}/widget-operator-bundle:v0.0.1`, '--kubeconfig', kubeconfig, '-n', 'default', '--install-mode', 'MultiNamespace=a,b']);
-    assertOneLineFailure(result, /^Error: --install-mode MultiNamespace=a,b is not supported by widget-operator\.v0\.0\.1 \(it supports OwnNamespace, SingleNamespace, AllNamespaces\)/);
-    for (const [apiVersion, plural] of OLM_KINDS) assert.deepEqual(await names(`/apis/${apiVersion}/namespaces/default/${plural}`), []);
+    const result = await cli([
+      'run',
+      'bundle',
+      `${registry.host}/widget-operator-bundle:v0.0.1`,
+      '--kubeconfig',
+      kubeconfig,
+      '-n',
+      'default',
+      '--install-mode',
+      'MultiNamespace=a,b',
+    ]);
+    assertOneLineFailure(
+      result,
+      /^Error: --install-mode MultiNamespace=a,b is not supported by widget-operator\.v0\.0\.1 \(it supports OwnNamespace, SingleNamespace, AllNamespaces\)/,
+    );
+    for (const [apiVersion, plural] of OLM_KINDS)
+      assert.deepEqual(await names(`/apis/${apiVersion}/namespaces/default/${plural}`), []);
   });
 });

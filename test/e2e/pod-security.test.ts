@@ -25,11 +25,23 @@ describe('manager pod security', () => {
     runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'], project);
     runCliOk(['generate', 'manifests'], project);
     const rendered = execFileSync('kubectl', ['kustomize', 'config/default'], { cwd: project, encoding: 'utf8' });
-    deployment = parseAllDocuments(rendered).map((doc) => doc.toJS() as V1Deployment).find((doc) => doc.kind === 'Deployment')!;
+    deployment = parseAllDocuments(rendered)
+      .map((doc) => doc.toJS() as V1Deployment)
+      .find((doc) => doc.kind === 'Deployment')!;
     env = await startControlPlane();
     rest = new RestClient(env.kubeConfig);
     await rest.request('POST', resourcePath(Namespace), {
-      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'restricted-ns', labels: { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/enforce-version': 'latest' } } },
+      body: {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: {
+          name: 'restricted-ns',
+          labels: {
+            'pod-security.kubernetes.io/enforce': 'restricted',
+            'pod-security.kubernetes.io/enforce-version': 'latest',
+          },
+        },
+      },
     });
   });
   after(async () => {
@@ -37,7 +49,10 @@ describe('manager pod security', () => {
   });
 
   const dryRunPod = (spec: V1Pod['spec']) =>
-    rest.request<V1Pod>('POST', resourcePath(Pod, 'restricted-ns'), { query: { dryRun: 'All' }, body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'manager', namespace: 'restricted-ns' }, spec } });
+    rest.request<V1Pod>('POST', resourcePath(Pod, 'restricted-ns'), {
+      query: { dryRun: 'All' },
+      body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'manager', namespace: 'restricted-ns' }, spec },
+    });
 
   it('a Pod from the manager template is admitted under enforce=restricted', async () => {
     assert.equal(deployment.metadata?.name, 'memcached-operator-controller-manager');
@@ -49,6 +64,9 @@ describe('manager pod security', () => {
     const loose = structuredClone(deployment.spec!.template.spec!);
     delete loose.securityContext;
     for (const container of loose.containers) delete container.securityContext;
-    await assert.rejects(dryRunPod(loose), (err: unknown) => err instanceof ForbiddenError && /violates PodSecurity "restricted:latest"/.test(err.message));
+    await assert.rejects(
+      dryRunPod(loose),
+      (err: unknown) => err instanceof ForbiddenError && /violates PodSecurity "restricted:latest"/.test(err.message),
+    );
   });
 });

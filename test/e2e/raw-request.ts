@@ -13,12 +13,18 @@ export interface RawResponse {
  * certificate (envtest users authenticate by certificate), and returns
  * status, headers and the parsed body.
  */
-export function rawClient(kubeConfig: KubeConfig): { request(method: string, path: string, body?: unknown): Promise<RawResponse>; close(): Promise<void> } {
+export function rawClient(kubeConfig: KubeConfig): {
+  request(method: string, path: string, body?: unknown): Promise<RawResponse>;
+  close(): Promise<void>;
+} {
   const cluster = kubeConfig.getCurrentCluster();
   const user = kubeConfig.getCurrentUser();
-  if (!cluster || !user?.certData || !user.keyData || !cluster.caData) throw new Error('rawClient needs a kubeconfig with a client certificate and a CA');
+  if (!cluster || !user?.certData || !user.keyData || !cluster.caData)
+    throw new Error('rawClient needs a kubeconfig with a client certificate and a CA');
   const decode = (data: string): string => Buffer.from(data, 'base64').toString('utf8');
-  const agent = new Agent({ connect: { ca: decode(cluster.caData), cert: decode(user.certData), key: decode(user.keyData) } });
+  const agent = new Agent({
+    connect: { ca: decode(cluster.caData), cert: decode(user.certData), key: decode(user.keyData) },
+  });
   return {
     async request(method, path, body) {
       const response = await fetch(`${cluster.server}${path}`, {
@@ -28,7 +34,11 @@ export function rawClient(kubeConfig: KubeConfig): { request(method: string, pat
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await response.text();
-      return { status: response.status, headers: response.headers as unknown as Headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+      return {
+        status: response.status,
+        headers: response.headers as unknown as Headers,
+        body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+      };
     },
     close: () => agent.close(),
   };

@@ -42,27 +42,52 @@ describe('generated RBAC', () => {
 
   /** Generates CRD and ClusterRole from the fixture's markers, minus the lines matching `drop`. */
   async function generate(drop?: RegExp): Promise<{ crd: object; role: Record<string, unknown> }> {
-    const source = (await readFile(fixtureSource, 'utf8')).split('\n').filter((line) => !drop || !drop.test(line)).join('\n');
+    const source = (await readFile(fixtureSource, 'utf8'))
+      .split('\n')
+      .filter((line) => !drop || !drop.test(line))
+      .join('\n');
     await writeFile(join(project, 'controllers', 'memcached_controller.ts'), source);
     const files = await generateManifests({
       projectDir: project,
       domain: 'example.com',
       multigroup: false,
-      resources: [{ group: 'cache', domain: 'example.com', version: 'v1', kind: 'Memcached', path: 'apis/v1', namespaced: true }],
+      resources: [
+        { group: 'cache', domain: 'example.com', version: 'v1', kind: 'Memcached', path: 'apis/v1', namespaced: true },
+      ],
     });
     const text = (path: string) => files.find((file) => file.path === path)!.content;
     const crd = parseAllDocuments(text('config/crd/bases/cache.example.com_memcacheds.yaml'))[0]!.toJS() as object;
-    const role = parseAllDocuments(text('config/rbac/role.yaml')).map((doc) => doc.toJS() as Record<string, unknown>).find((doc) => doc.kind === 'ClusterRole')!;
+    const role = parseAllDocuments(text('config/rbac/role.yaml'))
+      .map((doc) => doc.toJS() as Record<string, unknown>)
+      .find((doc) => doc.kind === 'ClusterRole')!;
     return { crd, role };
   }
 
   /** Binds `role` (renamed per user) to a fresh user and runs the operator as that user. */
-  async function runAs(user: string, role: Record<string, unknown>, body: (mgr: Manager, lines: Array<Record<string, unknown>>) => Promise<void>): Promise<void> {
+  async function runAs(
+    user: string,
+    role: Record<string, unknown>,
+    body: (mgr: Manager, lines: Array<Record<string, unknown>>) => Promise<void>,
+  ): Promise<void> {
     const name = `${user}-role`;
     await api.create({ ...role, metadata: { name } } as never);
-    await api.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: user }] });
+    await api.create({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: user }],
+    });
     const { logger, lines } = capturingLogger();
-    const mgr = new Manager({ kubeConfig: await env.addUser({ name: user }), metricsBindAddress: '0', healthProbeBindAddress: '0', handleSignals: false, logger, watchBackoffMaxMs: 1000, cacheSyncTimeoutMs: 60_000 });
+    const mgr = new Manager({
+      kubeConfig: await env.addUser({ name: user }),
+      metricsBindAddress: '0',
+      healthProbeBindAddress: '0',
+      handleSignals: false,
+      logger,
+      watchBackoffMaxMs: 1000,
+      cacheSyncTimeoutMs: 60_000,
+    });
     new MemcachedReconciler(mgr.getClient(), mgr.getEventRecorderFor('memcached-controller')).setupWithManager(mgr);
     const running = mgr.start();
     try {
@@ -73,31 +98,64 @@ describe('generated RBAC', () => {
     }
   }
 
-  const deploymentOf = (name: string) => api.get(Deployment, { namespace: 'default', name }).catch((err) => (isNotFound(err) ? undefined : Promise.reject(err)));
+  const deploymentOf = (name: string) =>
+    api
+      .get(Deployment, { namespace: 'default', name })
+      .catch((err) => (isNotFound(err) ? undefined : Promise.reject(err)));
 
   it('the operator converges with exactly the generated ClusterRole', async () => {
     const { crd, role } = await generate();
     await env.installCRDs({ crds: [crd] });
     await runAs('memcached-operator', role, async () => {
-      await api.create({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'least-privilege', namespace: 'default' }, spec: { size: 2 } });
+      await api.create({
+        apiVersion: 'cache.example.com/v1',
+        kind: 'Memcached',
+        metadata: { name: 'least-privilege', namespace: 'default' },
+        spec: { size: 2 },
+      });
       const deployment = await eventually('the Deployment', () => deploymentOf('least-privilege'), 30_000);
       assert.equal(deployment.spec?.replicas, 2);
-      await eventually('status written', async () => (await api.get(Memcached, { namespace: 'default', name: 'least-privilege' })).status?.conditions?.some((c) => c.status === 'True'));
+      await eventually('status written', async () =>
+        (await api.get(Memcached, { namespace: 'default', name: 'least-privilege' })).status?.conditions?.some(
+          (c) => c.status === 'True',
+        ),
+      );
       // The finalizer path needs configmaps/create and events/create.
       await api.delete(await api.get(Memcached, { namespace: 'default', name: 'least-privilege' }));
-      await eventually('finalized and gone', () => api.get(Memcached, { namespace: 'default', name: 'least-privilege' }).then(() => false, (err) => isNotFound(err)), 30_000);
+      await eventually(
+        'finalized and gone',
+        () =>
+          api.get(Memcached, { namespace: 'default', name: 'least-privilege' }).then(
+            () => false,
+            (err) => isNotFound(err),
+          ),
+        30_000,
+      );
     });
   });
 
   it('dropping the deployments marker makes the operator fail with Forbidden', async () => {
     const { role } = await generate(/resources=deployments/);
     const rules = role.rules as Array<{ resources?: string[] }>;
-    assert.ok(!rules.some((rule) => rule.resources?.includes('deployments')), 'the generated role no longer grants deployments');
+    assert.ok(
+      !rules.some((rule) => rule.resources?.includes('deployments')),
+      'the generated role no longer grants deployments',
+    );
     await runAs('memcached-operator-without-deployments', role, async (_mgr, lines) => {
-      await api.create({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'forbidden', namespace: 'default' }, spec: { size: 1 } });
+      await api.create({
+        apiVersion: 'cache.example.com/v1',
+        kind: 'Memcached',
+        metadata: { name: 'forbidden', namespace: 'default' },
+        spec: { size: 1 },
+      });
       // Errors are logged as { err } (message and stack), so the text is err.message.
-      const errorText = (l: Record<string, unknown>): string => String((l.err as { message?: unknown } | undefined)?.message ?? '');
-      const line = await eventually('a Forbidden error in the log', () => lines.find((l) => /forbidden/i.test(errorText(l)) && /deployments/.test(errorText(l))), 30_000);
+      const errorText = (l: Record<string, unknown>): string =>
+        (l.err as { message?: string } | undefined)?.message ?? '';
+      const line = await eventually(
+        'a Forbidden error in the log',
+        () => lines.find((l) => /forbidden/i.test(errorText(l)) && /deployments/.test(errorText(l))),
+        30_000,
+      );
       assert.match(errorText(line), /cannot list resource "deployments"/);
       assert.equal(await deploymentOf('forbidden'), undefined, 'no Deployment without the permission');
     });

@@ -25,12 +25,17 @@ export const monotonicNow = (): number => performance.timeOrigin + performance.n
  * Starts an operator process against `kubeConfigPath`, configured by `env`:
  * the Memcached operator (fixtures/memcached-manager.ts) unless `script` names another fixture.
  */
-export function startReplica(name: string, kubeConfigPath: string, env: Record<string, string> = {}, script = memcachedManager): Replica {
+export function startReplica(
+  name: string,
+  kubeConfigPath: string,
+  env: Record<string, string> = {},
+  script = memcachedManager,
+): Replica {
   const child = spawn(process.execPath, [script], {
     env: { ...process.env, KUBECONFIG: kubeConfigPath, REPLICA_NAME: name, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const lines = collectJsonLines(child.stderr!);
+  const lines = collectJsonLines(child.stderr);
   const replica: Replica = { name, child, lines, exited: Promise.resolve(null) };
   replica.exited = once(child, 'exit').then(([code]) => {
     replica.exitedAt = monotonicNow();
@@ -45,7 +50,10 @@ export function startReplica(name: string, kubeConfigPath: string, env: Record<s
  */
 export async function exitWithin(replica: Replica, ms: number): Promise<number | null | 'still running'> {
   let timer: NodeJS.Timeout | undefined;
-  const code = await Promise.race([replica.exited, new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), ms)))]);
+  const code = await Promise.race([
+    replica.exited,
+    new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), ms))),
+  ]);
   clearTimeout(timer);
   return code;
 }
@@ -54,7 +62,8 @@ export async function exitWithin(replica: Replica, ms: number): Promise<number |
 export const linesOf = (replica: Replica, msg: string) => replica.lines.filter((line) => line.msg === msg);
 
 /** When the replica logged `msg` first (fixture `at`), or undefined. */
-export const firstAt = (replica: Replica, msg: string): number | undefined => linesOf(replica, msg)[0]?.at as number | undefined;
+export const firstAt = (replica: Replica, msg: string): number | undefined =>
+  linesOf(replica, msg)[0]?.at as number | undefined;
 
 export interface Interval {
   replica: string;
@@ -77,7 +86,13 @@ export function reconcileIntervals(replica: Replica): Interval[] {
     const name = line.name as string;
     if (line.msg === 'test: reconcile started') open.set(name, line.at as number);
     if (line.msg === 'test: reconcile finished' && open.has(name)) {
-      intervals.push({ replica: replica.name, name, start: open.get(name)!, end: line.at as number, aborted: line.aborted as boolean });
+      intervals.push({
+        replica: replica.name,
+        name,
+        start: open.get(name)!,
+        end: line.at as number,
+        aborted: line.aborted as boolean,
+      });
       open.delete(name);
     }
   }
@@ -88,5 +103,6 @@ export function reconcileIntervals(replica: Replica): Interval[] {
 
 /** Stops every replica still running (test teardown). */
 export function killAll(replicas: Replica[]): void {
-  for (const replica of replicas) if (replica.child.exitCode === null && replica.child.signalCode === null) replica.child.kill('SIGKILL');
+  for (const replica of replicas)
+    if (replica.child.exitCode === null && replica.child.signalCode === null) replica.child.kill('SIGKILL');
 }

@@ -10,7 +10,16 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Environment } from '../../src/runtime/envtest/index.js';
-import { Client, ConfigMap, Manager, RestClient, TerminalError, labelSelectorPredicate, newControllerManagedBy, type Reconciler } from '../../src/runtime/index.js';
+import {
+  Client,
+  ConfigMap,
+  Manager,
+  RestClient,
+  TerminalError,
+  labelSelectorPredicate,
+  newControllerManagedBy,
+  type Reconciler,
+} from '../../src/runtime/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
@@ -29,14 +38,21 @@ describe('reconcile errors and transport retries in a running manager', () => {
   async function reconcileByName(client: Client, name: string): Promise<void> {
     calls.set(name, (calls.get(name) ?? 0) + 1);
     if (name === 'terminal') {
-      throw new Error('reconcile terminal', { cause: new Error('validate', { cause: new TerminalError('spec is invalid') }) });
+      throw new Error('reconcile terminal', {
+        cause: new Error('validate', { cause: new TerminalError('spec is invalid') }),
+      });
     }
     if (name === 'buggy') {
       const missing = undefined as unknown as V1ConfigMap;
       void missing.data!.key;
     }
     if (name === 'throttled') {
-      await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'throttled-child', namespace: 'default' }, data: { from: 'reconcile' } });
+      await client.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'throttled-child', namespace: 'default' },
+        data: { from: 'reconcile' },
+      });
     }
   }
 
@@ -46,10 +62,20 @@ describe('reconcile errors and transport retries in a running manager', () => {
     api = new Client({ rest: new RestClient(env.kubeConfig) });
     const capture = capturingLogger();
     lines = capture.lines;
-    mgr = new Manager({ kubeConfig: proxy.kubeConfig, metricsBindAddress: '127.0.0.1:0', healthProbeBindAddress: '0', handleSignals: false, logger: capture.logger });
+    mgr = new Manager({
+      kubeConfig: proxy.kubeConfig,
+      metricsBindAddress: '127.0.0.1:0',
+      healthProbeBindAddress: '0',
+      handleSignals: false,
+      logger: capture.logger,
+    });
     const client = mgr.getClient();
     const reconciler: Reconciler = { reconcile: async (_ctx, req) => reconcileByName(client, req.name) };
-    newControllerManagedBy(mgr).for(ConfigMap).withEventFilter(labelSelectorPredicate('test=errors')).named('errors').complete(reconciler);
+    newControllerManagedBy(mgr)
+      .for(ConfigMap)
+      .withEventFilter(labelSelectorPredicate('test=errors'))
+      .named('errors')
+      .complete(reconciler);
     running = mgr.start();
     await mgr.elected();
   });
@@ -61,7 +87,12 @@ describe('reconcile errors and transport retries in a running manager', () => {
     await env?.stop();
   });
 
-  const create = (name: string) => api.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', labels: { test: 'errors' } } });
+  const create = (name: string) =>
+    api.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: 'default', labels: { test: 'errors' } },
+    });
   const metrics = async () => (await fetch(`http://${mgr.getMetricsAddress()}/metrics`)).text();
 
   it('does not retry a TerminalError wrapped two causes deep', async () => {
@@ -75,7 +106,7 @@ describe('reconcile errors and transport retries in a running manager', () => {
     assert.match((line.err as { message: string }).message, /reconcile terminal: validate: spec is invalid/);
   });
 
-  it('counts a TypeError as a panic and logs it with the reconciler\'s stack', async () => {
+  it("counts a TypeError as a panic and logs it with the reconciler's stack", async () => {
     await create('buggy');
     await eventually('two buggy reconciles', () => (calls.get('buggy') ?? 0) >= 2);
     const text = await metrics();
@@ -91,16 +122,25 @@ describe('reconcile errors and transport retries in a running manager', () => {
 
   it('retries a write throttled with 429 + Retry-After inside a reconcile, so the reconcile succeeds', async () => {
     const match = { method: 'POST', path: /\/namespaces\/default\/configmaps$/ };
-    const remove = proxy.addRule({ match, action: { type: 'status', status: 429, headers: { 'Retry-After': '1' } }, times: 1 });
+    const remove = proxy.addRule({
+      match,
+      action: { type: 'status', status: 429, headers: { 'Retry-After': '1' } },
+      times: 1,
+    });
     try {
       await create('throttled');
-      const child = await eventually('the child ConfigMap', () => api.get(ConfigMap, { namespace: 'default', name: 'throttled-child' }).catch(() => undefined));
+      const child = await eventually('the child ConfigMap', () =>
+        api.get(ConfigMap, { namespace: 'default', name: 'throttled-child' }).catch(() => undefined),
+      );
       assert.equal(child.data?.from, 'reconcile');
     } finally {
       remove();
     }
     assert.equal(calls.get('throttled'), 1, 'the throttling never reached the reconciler as an error');
     assert.equal(proxy.count(match), 2);
-    assert.match(await metrics(), /rest_client_request_retries_total\{code="201",verb="POST",host="127\.0\.0\.1:\d+"\} 1/);
+    assert.match(
+      await metrics(),
+      /rest_client_request_retries_total\{code="201",verb="POST",host="127\.0\.0\.1:\d+"\} 1/,
+    );
   });
 });

@@ -41,26 +41,45 @@ describe('Memcached operator on a real API server', () => {
     await env?.stop();
   });
 
-  const deploymentOf = (name: string): Promise<V1Deployment | undefined> => api.get(Deployment, { namespace: 'default', name }).catch((err) => (isNotFound(err) ? undefined : Promise.reject(err)));
+  const deploymentOf = (name: string): Promise<V1Deployment | undefined> =>
+    api
+      .get(Deployment, { namespace: 'default', name })
+      .catch((err) => (isNotFound(err) ? undefined : Promise.reject(err)));
 
   it('creating a CR gives a Deployment with spec.size replicas and a controller ownerReference', async () => {
-    const created = await api.create<Memcached>({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'sample', namespace: 'default' }, spec: { size: 2 } });
+    const created = await api.create<Memcached>({
+      apiVersion: 'cache.example.com/v1',
+      kind: 'Memcached',
+      metadata: { name: 'sample', namespace: 'default' },
+      spec: { size: 2 },
+    });
     const deployment = await eventually('the Deployment', () => deploymentOf('sample'));
     assert.equal(deployment.spec?.replicas, 2);
     const ref = deployment.metadata?.ownerReferences?.find((r) => r.controller);
-    assert.deepEqual({ kind: ref?.kind, name: ref?.name, uid: ref?.uid, apiVersion: ref?.apiVersion, blockOwnerDeletion: ref?.blockOwnerDeletion }, {
-      kind: 'Memcached',
-      name: 'sample',
-      uid: created.metadata?.uid,
-      apiVersion: 'cache.example.com/v1',
-      blockOwnerDeletion: true,
-    });
+    assert.deepEqual(
+      {
+        kind: ref?.kind,
+        name: ref?.name,
+        uid: ref?.uid,
+        apiVersion: ref?.apiVersion,
+        blockOwnerDeletion: ref?.blockOwnerDeletion,
+      },
+      {
+        kind: 'Memcached',
+        name: 'sample',
+        uid: created.metadata?.uid,
+        apiVersion: 'cache.example.com/v1',
+        blockOwnerDeletion: true,
+      },
+    );
   });
 
   it('writes status through the status subresource and adds the finalizer', async () => {
     const memcached = await eventually('the Available=True condition', async () => {
       const current = await api.get(Memcached, { namespace: 'default', name: 'sample' });
-      return current.status?.conditions?.find((c) => c.type === 'Available' && c.status === 'True') ? current : undefined;
+      return current.status?.conditions?.find((c) => c.type === 'Available' && c.status === 'True')
+        ? current
+        : undefined;
     });
     // With the status subresource enabled, a main-resource update drops status: seeing it proves /status was used.
     assert.match(memcached.status!.conditions![0]!.message, /with 2 replicas/);
@@ -86,7 +105,12 @@ describe('Memcached operator on a real API server', () => {
   it('restarting kube-apiserver does not stall the operator, and the log says what happened', async () => {
     await env.stopAPIServer();
     await env.startAPIServer();
-    await api.create({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'after-apiserver-restart', namespace: 'default' }, spec: { size: 1 } });
+    await api.create({
+      apiVersion: 'cache.example.com/v1',
+      kind: 'Memcached',
+      metadata: { name: 'after-apiserver-restart', namespace: 'default' },
+      spec: { size: 1 },
+    });
     await eventually('reconcile after the API server restart', () => deploymentOf('after-apiserver-restart'), 60_000);
     assert.ok(
       lines.some((line) => line.msg === 'list/watch failed; reconnecting after backoff'),
@@ -97,16 +121,34 @@ describe('Memcached operator on a real API server', () => {
   it('restarting etcd does not stall the operator', async () => {
     await env.stopEtcd();
     await env.startEtcd();
-    await eventually('the API server to serve again', () => api.list(ConfigMap, { namespace: 'default' }).then(() => true), 60_000);
-    await api.create({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'after-etcd-restart', namespace: 'default' }, spec: { size: 3 } });
-    const deployment = await eventually('reconcile after the etcd restart', () => deploymentOf('after-etcd-restart'), 60_000);
+    await eventually(
+      'the API server to serve again',
+      () => api.list(ConfigMap, { namespace: 'default' }).then(() => true),
+      60_000,
+    );
+    await api.create({
+      apiVersion: 'cache.example.com/v1',
+      kind: 'Memcached',
+      metadata: { name: 'after-etcd-restart', namespace: 'default' },
+      spec: { size: 3 },
+    });
+    const deployment = await eventually(
+      'reconcile after the etcd restart',
+      () => deploymentOf('after-etcd-restart'),
+      60_000,
+    );
     assert.equal(deployment.spec?.replicas, 3);
   });
 
   it('the finalizer runs its cleanup before the CR goes away', async () => {
     const current = await api.get(Memcached, { namespace: 'default', name: 'sample' });
     await api.delete(current);
-    await eventually('the CR to be gone', () => api.get(Memcached, { namespace: 'default', name: 'sample' }).then(() => false, (err) => isNotFound(err)));
+    await eventually('the CR to be gone', () =>
+      api.get(Memcached, { namespace: 'default', name: 'sample' }).then(
+        () => false,
+        (err) => isNotFound(err),
+      ),
+    );
     const trace = await api.get(ConfigMap, { namespace: 'default', name: 'sample-finalized' });
     assert.equal(trace.data?.finalized, 'true');
   });
@@ -115,7 +157,9 @@ describe('Memcached operator on a real API server', () => {
     const ready = await fetch(`http://${mgr.getHealthProbeAddress()}/readyz`);
     assert.equal(ready.status, 200);
     const text = await (await fetch(`http://${mgr.getMetricsAddress()}/metrics`)).text();
-    const success = Number(text.match(/controller_runtime_reconcile_total\{controller="memcached",result="success"\} (\d+)/)?.[1]);
+    const success = Number(
+      text.match(/controller_runtime_reconcile_total\{controller="memcached",result="success"\} (\d+)/)?.[1],
+    );
     assert.ok(success >= 4, `success count ${success}`);
     for (const series of [
       'controller_runtime_reconcile_errors_total{controller="memcached"}',

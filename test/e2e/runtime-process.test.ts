@@ -42,17 +42,28 @@ describe('operator processes', () => {
       env: { ...process.env, KUBECONFIG: env.kubeConfigPath(), LEADER_ELECT: 'true', REPLICA_NAME: name, ...extraEnv },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
-    const lines = collectJsonLines(child.stderr!);
+    const lines = collectJsonLines(child.stderr);
     const exited = once(child, 'exit').then(([code]) => code as number | null);
     const replica = { name, child, lines, exited };
     replicas.push(replica);
     return replica;
   }
 
-  const reconciledBy = (replica: Replica, name: string) => replica.lines.some((line) => line.msg === 'test: reconcile started' && line.name === name);
+  const reconciledBy = (replica: Replica, name: string) =>
+    replica.lines.some((line) => line.msg === 'test: reconcile started' && line.name === name);
   const isElected = (replica: Replica) => replica.lines.some((line) => line.msg === 'test: elected');
-  const create = (name: string, size = 1) => api.create({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name, namespace: 'default' }, spec: { size } });
-  const deploymentExists = (name: string) => api.get(Deployment, { namespace: 'default', name }).then(() => true, (err) => (isNotFound(err) ? false : Promise.reject(err)));
+  const create = (name: string, size = 1) =>
+    api.create({
+      apiVersion: 'cache.example.com/v1',
+      kind: 'Memcached',
+      metadata: { name, namespace: 'default' },
+      spec: { size },
+    });
+  const deploymentExists = (name: string) =>
+    api.get(Deployment, { namespace: 'default', name }).then(
+      () => true,
+      (err) => (isNotFound(err) ? false : Promise.reject(err)),
+    );
 
   it('two managers with leader election: exactly one reconciles; a clean stop hands over within the lease duration', async () => {
     const first = startReplica('first');
@@ -68,7 +79,10 @@ describe('operator processes', () => {
     first.child.kill('SIGTERM');
     assert.equal(await first.exited, 0);
     await eventually('second to be elected', () => isElected(second), 20_000);
-    assert.ok(Date.now() - stoppedAt < 15_000, `handover took ${Date.now() - stoppedAt} ms, more than the lease duration`);
+    assert.ok(
+      Date.now() - stoppedAt < 15_000,
+      `handover took ${Date.now() - stoppedAt} ms, more than the lease duration`,
+    );
     const handedOver = await api.get(Lease, { namespace: 'default', name: 'memcached-operator.example.com' });
     assert.equal(handedOver.spec?.leaseTransitions, 1, 'taking over a released lease is a transition');
     await create('le-two');
@@ -100,7 +114,10 @@ describe('operator processes', () => {
     replica.child.kill('SIGTERM');
     assert.equal(await replica.exited, 0);
     const afterSignal = replica.lines.slice(signalledAt);
-    assert.ok(afterSignal.some((line) => line.msg === 'test: reconcile finished' && line.name === 'graceful'), 'the in-flight reconcile finished after SIGTERM');
+    assert.ok(
+      afterSignal.some((line) => line.msg === 'test: reconcile finished' && line.name === 'graceful'),
+      'the in-flight reconcile finished after SIGTERM',
+    );
     assert.ok(afterSignal.some((line) => line.msg === 'released leader lease'));
     const lease = await api.get(Lease, { namespace: 'default', name: 'memcached-operator.example.com' });
     assert.equal(lease.spec?.holderIdentity, undefined, 'the lease has no holder');

@@ -3,7 +3,11 @@ import { request as httpsRequest } from 'node:https';
 import { connect, type PeerCertificate } from 'node:tls';
 
 /** One HTTPS GET: status and body. `ca` verifies the server; without it the certificate is not checked. */
-export function httpsGet(address: string, path: string, options: { token?: string; ca?: string; servername?: string } = {}): Promise<{ status: number; body: string }> {
+export function httpsGet(
+  address: string,
+  path: string,
+  options: { token?: string; ca?: string; servername?: string } = {},
+): Promise<{ status: number; body: string }> {
   const { host, port } = splitAddress(address);
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
@@ -13,7 +17,9 @@ export function httpsGet(address: string, path: string, options: { token?: strin
         path,
         method: 'GET',
         headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
-        ...(options.ca ? { ca: options.ca, servername: options.servername ?? 'localhost' } : { rejectUnauthorized: false }),
+        ...(options.ca
+          ? { ca: options.ca, servername: options.servername ?? 'localhost' }
+          : { rejectUnauthorized: false }),
         agent: false,
         timeout: 30_000,
       },

@@ -29,7 +29,12 @@ const NAMESPACE = 'transport';
 const CONFIGMAPS = /^\/api\/v1\/namespaces\/transport\/configmaps/;
 
 function configMap(name: string): V1ConfigMap {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NAMESPACE }, data: { created: 'through the proxy' } };
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: NAMESPACE },
+    data: { created: 'through the proxy' },
+  };
 }
 
 describe('REST client retries and timeouts, through the fault proxy', () => {
@@ -58,7 +63,11 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
   it('retries a create answered 429 with Retry-After: 1, waits about that long, and then creates the real object', async () => {
     const match = { method: 'POST', path: CONFIGMAPS };
     const before = proxy.count(match);
-    const remove = proxy.addRule({ match, action: { type: 'status', status: 429, headers: { 'Retry-After': '1' } }, times: 2 });
+    const remove = proxy.addRule({
+      match,
+      action: { type: 'status', status: 429, headers: { 'Retry-After': '1' } },
+      times: 2,
+    });
     const started = performance.now();
     try {
       const created = await client.create(configMap('after-throttling'));
@@ -80,7 +89,11 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
 
   it('retries a read answered 503 with Retry-After, and returns the real object', async () => {
     const match = { method: 'GET', path: /\/configmaps\/warm-up$/ };
-    const remove = proxy.addRule({ match, action: { type: 'status', status: 503, headers: { 'Retry-After': '1' } }, times: 1 });
+    const remove = proxy.addRule({
+      match,
+      action: { type: 'status', status: 503, headers: { 'Retry-After': '1' } },
+      times: 1,
+    });
     try {
       const read = await client.apiReader().get(ConfigMap, { namespace: NAMESPACE, name: 'warm-up' });
       assert.equal(read.metadata?.name, 'warm-up');
@@ -119,7 +132,10 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
     // Retry-After: 0 asks for no wait, so eleven attempts take no time.
     const remove = proxy.addRule({ match, action: { type: 'status', status: 429, headers: { 'Retry-After': '0' } } });
     try {
-      await assert.rejects(client.apiReader().get(ConfigMap, { namespace: NAMESPACE, name: 'always-throttled' }), TooManyRequestsError);
+      await assert.rejects(
+        client.apiReader().get(ConfigMap, { namespace: NAMESPACE, name: 'always-throttled' }),
+        TooManyRequestsError,
+      );
     } finally {
       remove();
     }
@@ -158,11 +174,17 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
     const remove = proxy.addRule({ match: { method: 'GET', path: /\/configmaps\/hung$/ }, action: { type: 'hang' } });
     const started = performance.now();
     try {
-      await assert.rejects(hurried.apiReader().get(ConfigMap, { namespace: NAMESPACE, name: 'hung' }), (err: unknown) => {
-        assert.ok(err instanceof RequestTimeoutError, `got ${String(err)}`);
-        assert.equal(err.message, 'GET /api/v1/namespaces/transport/configmaps/hung: timed out after 1.5s without a complete answer from the API server (the request timeout; raise it with the RestClient\'s timeoutMs option or the call\'s timeoutMs)');
-        return true;
-      });
+      await assert.rejects(
+        hurried.apiReader().get(ConfigMap, { namespace: NAMESPACE, name: 'hung' }),
+        (err: unknown) => {
+          assert.ok(err instanceof RequestTimeoutError, `got ${String(err)}`);
+          assert.equal(
+            err.message,
+            "GET /api/v1/namespaces/transport/configmaps/hung: timed out after 1.5s without a complete answer from the API server (the request timeout; raise it with the RestClient's timeoutMs option or the call's timeoutMs)",
+          );
+          return true;
+        },
+      );
     } finally {
       remove();
     }
@@ -173,10 +195,16 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
   it('lets one call override the timeout', async () => {
     // The client's default (60 s) would hold the test; the call asks for 700 ms.
     const rest = new RestClient(proxy.kubeConfig);
-    const remove = proxy.addRule({ match: { method: 'GET', path: /\/configmaps\/hung-too$/ }, action: { type: 'hang' } });
+    const remove = proxy.addRule({
+      match: { method: 'GET', path: /\/configmaps\/hung-too$/ },
+      action: { type: 'hang' },
+    });
     const started = performance.now();
     try {
-      await assert.rejects(rest.request('GET', `/api/v1/namespaces/${NAMESPACE}/configmaps/hung-too`, { timeoutMs: 700 }), /timed out after 700ms/);
+      await assert.rejects(
+        rest.request('GET', `/api/v1/namespaces/${NAMESPACE}/configmaps/hung-too`, { timeoutMs: 700 }),
+        /timed out after 700ms/,
+      );
     } finally {
       remove();
     }
@@ -184,9 +212,14 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
     assert.ok(elapsed >= 600 && elapsed < 15_000, `failed after ${Math.round(elapsed)} ms, expected about 700`);
     // A caller's own abort is not reported as a timeout.
     const abort = new AbortController();
-    const removeAgain = proxy.addRule({ match: { method: 'GET', path: /\/configmaps\/hung-too$/ }, action: { type: 'hang' } });
+    const removeAgain = proxy.addRule({
+      match: { method: 'GET', path: /\/configmaps\/hung-too$/ },
+      action: { type: 'hang' },
+    });
     try {
-      const pending = rest.request('GET', `/api/v1/namespaces/${NAMESPACE}/configmaps/hung-too`, { signal: abort.signal });
+      const pending = rest.request('GET', `/api/v1/namespaces/${NAMESPACE}/configmaps/hung-too`, {
+        signal: abort.signal,
+      });
       setTimeout(() => abort.abort(), 200);
       await assert.rejects(pending, (err: unknown) => !(err instanceof RequestTimeoutError));
     } finally {
@@ -201,9 +234,19 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
     const events: WatchEvent[] = [];
     const writer = setTimeout(() => void direct.create(configMap('seen-by-a-long-watch')), 3000);
     try {
-      const { resourceVersion } = (await rest.request<{ metadata: { resourceVersion: string } }>('GET', `/api/v1/namespaces/${NAMESPACE}/configmaps`)).metadata;
+      const { resourceVersion } = (
+        await rest.request<{ metadata: { resourceVersion: string } }>(
+          'GET',
+          `/api/v1/namespaces/${NAMESPACE}/configmaps`,
+        )
+      ).metadata;
       const opened = performance.now();
-      for await (const event of rest.watch(`/api/v1/namespaces/${NAMESPACE}/configmaps`, { resourceVersion, allowWatchBookmarks: false }, abort.signal, 60_000)) {
+      for await (const event of rest.watch(
+        `/api/v1/namespaces/${NAMESPACE}/configmaps`,
+        { resourceVersion, allowWatchBookmarks: false },
+        abort.signal,
+        60_000,
+      )) {
         events.push(event);
         if ((event.object as V1ConfigMap).metadata?.name === 'seen-by-a-long-watch') {
           assert.ok(performance.now() - opened > 2500, 'the event came after the request timeout had long passed');
@@ -215,19 +258,31 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
       abort.abort();
     }
     assert.equal(events.at(-1)?.type, 'ADDED');
-    assert.equal(proxy.count({ path: CONFIGMAPS, watch: true }) - watchesBefore, 1, 'one watch, never cut and reopened');
+    assert.equal(
+      proxy.count({ path: CONFIGMAPS, watch: true }) - watchesBefore,
+      1,
+      'one watch, never cut and reopened',
+    );
   });
 
-  it('bounds the wait for a watch\'s response headers by the request timeout', async () => {
+  it("bounds the wait for a watch's response headers by the request timeout", async () => {
     const rest = new RestClient(proxy.kubeConfig, { timeoutMs: 1000 });
     const remove = proxy.addRule({ match: { path: CONFIGMAPS, watch: true }, action: { type: 'hang' } });
     const started = performance.now();
     try {
       await assert.rejects(
         (async () => {
-          for await (const _event of rest.watch(`/api/v1/namespaces/${NAMESPACE}/configmaps`, {}, new AbortController().signal, 60_000)) break;
+          for await (const _event of rest.watch(
+            `/api/v1/namespaces/${NAMESPACE}/configmaps`,
+            {},
+            new AbortController().signal,
+            60_000,
+          ))
+            break;
         })(),
-        (err: unknown) => err instanceof RequestTimeoutError && /^watch \/api\/v1\/namespaces\/transport\/configmaps: timed out after 1s/.test(err.message),
+        (err: unknown) =>
+          err instanceof RequestTimeoutError &&
+          /^watch \/api\/v1\/namespaces\/transport\/configmaps: timed out after 1s/.test(err.message),
       );
     } finally {
       remove();
@@ -254,13 +309,33 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
       const before = writesSeen();
       const path = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
       try {
-        for (const [method, target, body] of [['POST', path, configMap('fenced')], ['PUT', `${path}/warm-up`, configMap('warm-up')], ['PATCH', `${path}/warm-up`, {}], ['DELETE', `${path}/warm-up`, undefined]] as const) {
-          await assert.rejects(rest.request(method, target, { body, contentType: method === 'PATCH' ? 'application/merge-patch+json' : undefined }), (err: unknown) => err === refusal, `${method} is refused with the fence's own error`);
+        for (const [method, target, body] of [
+          ['POST', path, configMap('fenced')],
+          ['PUT', `${path}/warm-up`, configMap('warm-up')],
+          ['PATCH', `${path}/warm-up`, {}],
+          ['DELETE', `${path}/warm-up`, undefined],
+        ] as const) {
+          await assert.rejects(
+            rest.request(method, target, {
+              body,
+              contentType: method === 'PATCH' ? 'application/merge-patch+json' : undefined,
+            }),
+            (err: unknown) => err === refusal,
+            `${method} is refused with the fence's own error`,
+          );
         }
-        await assert.rejects(new Client({ rest }).exec({ namespace: NAMESPACE, name: 'no-such-pod' }, undefined, ['true']), (err: unknown) => err === refusal, 'an exec upgrade is refused too');
+        await assert.rejects(
+          new Client({ rest }).exec({ namespace: NAMESPACE, name: 'no-such-pod' }, undefined, ['true']),
+          (err: unknown) => err === refusal,
+          'an exec upgrade is refused too',
+        );
         assert.equal(writesSeen() - before, 0, 'no write reached the server');
         assert.equal(proxy.count({ path: /\/exec$/ }), 0, 'no exec reached the server');
-        assert.equal((await rest.request<V1ConfigMap>('GET', `${path}/warm-up`)).metadata?.name, 'warm-up', 'a read goes through');
+        assert.equal(
+          (await rest.request<V1ConfigMap>('GET', `${path}/warm-up`)).metadata?.name,
+          'warm-up',
+          'a read goes through',
+        );
       } finally {
         await rest.close();
       }
@@ -269,7 +344,12 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
     // The fence runs again when the request has its socket: a process frozen between the first
     // check and the socket must not send on the strength of the first. Direct to the API server
     // (TLS, so a new connection waits for its handshake) and through the proxy (plain HTTP).
-    for (const [route, connection] of [['TLS', 'new'], ['TLS', 'pooled'], ['plain HTTP', 'new'], ['plain HTTP', 'pooled']] as const) {
+    for (const [route, connection] of [
+      ['TLS', 'new'],
+      ['TLS', 'pooled'],
+      ['plain HTTP', 'new'],
+      ['plain HTTP', 'pooled'],
+    ] as const) {
       it(`a write refused once its socket is ready is never sent (${route}, ${connection} connection)`, async () => {
         const rest = new RestClient(route === 'TLS' ? env.kubeConfig : proxy.kubeConfig);
         const name = `socket-fenced-${route === 'TLS' ? 'tls' : 'plain'}-${connection}`;
@@ -277,9 +357,16 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
           if (connection === 'pooled') await rest.request('GET', `/api/v1/namespaces/${NAMESPACE}/configmaps/warm-up`);
           const { fence, refusal, checks } = fenceAfter(1);
           rest.fenceWrites(fence);
-          await assert.rejects(rest.request('POST', `/api/v1/namespaces/${NAMESPACE}/configmaps`, { body: configMap(name) }), (err: unknown) => err === refusal);
+          await assert.rejects(
+            rest.request('POST', `/api/v1/namespaces/${NAMESPACE}/configmaps`, { body: configMap(name) }),
+            (err: unknown) => err === refusal,
+          );
           assert.equal(checks(), 2, 'checked before the request and again at its socket');
-          await assert.rejects(direct.get(ConfigMap, { namespace: NAMESPACE, name }), NotFoundError, 'the ConfigMap was never created');
+          await assert.rejects(
+            direct.get(ConfigMap, { namespace: NAMESPACE, name }),
+            NotFoundError,
+            'the ConfigMap was never created',
+          );
         } finally {
           await rest.close();
         }
@@ -291,7 +378,11 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
     const path = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
     type List = { metadata: { resourceVersion: string } };
     /** The proxy's numbers of the connections each step's requests arrived on. */
-    interface Connections { lists: number[]; watch: number; get: number }
+    interface Connections {
+      lists: number[];
+      watch: number;
+      get: number;
+    }
 
     /**
      * On a new client through the proxy: `lists` GETs at once (leaving that many
@@ -309,9 +400,18 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
         const listed = proxy.requests.slice(from).map((request) => request.connection);
         const watchFrom = proxy.requests.length;
         watching = (async () => {
-          for await (const _event of rest.watch(path, { resourceVersion, allowWatchBookmarks: false }, abort.signal, 60_000)) { /* no events are written */ }
+          for await (const _event of rest.watch(
+            path,
+            { resourceVersion, allowWatchBookmarks: false },
+            abort.signal,
+            60_000,
+          )) {
+            /* no events are written */
+          }
         })().catch(() => undefined);
-        const watch = await eventually('the proxy sees the watch request', () => proxy.requests.slice(watchFrom).find((request) => request.watch));
+        const watch = await eventually('the proxy sees the watch request', () =>
+          proxy.requests.slice(watchFrom).find((request) => request.watch),
+        );
         const getFrom = proxy.requests.length;
         await rest.request('GET', path);
         return { lists: listed, watch: watch.connection, get: proxy.requests[getFrom]!.connection };
@@ -324,14 +424,25 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
 
     it('a watch does not take the last free connection, so the next short call reuses it', async () => {
       const seen = await listWatchGet(1);
-      assert.notEqual(seen.watch, seen.lists[0], 'the watch opened its own connection instead of taking the only free one');
-      assert.equal(seen.get, seen.lists[0], 'the GET after the watch reused the pooled connection rather than opening one');
+      assert.notEqual(
+        seen.watch,
+        seen.lists[0],
+        'the watch opened its own connection instead of taking the only free one',
+      );
+      assert.equal(
+        seen.get,
+        seen.lists[0],
+        'the GET after the watch reused the pooled connection rather than opening one',
+      );
     });
 
     it('a watch takes a pooled connection while another one stays free', async () => {
       const seen = await listWatchGet(2);
       assert.equal(new Set(seen.lists).size, 2, 'two lists at once took two connections');
-      assert.ok(seen.lists.includes(seen.watch), `the watch took a pooled connection, not a new one (it came on ${seen.watch}, the lists on ${seen.lists.join(' and ')})`);
+      assert.ok(
+        seen.lists.includes(seen.watch),
+        `the watch took a pooled connection, not a new one (it came on ${seen.watch}, the lists on ${seen.lists.join(' and ')})`,
+      );
       assert.ok(seen.lists.includes(seen.get) && seen.get !== seen.watch, 'the GET used the other pooled connection');
     });
   });

@@ -11,7 +11,16 @@ import { connect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Agent as UndiciAgent, fetch } from 'undici';
-import { Client, ForbiddenError, InvalidError, Manager, NotFoundError, RestClient, newWebhookManagedBy, type ApiError } from '../../src/runtime/index.js';
+import {
+  Client,
+  ForbiddenError,
+  InvalidError,
+  Manager,
+  NotFoundError,
+  RestClient,
+  newWebhookManagedBy,
+  type ApiError,
+} from '../../src/runtime/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';
@@ -20,7 +29,9 @@ import { Memcached, memcachedCRD } from './fixtures/memcached.js';
 import { MemcachedDefaulter, MemcachedValidator, PROTECTED_LABEL } from './fixtures/memcached-webhooks.js';
 import { rawClient, warningsOf } from './raw-request.js';
 
-const webhookConfig = fileURLToPath(new URL('../../../test/fixtures/webhook/memcached-admission/config/webhook', import.meta.url));
+const webhookConfig = fileURLToPath(
+  new URL('../../../test/fixtures/webhook/memcached-admission/config/webhook', import.meta.url),
+);
 const COLLECTION = '/apis/cache.example.com/v1/namespaces/default/memcacheds';
 
 describe('admission webhooks on a real API server', () => {
@@ -33,14 +44,28 @@ describe('admission webhooks on a real API server', () => {
   const { logger } = capturingLogger();
 
   before(async () => {
-    env = await startControlPlane({ crds: [memcachedCRD], webhookInstallOptions: { paths: [webhookConfig], errorIfPathMissing: true } });
-    mgr = new Manager({ kubeConfig: env.kubeConfig, webhookServer: env.webhookServerOptions(), metricsBindAddress: '0', healthProbeBindAddress: '127.0.0.1:0', handleSignals: false, logger });
+    env = await startControlPlane({
+      crds: [memcachedCRD],
+      webhookInstallOptions: { paths: [webhookConfig], errorIfPathMissing: true },
+    });
+    mgr = new Manager({
+      kubeConfig: env.kubeConfig,
+      webhookServer: env.webhookServerOptions(),
+      metricsBindAddress: '0',
+      healthProbeBindAddress: '127.0.0.1:0',
+      handleSignals: false,
+      logger,
+    });
     newWebhookManagedBy(mgr, Memcached).withDefaulter(new MemcachedDefaulter()).withValidator(validator).complete();
     mgr.addReadyzCheck('webhook', mgr.getWebhookServer().startedChecker());
     running = mgr.start();
     api = new Client({ rest: new RestClient(env.kubeConfig) });
     raw = rawClient(env.kubeConfig);
-    await eventually('the manager to be ready', async () => (await fetch(`http://${mgr.getHealthProbeAddress()}/readyz`)).status === 200, 60_000);
+    await eventually(
+      'the manager to be ready',
+      async () => (await fetch(`http://${mgr.getHealthProbeAddress()}/readyz`)).status === 200,
+      60_000,
+    );
   });
 
   after(async () => {
@@ -76,13 +101,20 @@ describe('admission webhooks on a real API server', () => {
     assert.equal(noSpec.spec?.size, 1);
     const noSize = await api.create(memcached('no-size', {}));
     assert.equal(noSize.spec?.size, 1);
-    assert.equal((await api.get(Memcached, { namespace: 'default', name: 'no-spec' })).spec?.size, 1, 'stored, not only returned');
+    assert.equal(
+      (await api.get(Memcached, { namespace: 'default', name: 'no-spec' })).spec?.size,
+      1,
+      'stored, not only returned',
+    );
   });
 
-  it('size 11 is refused with the validator\'s message and 403', async () => {
+  it("size 11 is refused with the validator's message and 403", async () => {
     const err = await rejection(api.create(memcached('too-big', { size: 11 })));
     assert.ok(err instanceof ForbiddenError, `expected 403, got ${String(err)}`);
-    assert.match(err.message, /admission webhook "vmemcached-v1\.kb\.io" denied the request: spec\.size must be at most 10, got 11/);
+    assert.match(
+      err.message,
+      /admission webhook "vmemcached-v1\.kb\.io" denied the request: spec\.size must be at most 10, got 11/,
+    );
     await assert.rejects(api.get(Memcached, { namespace: 'default', name: 'too-big' }), NotFoundError);
   });
 
@@ -107,7 +139,12 @@ describe('admission webhooks on a real API server', () => {
     const current = await api.get(Memcached, { namespace: 'default', name: 'guarded' });
     const unlabelled = await api.update({ ...current, metadata: { ...current.metadata, labels: {} } });
     await api.delete(unlabelled);
-    await eventually('the Memcached to be gone', async () => api.get(Memcached, { namespace: 'default', name: 'guarded' }).then(() => false, (e) => e instanceof NotFoundError));
+    await eventually('the Memcached to be gone', async () =>
+      api.get(Memcached, { namespace: 'default', name: 'guarded' }).then(
+        () => false,
+        (e) => e instanceof NotFoundError,
+      ),
+    );
   });
 
   it('warnings reach the client as Warning headers', async () => {
@@ -120,7 +157,9 @@ describe('admission webhooks on a real API server', () => {
 
   it("and reach the runtime's own client through RestClient's warningHandler", async () => {
     const warnings: string[] = [];
-    const warned = new Client({ rest: new RestClient(env.kubeConfig, { warningHandler: (warning) => warnings.push(warning) }) });
+    const warned = new Client({
+      rest: new RestClient(env.kubeConfig, { warningHandler: (warning) => warnings.push(warning) }),
+    });
     await warned.create(memcached('warned-client', { size: 8 }));
     assert.deepEqual(warnings, ['spec.size 8 is above 5: each replica reserves 64 MiB']);
   });
@@ -129,17 +168,28 @@ describe('admission webhooks on a real API server', () => {
     const response = await raw.request('POST', `${COLLECTION}?dryRun=All`, memcached('dry'));
     assert.equal(response.status, 201);
     assert.deepEqual((response.body as { spec?: unknown }).spec, { size: 1 }, 'the defaulter ran');
-    assert.deepEqual(validator.calls.filter((call) => call.name === 'dry'), [{ operation: 'CREATE', name: 'dry', dryRun: true }]);
+    assert.deepEqual(
+      validator.calls.filter((call) => call.name === 'dry'),
+      [{ operation: 'CREATE', name: 'dry', dryRun: true }],
+    );
     await assert.rejects(api.get(Memcached, { namespace: 'default', name: 'dry' }), NotFoundError);
     const refused = await raw.request('POST', `${COLLECTION}?dryRun=All`, memcached('dry-big', { size: 11 }));
     assert.equal(refused.status, 403, 'the validator ran in the dry run too');
-    assert.ok(validator.calls.some((call) => call.name === 'quiet' && !call.dryRun), 'real writes are not dry runs');
+    assert.ok(
+      validator.calls.some((call) => call.name === 'quiet' && !call.dryRun),
+      'real writes are not dry runs',
+    );
   });
 
   it('a replica that does not lead still serves webhooks (the server is not leader-only)', async () => {
     const now = new Date().toISOString().replace(/\.\d+Z$/, '.000000Z');
     await new RestClient(env.kubeConfig).request('POST', '/apis/coordination.k8s.io/v1/namespaces/default/leases', {
-      body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'webhook-follower' }, spec: { holderIdentity: 'another-replica', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now } },
+      body: {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: 'webhook-follower' },
+        spec: { holderIdentity: 'another-replica', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now },
+      },
     });
     const follower = new Manager({
       kubeConfig: env.kubeConfig,
@@ -155,12 +205,35 @@ describe('admission webhooks on a real API server', () => {
     newWebhookManagedBy(follower, Memcached).withDefaulter(new MemcachedDefaulter()).complete();
     const followerRunning = follower.start();
     try {
-      const address = await eventually('the follower\'s webhook server', () => follower.getWebhookServer().address(), 60_000);
+      const address = await eventually(
+        "the follower's webhook server",
+        () => follower.getWebhookServer().address(),
+        60_000,
+      );
       await follower.getWebhookServer().startedChecker()();
-      const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'follower', kind: { group: 'cache.example.com', version: 'v1', kind: 'Memcached' }, resource: { group: 'cache.example.com', version: 'v1', resource: 'memcacheds' }, operation: 'CREATE', userInfo: {}, object: memcached('x') } };
-      const response = await fetch(`https://${address}/mutate-cache-example-com-v1-memcached`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(review), dispatcher: new UndiciAgent({ connect: { rejectUnauthorized: false } }) });
+      const review = {
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        request: {
+          uid: 'follower',
+          kind: { group: 'cache.example.com', version: 'v1', kind: 'Memcached' },
+          resource: { group: 'cache.example.com', version: 'v1', resource: 'memcacheds' },
+          operation: 'CREATE',
+          userInfo: {},
+          object: memcached('x'),
+        },
+      };
+      const response = await fetch(`https://${address}/mutate-cache-example-com-v1-memcached`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(review),
+        dispatcher: new UndiciAgent({ connect: { rejectUnauthorized: false } }),
+      });
       const answer = (await response.json()) as { response: { uid: string; allowed: boolean; patch?: string } };
-      assert.deepEqual([answer.response.uid, answer.response.allowed, typeof answer.response.patch], ['follower', true, 'string']);
+      assert.deepEqual(
+        [answer.response.uid, answer.response.allowed, typeof answer.response.patch],
+        ['follower', true, 'string'],
+      );
       assert.equal(follower.isLeader(), false, 'the Lease is held by another replica');
     } finally {
       follower.stop();

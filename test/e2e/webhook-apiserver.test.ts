@@ -28,7 +28,8 @@ const ALL_ARGUMENTS = [
 ].join('\n');
 
 const API = '/apis/admissionregistration.k8s.io/v1';
-const collection = (config: WebhookConfiguration): string => `${API}/${config.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations'}`;
+const collection = (config: WebhookConfiguration): string =>
+  `${API}/${config.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations'}`;
 
 describe('generated webhook configurations on a real kube-apiserver', () => {
   let env: Environment;
@@ -49,7 +50,9 @@ describe('generated webhook configurations on a real kube-apiserver', () => {
       projectDir: project,
       domain: 'example.com',
       multigroup: false,
-      resources: [{ group: 'cache', domain: 'example.com', version: 'v1', kind: 'Memcached', path: 'apis/v1', namespaced: true }],
+      resources: [
+        { group: 'cache', domain: 'example.com', version: 'v1', kind: 'Memcached', path: 'apis/v1', namespaced: true },
+      ],
     });
     const text = (path: string) => files.find((file) => file.path === path)!.content;
     configurations = parseAllDocuments(text(WEBHOOK_MANIFEST_PATH)).map((doc) => doc.toJS() as WebhookConfiguration);
@@ -72,20 +75,29 @@ describe('generated webhook configurations on a real kube-apiserver', () => {
 
   it('the API server accepts the file as generated (server-side dry run, strict field validation)', async () => {
     for (const config of configurations) {
-      const accepted = await rest.request<WebhookConfiguration>('POST', collection(config), { body: config, query: { dryRun: 'All', fieldValidation: 'Strict' } });
+      const accepted = await rest.request<WebhookConfiguration>('POST', collection(config), {
+        body: config,
+        query: { dryRun: 'All', fieldValidation: 'Strict' },
+      });
       assert.equal(accepted.metadata.name, config.metadata.name);
-      assert.deepEqual(accepted.webhooks.map((w) => w.name), config.webhooks.map((w) => w.name));
+      assert.deepEqual(
+        accepted.webhooks.map((w) => w.name),
+        config.webhooks.map((w) => w.name),
+      );
     }
   });
 
   it('a wrong operation is refused, so the acceptance above is a real check', async () => {
     const broken = structuredClone(configurations[0]!);
     broken.webhooks[0]!.rules[0]!.operations = ['PATCH'];
-    await assert.rejects(rest.request('POST', collection(broken), { body: broken, query: { dryRun: 'All' } }), (err: unknown) => {
-      assert.ok(err instanceof InvalidError, `expected 422 Invalid, got ${String(err)}`);
-      assert.match(err.message, /operations/);
-      return true;
-    });
+    await assert.rejects(
+      rest.request('POST', collection(broken), { body: broken, query: { dryRun: 'All' } }),
+      (err: unknown) => {
+        assert.ok(err instanceof InvalidError, `expected 422 Invalid, got ${String(err)}`);
+        assert.match(err.message, /operations/);
+        return true;
+      },
+    );
   });
 
   it('stored in an existing namespace with failurePolicy Ignore, every field survives and admission keeps working', async () => {
@@ -109,14 +121,27 @@ describe('generated webhook configurations on a real kube-apiserver', () => {
             assert.deepEqual(kept['clientConfig'], expected, `${sent.name} clientConfig`);
           } else if (field === 'rules') {
             // ...and scope '*' (all scopes) to each rule, as a rule without scope means.
-            assert.deepEqual(kept['rules'], sent.rules.map((rule) => ({ ...rule, scope: '*' })), `${sent.name} rules`);
+            assert.deepEqual(
+              kept['rules'],
+              sent.rules.map((rule) => ({ ...rule, scope: '*' })),
+              `${sent.name} rules`,
+            );
           } else if (value !== undefined) assert.deepEqual(kept[field], value, `${sent.name} ${field}`);
         }
       }
     }
-    const created = await rest.request<{ metadata: { uid?: string } }>('POST', '/apis/cache.example.com/v1/namespaces/default/memcacheds', {
-      body: { apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'admitted' }, spec: { size: 1 } },
-    });
+    const created = await rest.request<{ metadata: { uid?: string } }>(
+      'POST',
+      '/apis/cache.example.com/v1/namespaces/default/memcacheds',
+      {
+        body: {
+          apiVersion: 'cache.example.com/v1',
+          kind: 'Memcached',
+          metadata: { name: 'admitted' },
+          spec: { size: 1 },
+        },
+      },
+    );
     assert.ok(created.metadata.uid, 'the Memcached was admitted past the unreachable webhooks');
   });
 });

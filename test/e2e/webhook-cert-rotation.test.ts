@@ -23,8 +23,11 @@ import { Memcached, memcachedCRD } from './fixtures/memcached.js';
 import { MemcachedDefaulter, MemcachedValidator } from './fixtures/memcached-webhooks.js';
 import { presentedCertificate } from './tls-client.js';
 
-const webhookConfig = fileURLToPath(new URL('../../../test/fixtures/webhook/memcached-admission/config/webhook', import.meta.url));
-const VALIDATING = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/validating-webhook-configuration';
+const webhookConfig = fileURLToPath(
+  new URL('../../../test/fixtures/webhook/memcached-admission/config/webhook', import.meta.url),
+);
+const VALIDATING =
+  '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/validating-webhook-configuration';
 const MUTATING = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/mutating-webhook-configuration';
 
 /** A directory laid out like a mounted Secret: tls.crt -> ..data/tls.crt, ..data -> ..<version>. */
@@ -63,14 +66,31 @@ describe('webhook certificate rotation without a restart', () => {
     const envtestCerts = env.webhookServerOptions();
     volume = new SecretVolume(await mkdtemp(join(tmpdir(), 'webhook-secret-')));
     // Start from envtest's certificate, which the installed configurations trust.
-    await volume.write({ certPem: await readFile(join(envtestCerts.certDir!, 'tls.crt'), 'utf8'), keyPem: await readFile(join(envtestCerts.certDir!, 'tls.key'), 'utf8') });
-    mgr = new Manager({ kubeConfig: env.kubeConfig, webhookServer: { ...envtestCerts, certDir: volume.dir }, metricsBindAddress: '0', healthProbeBindAddress: '127.0.0.1:0', handleSignals: false, logger });
-    newWebhookManagedBy(mgr, Memcached).withDefaulter(new MemcachedDefaulter()).withValidator(new MemcachedValidator()).complete();
+    await volume.write({
+      certPem: await readFile(join(envtestCerts.certDir!, 'tls.crt'), 'utf8'),
+      keyPem: await readFile(join(envtestCerts.certDir!, 'tls.key'), 'utf8'),
+    });
+    mgr = new Manager({
+      kubeConfig: env.kubeConfig,
+      webhookServer: { ...envtestCerts, certDir: volume.dir },
+      metricsBindAddress: '0',
+      healthProbeBindAddress: '127.0.0.1:0',
+      handleSignals: false,
+      logger,
+    });
+    newWebhookManagedBy(mgr, Memcached)
+      .withDefaulter(new MemcachedDefaulter())
+      .withValidator(new MemcachedValidator())
+      .complete();
     mgr.addReadyzCheck('webhook', mgr.getWebhookServer().startedChecker());
     running = mgr.start().finally(() => (settled = true));
     api = new Client({ rest: new RestClient(env.kubeConfig) });
     rest = new RestClient(env.kubeConfig);
-    await eventually('the manager to be ready', async () => (await fetch(`http://${mgr.getHealthProbeAddress()}/readyz`)).status === 200, 60_000);
+    await eventually(
+      'the manager to be ready',
+      async () => (await fetch(`http://${mgr.getHealthProbeAddress()}/readyz`)).status === 200,
+      60_000,
+    );
     address = mgr.getWebhookServer().address()!;
   });
 
@@ -85,15 +105,33 @@ describe('webhook certificate rotation without a restart', () => {
 
   it('rotates: new connections present the new certificate, admission works with the new CA, and the server never restarted', async () => {
     const before = await presentedCertificate(address);
-    assert.equal((await api.create<Memcached>({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'before', namespace: 'default' } })).spec?.size, 1);
+    assert.equal(
+      (
+        await api.create<Memcached>({
+          apiVersion: 'cache.example.com/v1',
+          kind: 'Memcached',
+          metadata: { name: 'before', namespace: 'default' },
+        })
+      ).spec?.size,
+      1,
+    );
 
     const newCA = await TinyCA.create('rotated-webhook-ca');
-    const rotated: KeyPairPem = await newCA.issue({ usage: 'server', commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+    const rotated: KeyPairPem = await newCA.issue({
+      usage: 'server',
+      commonName: 'localhost',
+      dnsNames: ['localhost'],
+      ipAddresses: ['127.0.0.1'],
+    });
     await volume.write(rotated);
-    const after = await eventually('the rotated certificate on a new connection', async () => {
-      const presented = await presentedCertificate(address);
-      return presented.fingerprint256 === fingerprintOf(rotated.certPem) ? presented : undefined;
-    }, 60_000);
+    const after = await eventually(
+      'the rotated certificate on a new connection',
+      async () => {
+        const presented = await presentedCertificate(address);
+        return presented.fingerprint256 === fingerprintOf(rotated.certPem) ? presented : undefined;
+      },
+      60_000,
+    );
     assert.notEqual(after.fingerprint256, before.fingerprint256);
     assert.equal(mgr.getWebhookServer().address(), address, 'same listener');
     assert.equal(settled, false, 'the manager is still running');
@@ -104,12 +142,32 @@ describe('webhook certificate rotation without a restart', () => {
     // as after cert-manager's CA injector updates the bundle.
     for (const path of [MUTATING, VALIDATING]) {
       const config = await rest.request<{ webhooks: Array<{ clientConfig: { caBundle?: string } }> }>('GET', path);
-      for (const webhook of config.webhooks) webhook.clientConfig.caBundle = Buffer.from(newCA.certPem).toString('base64');
+      for (const webhook of config.webhooks)
+        webhook.clientConfig.caBundle = Buffer.from(newCA.certPem).toString('base64');
       await rest.request('PUT', path, { body: config });
     }
-    const created = await eventually('admission through the rotated certificate', async () => api.create<Memcached>({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'after', namespace: 'default' } }).catch(() => undefined), 60_000);
+    const created = await eventually(
+      'admission through the rotated certificate',
+      async () =>
+        api
+          .create<Memcached>({
+            apiVersion: 'cache.example.com/v1',
+            kind: 'Memcached',
+            metadata: { name: 'after', namespace: 'default' },
+          })
+          .catch(() => undefined),
+      60_000,
+    );
     assert.equal(created.spec?.size, 1, 'the defaulter answered over the new certificate');
-    await assert.rejects(api.create({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'big', namespace: 'default' }, spec: { size: 11 } }), ForbiddenError);
+    await assert.rejects(
+      api.create({
+        apiVersion: 'cache.example.com/v1',
+        kind: 'Memcached',
+        metadata: { name: 'big', namespace: 'default' },
+        spec: { size: 11 },
+      }),
+      ForbiddenError,
+    );
   });
 
   it('a half-written pair (new cert, old key) is not taken: the server keeps the last valid pair', async () => {
@@ -117,7 +175,14 @@ describe('webhook certificate rotation without a restart', () => {
     const other = await (await TinyCA.create('mismatched')).issue({ usage: 'server', commonName: 'localhost' });
     const key = await readFile(join(volume.dir, 'tls.key'), 'utf8');
     await volume.write({ certPem: other.certPem, keyPem: key });
-    await eventually('the mismatched pair to be seen and refused', () => lines.some((line) => line.msg === 'certificate files changed but are not a valid pair yet; keeping the current pair'), 60_000);
+    await eventually(
+      'the mismatched pair to be seen and refused',
+      () =>
+        lines.some(
+          (line) => line.msg === 'certificate files changed but are not a valid pair yet; keeping the current pair',
+        ),
+      60_000,
+    );
     assert.equal((await presentedCertificate(address)).fingerprint256, current.fingerprint256);
   });
 });

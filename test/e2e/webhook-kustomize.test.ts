@@ -21,7 +21,12 @@ import { startControlPlane } from './control-plane.js';
 
 const certManagerCrds = new URL('../../../test/fixtures/cert-manager/crds.yaml', import.meta.url);
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; [key: string]: unknown };
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  [key: string]: unknown;
+};
 
 /** Uncomments `line` (given without its `#`) where it stands alone. */
 function uncommentLine(text: string, line: string): string {
@@ -37,7 +42,10 @@ function uncommentLine(text: string, line: string): string {
 function uncommentReplacements(text: string): string {
   const start = text.indexOf('\n#replacements:\n');
   assert.ok(start !== -1, 'the [CERTMANAGER] replacements are in config/default/kustomization.yaml');
-  const tail = text.slice(start + 1).split('\n').map((line) => (/^#(- |  |[A-Za-z_][\w.-]*:)/.test(line) ? line.slice(1) : line));
+  const tail = text
+    .slice(start + 1)
+    .split('\n')
+    .map((line) => (/^#(- |  |[A-Za-z_][\w.-]*:)/.test(line) ? line.slice(1) : line));
   return text.slice(0, start + 1) + tail.join('\n');
 }
 
@@ -55,21 +63,49 @@ describe('config/default with webhooks and cert-manager, on a real kube-apiserve
 
   before(async () => {
     const dir = copyProject(scaffoldScenario(SCENARIOS[0]!, { extraInitArgs: ['--skip-install'] }));
-    runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1alpha1', '--kind', 'Memcached', '--controller=false'], dir);
-    runCliOk(['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--defaulting', '--programmatic-validation', '--conversion', '--spoke', 'v1alpha1'], dir);
+    runCliOk(
+      ['create', 'api', '--group', 'cache', '--version', 'v1alpha1', '--kind', 'Memcached', '--controller=false'],
+      dir,
+    );
+    runCliOk(
+      [
+        'create',
+        'webhook',
+        '--group',
+        'cache',
+        '--version',
+        'v1',
+        '--kind',
+        'Memcached',
+        '--defaulting',
+        '--programmatic-validation',
+        '--conversion',
+        '--spoke',
+        'v1alpha1',
+      ],
+      dir,
+    );
     runCliOk(['generate', 'manifests'], dir);
     const path = join(dir, 'config/default/kustomization.yaml');
     let kustomization = readFileSync(path, 'utf8');
     kustomization = uncommentLine(kustomization, '- ../certmanager');
     kustomization = uncommentLine(kustomization, '- path: cert_metrics_manager_patch.yaml');
-    kustomization = kustomization.replace('\n#  target:\n#    kind: Deployment\n\n# [WEBHOOK]', '\n  target:\n    kind: Deployment\n\n# [WEBHOOK]');
+    kustomization = kustomization.replace(
+      '\n#  target:\n#    kind: Deployment\n\n# [WEBHOOK]',
+      '\n  target:\n    kind: Deployment\n\n# [WEBHOOK]',
+    );
     kustomization = uncommentReplacements(kustomization);
     writeFileSync(path, kustomization);
-    const built = execFileSync('kubectl', ['kustomize', join(dir, 'config/default')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const built = execFileSync('kubectl', ['kustomize', join(dir, 'config/default')], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     objects = parseAllDocuments(built).map((doc) => doc.toJS() as Obj);
     env = await startControlPlane();
     rest = new RestClient(env.kubeConfig);
-    await env.installCRDs({ crds: parseAllDocuments(readFileSync(certManagerCrds, 'utf8')).map((doc) => doc.toJS() as object) });
+    await env.installCRDs({
+      crds: parseAllDocuments(readFileSync(certManagerCrds, 'utf8')).map((doc) => doc.toJS() as object),
+    });
   });
   after(async () => {
     await env?.stop();
@@ -83,7 +119,17 @@ describe('config/default with webhooks and cert-manager, on a real kube-apiserve
 
   it('builds every piece the webhooks need', () => {
     const kinds = new Set(objects.map((obj) => obj.kind));
-    for (const kind of ['Namespace', 'CustomResourceDefinition', 'Deployment', 'Service', 'Issuer', 'Certificate', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) assert.ok(kinds.has(kind), kind);
+    for (const kind of [
+      'Namespace',
+      'CustomResourceDefinition',
+      'Deployment',
+      'Service',
+      'Issuer',
+      'Certificate',
+      'MutatingWebhookConfiguration',
+      'ValidatingWebhookConfiguration',
+    ])
+      assert.ok(kinds.has(kind), kind);
   });
 
   it('every object passes a server-side dry run with strict field validation', async () => {
@@ -92,9 +138,14 @@ describe('config/default with webhooks and cert-manager, on a real kube-apiserve
     // The namespace is created for real: a dry-run create inside a missing namespace is refused.
     await rest.request('POST', '/api/v1/namespaces', { body: namespace, query: { fieldValidation: 'Strict' } });
     for (const obj of objects.filter((item) => item !== namespace)) {
-      await rest.request('POST', await collectionPath(mapper, obj), { body: obj, query: { dryRun: 'All', fieldValidation: 'Strict' } }).catch((error: unknown) => {
-        throw new Error(`${obj.kind} ${obj.metadata.name} was refused: ${String(error)}`);
-      });
+      await rest
+        .request('POST', await collectionPath(mapper, obj), {
+          body: obj,
+          query: { dryRun: 'All', fieldValidation: 'Strict' },
+        })
+        .catch((error: unknown) => {
+          throw new Error(`${obj.kind} ${obj.metadata.name} was refused: ${String(error)}`);
+        });
     }
   });
 
@@ -102,7 +153,16 @@ describe('config/default with webhooks and cert-manager, on a real kube-apiserve
     const mapper = new RestMapper(rest);
     const certificate = structuredClone(find('Certificate', 'serving-cert'));
     (certificate['spec'] as Record<string, unknown>)['dnsName'] = 'typo';
-    await assert.rejects(rest.request('POST', await collectionPath(mapper, certificate), { body: certificate, query: { dryRun: 'All', fieldValidation: 'Strict' } }), (error: unknown) => error instanceof Error && /dnsName/.test(error.message) && (error instanceof InvalidError || /BadRequest|unknown field/i.test(error.message)));
+    await assert.rejects(
+      rest.request('POST', await collectionPath(mapper, certificate), {
+        body: certificate,
+        query: { dryRun: 'All', fieldValidation: 'Strict' },
+      }),
+      (error: unknown) =>
+        error instanceof Error &&
+        /dnsName/.test(error.message) &&
+        (error instanceof InvalidError || /BadRequest|unknown field/i.test(error.message)),
+    );
   });
 
   it('the names kustomize rewrites line up', () => {
@@ -110,27 +170,64 @@ describe('config/default with webhooks and cert-manager, on a real kube-apiserve
     const namespace = service.metadata.namespace!;
     assert.equal(namespace, 'memcached-operator-system');
     const servingCert = find('Certificate', 'serving-cert');
-    assert.deepEqual((servingCert['spec'] as { dnsNames: string[] }).dnsNames, [`${service.metadata.name}.${namespace}.svc`, `${service.metadata.name}.${namespace}.svc.cluster.local`]);
+    assert.deepEqual((servingCert['spec'] as { dnsNames: string[] }).dnsNames, [
+      `${service.metadata.name}.${namespace}.svc`,
+      `${service.metadata.name}.${namespace}.svc.cluster.local`,
+    ]);
     const metricsService = find('Service', 'controller-manager-metrics-service');
-    assert.deepEqual((find('Certificate', 'metrics-certs')['spec'] as { dnsNames: string[] }).dnsNames[0], `${metricsService.metadata.name}.${namespace}.svc`);
+    assert.deepEqual(
+      (find('Certificate', 'metrics-certs')['spec'] as { dnsNames: string[] }).dnsNames[0],
+      `${metricsService.metadata.name}.${namespace}.svc`,
+    );
     const injectFrom = `${namespace}/${servingCert.metadata.name}`;
     for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'CustomResourceDefinition']) {
       assert.equal(find(kind).metadata.annotations?.['cert-manager.io/inject-ca-from'], injectFrom, kind);
     }
     for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
-      for (const webhook of find(kind)['webhooks'] as { clientConfig: { service: { name: string; namespace: string } } }[]) {
-        assert.deepEqual({ name: webhook.clientConfig.service.name, namespace: webhook.clientConfig.service.namespace }, { name: service.metadata.name, namespace });
+      for (const webhook of find(kind)['webhooks'] as {
+        clientConfig: { service: { name: string; namespace: string } };
+      }[]) {
+        assert.deepEqual(
+          { name: webhook.clientConfig.service.name, namespace: webhook.clientConfig.service.namespace },
+          { name: service.metadata.name, namespace },
+        );
       }
     }
-    const conversion = (find('CustomResourceDefinition')['spec'] as { conversion: { strategy: string; webhook: { clientConfig: { service: { name: string; namespace: string; path: string } } } } }).conversion;
+    const conversion = (
+      find('CustomResourceDefinition')['spec'] as {
+        conversion: {
+          strategy: string;
+          webhook: { clientConfig: { service: { name: string; namespace: string; path: string } } };
+        };
+      }
+    ).conversion;
     assert.equal(conversion.strategy, 'Webhook');
-    assert.deepEqual(conversion.webhook.clientConfig.service, { name: service.metadata.name, namespace, path: '/convert' });
+    assert.deepEqual(conversion.webhook.clientConfig.service, {
+      name: service.metadata.name,
+      namespace,
+      path: '/convert',
+    });
     const issuer = find('Issuer');
     assert.equal((servingCert['spec'] as { issuerRef: { name: string } }).issuerRef.name, issuer.metadata.name);
     const deployment = find('Deployment');
-    const pod = (deployment['spec'] as { template: { spec: { containers: { args: string[]; ports: { containerPort: number }[] }[]; volumes: { name: string; secret: { secretName: string } }[] } } }).template.spec;
+    const pod = (
+      deployment['spec'] as {
+        template: {
+          spec: {
+            containers: { args: string[]; ports: { containerPort: number }[] }[];
+            volumes: { name: string; secret: { secretName: string } }[];
+          };
+        };
+      }
+    ).template.spec;
     assert.ok(pod.containers[0]!.args.includes('--webhook-cert-path=/tmp/k8s-webhook-server/serving-certs'));
     assert.ok(pod.containers[0]!.ports.some((port) => port.containerPort === 9443));
-    assert.deepEqual(pod.volumes.map((volume) => volume.secret.secretName).sort(), [(servingCert['spec'] as { secretName: string }).secretName, (find('Certificate', 'metrics-certs')['spec'] as { secretName: string }).secretName].sort());
+    assert.deepEqual(
+      pod.volumes.map((volume) => volume.secret.secretName).sort(),
+      [
+        (servingCert['spec'] as { secretName: string }).secretName,
+        (find('Certificate', 'metrics-certs')['spec'] as { secretName: string }).secretName,
+      ].sort(),
+    );
   });
 });

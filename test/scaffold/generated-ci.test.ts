@@ -41,7 +41,13 @@ interface StepResult {
  * `node --test` report to this runner instead of printing its summary).
  */
 function runnerEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const { NODE_TEST_CONTEXT: _runner, KUBEBUILDER_ASSETS: _assets, SKIP_ENVTEST: _skip, TS_OPERATOR_SDK_ENVTEST_KUBECONFIG: _shared, ...inherited } = process.env;
+  const {
+    NODE_TEST_CONTEXT: _runner,
+    KUBEBUILDER_ASSETS: _assets,
+    SKIP_ENVTEST: _skip,
+    TS_OPERATOR_SDK_ENVTEST_KUBECONFIG: _shared,
+    ...inherited
+  } = process.env;
   // A generous start bound for this shared machine; the generated suite's own default is 60 s.
   return { ...inherited, CI: 'true', KUBEBUILDER_CONTROLPLANE_START_TIMEOUT: '180s', ...extra };
 }
@@ -50,7 +56,11 @@ function runnerEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 function shell(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<StepResult> {
   return new Promise((resolve, reject) => {
     // GitHub's `run:` default on Linux: bash, exit on the first failing command.
-    const child = spawn('bash', ['--noprofile', '--norc', '-e', '-o', 'pipefail', '-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['--noprofile', '--norc', '-e', '-o', 'pipefail', '-c', script], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -70,7 +80,14 @@ function shell(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Ste
 /** The counts of node's test-runner summary (`ℹ tests 4`, or `# tests 4` from the TAP reporter). */
 function summary(output: string): Record<'tests' | 'pass' | 'fail' | 'skipped' | 'cancelled' | 'todo', number> {
   const count = (label: string): number => Number(new RegExp(`^[ℹ#] ${label} (\\d+)$`, 'm').exec(output)?.[1] ?? NaN);
-  return { tests: count('tests'), pass: count('pass'), fail: count('fail'), skipped: count('skipped'), cancelled: count('cancelled'), todo: count('todo') };
+  return {
+    tests: count('tests'),
+    pass: count('pass'),
+    fail: count('fail'),
+    skipped: count('skipped'),
+    cancelled: count('cancelled'),
+    todo: count('todo'),
+  };
 }
 
 interface WorkflowStep {
@@ -83,14 +100,18 @@ interface WorkflowStep {
 
 /** Processes running a binary from under `dir` (the project's setup-envtest download), zombies excluded. */
 function planePids(dir: string): number[] {
-  return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).flatMap((entry) => {
-    try {
-      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0] ?? '';
-      return command.startsWith(dir) && !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${entry}/stat`, 'utf8')) ? [Number(entry)] : [];
-    } catch {
-      return [];
-    }
-  });
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((entry) => {
+      try {
+        const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0] ?? '';
+        return command.startsWith(dir) && !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${entry}/stat`, 'utf8'))
+          ? [Number(entry)]
+          : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 /** A port nothing listens on: bound, read, released. */
@@ -108,7 +129,10 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
 
   before(async () => {
     const assets = process.env.KUBEBUILDER_ASSETS;
-    if (!assets) throw new Error('KUBEBUILDER_ASSETS is not set: run this test through scripts/with-test-assets.sh (npm test does)');
+    if (!assets)
+      throw new Error(
+        'KUBEBUILDER_ASSETS is not set: run this test through scripts/with-test-assets.sh (npm test does)',
+      );
     index = await serveLocalReleaseIndex(assets, ENVTEST_VERSION);
 
     const tarball = packRepository();
@@ -116,7 +140,23 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
     const env = { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` };
     runCliOk(['init', '--domain', 'example.com', '--skip-install'], project, { env });
     runCliOk(['create', 'api', '--group', 'botany', '--version', 'v1', '--kind', 'Fern'], project, { env });
-    runCliOk(['create', 'api', '--group', 'botany', '--version', 'v1alpha1', '--kind', 'Cactus', '--plural', 'cacti', '--namespaced=false'], project, { env });
+    runCliOk(
+      [
+        'create',
+        'api',
+        '--group',
+        'botany',
+        '--version',
+        'v1alpha1',
+        '--kind',
+        'Cactus',
+        '--plural',
+        'cacti',
+        '--namespaced=false',
+      ],
+      project,
+      { env },
+    );
     // The install init would run, here with no 60 s bound (a busy machine takes longer); it writes the
     // package-lock.json the workflow's `npm ci` needs, with the packed package in it.
     const install = await shell('npm install --no-audit --no-fund', project, runnerEnv({}));
@@ -129,12 +169,17 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
 
   test('every run: step of .github/workflows/*.yml succeeds, in order, and make test runs tests with none skipped', async () => {
     const workflowDir = join(project, '.github', 'workflows');
-    const files = readdirSync(workflowDir).filter((file) => /\.ya?ml$/.test(file)).sort();
+    const files = readdirSync(workflowDir)
+      .filter((file) => /\.ya?ml$/.test(file))
+      .sort();
     assert.ok(files.includes('test.yml'), `workflows: ${files.join(', ')}`);
     let testRun: StepResult | undefined;
     const ran: string[] = [];
     for (const file of files) {
-      const workflow = parseYaml(readFileSync(join(workflowDir, file), 'utf8')) as { env?: Record<string, string>; jobs: Record<string, { env?: Record<string, string>; steps: WorkflowStep[] }> };
+      const workflow = parseYaml(readFileSync(join(workflowDir, file), 'utf8')) as {
+        env?: Record<string, string>;
+        jobs: Record<string, { env?: Record<string, string>; steps: WorkflowStep[] }>;
+      };
       for (const [jobName, job] of Object.entries(workflow.jobs)) {
         for (const step of job.steps) {
           if (step.run === undefined) {
@@ -142,7 +187,12 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
             continue;
           }
           const label = `${file} ${jobName}: ${step.run.trim()}`;
-          const env = runnerEnv({ ...workflow.env, ...job.env, ...step.env, TS_OPERATOR_SDK_ENVTEST_INDEX_URL: index.indexUrl });
+          const env = runnerEnv({
+            ...workflow.env,
+            ...job.env,
+            ...step.env,
+            TS_OPERATOR_SDK_ENVTEST_INDEX_URL: index.indexUrl,
+          });
           const result = await shell(step.run, join(project, step['working-directory'] ?? '.'), env);
           assert.equal(result.status, 0, `${label} failed:\n${result.output}`);
           ran.push(label);
@@ -150,12 +200,18 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
         }
       }
     }
-    assert.ok(ran.some((label) => label.endsWith(': npm ci')), `steps run: ${ran.join('; ')}`);
+    assert.ok(
+      ran.some((label) => label.endsWith(': npm ci')),
+      `steps run: ${ran.join('; ')}`,
+    );
     assert.ok(testRun, `no step runs \`make test\`; steps run: ${ran.join('; ')}`);
 
     // `make setup-envtest` fetched from the local index into the project's bin/, as kubebuilder's --bin-dir does.
     const { os, arch } = goPlatform();
-    assert.ok(index.requests.includes(`/download/envtest-v${ENVTEST_VERSION}-${os}-${arch}.tar.gz`), `requests: ${index.requests.join(', ')}`);
+    assert.ok(
+      index.requests.includes(`/download/envtest-v${ENVTEST_VERSION}-${os}-${arch}.tar.gz`),
+      `requests: ${index.requests.join(', ')}`,
+    );
     assert.ok(existsSync(join(project, 'bin', 'k8s', `${ENVTEST_VERSION}-${os}-${arch}`, 'kube-apiserver')));
 
     const counts = summary(testRun.output);
@@ -163,7 +219,11 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
     assert.ok(counts.tests >= 1, testRun.output);
     assert.deepEqual(counts, { tests: 4, pass: 4, fail: 0, skipped: 0, cancelled: 0, todo: 0 }, testRun.output);
     // One control plane served both test files.
-    assert.equal(testRun.output.match(/^envtest: API server https:\/\/127\.0\.0\.1:\d+ started for this test run$/gm)?.length, 1, testRun.output);
+    assert.equal(
+      testRun.output.match(/^envtest: API server https:\/\/127\.0\.0\.1:\d+ started for this test run$/gm)?.length,
+      1,
+      testRun.output,
+    );
   });
 
   test('make envtest-start serves a kubeconfig with the CRDs installed, and Ctrl-C (SIGINT to the group) leaves nothing behind', async (t) => {
@@ -173,7 +233,10 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
     assert.equal(kubeconfig, join(project, 'bin', 'envtest.kubeconfig'));
     const crds = await shell(`kubectl --kubeconfig "${kubeconfig}" get crd -o name`, project, runnerEnv({}));
     assert.equal(crds.status, 0, crds.output);
-    assert.deepEqual(crds.output.trim().split('\n').sort(), ['customresourcedefinition.apiextensions.k8s.io/cacti.botany.example.com', 'customresourcedefinition.apiextensions.k8s.io/ferns.botany.example.com']);
+    assert.deepEqual(crds.output.trim().split('\n').sort(), [
+      'customresourcedefinition.apiextensions.k8s.io/cacti.botany.example.com',
+      'customresourcedefinition.apiextensions.k8s.io/ferns.botany.example.com',
+    ]);
     const plane = planePids(join(project, 'bin', 'k8s'));
     assert.equal(plane.length, 2, `etcd and kube-apiserver from bin/k8s: ${plane.join(', ')}`);
 
@@ -186,32 +249,45 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
   test('make test without envtest binaries fails with one line naming the fix', async () => {
     // A fresh bin/ and an index nobody serves: setup-envtest has nothing cached and nothing to download.
     const emptyBin = mkdtempSync(join(tmpdir(), 'empty-localbin-'));
-    const env = runnerEnv({ TS_OPERATOR_SDK_ENVTEST_INDEX_URL: `http://127.0.0.1:${await closedPort()}/envtest-releases.yaml` });
+    const env = runnerEnv({
+      TS_OPERATOR_SDK_ENVTEST_INDEX_URL: `http://127.0.0.1:${await closedPort()}/envtest-releases.yaml`,
+    });
     const result = await shell(`make test LOCALBIN=${emptyBin}`, project, env);
     assert.notEqual(result.status, 0, result.output);
     const errors = result.stderr.split('\n').filter((line) => line.startsWith('Error:'));
     assert.equal(errors.length, 1, result.stderr);
-    assert.match(errors[0]!, /^Error: cannot fetch the envtest index http:\/\/127\.0\.0\.1:\d+\/envtest-releases\.yaml: .*set KUBEBUILDER_ASSETS/);
+    assert.match(
+      errors[0]!,
+      /^Error: cannot fetch the envtest index http:\/\/127\.0\.0\.1:\d+\/envtest-releases\.yaml: .*set KUBEBUILDER_ASSETS/,
+    );
     assert.doesNotMatch(result.output, /^\s+at /m, 'no stack trace');
     assert.doesNotMatch(result.output, /ℹ tests/, 'the tests must not run without a control plane');
   });
 
   test('the test run itself, without KUBEBUILDER_ASSETS, fails in one line before any test', async () => {
     // What `npm test` runs after its build, outside make: nothing set KUBEBUILDER_ASSETS.
-    const script = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).scripts.test as string;
+    const script = (JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { scripts: { test: string } })
+      .scripts.test;
     const testCommand = script.slice(script.indexOf('node --test'));
     const result = await shell(testCommand, project, runnerEnv({}));
     assert.notEqual(result.status, 0, result.output);
     const lines = result.stderr.split('\n').filter((line) => line.trim() !== '');
     assert.equal(lines.length, 1, result.stderr);
-    assert.match(lines[0]!, /^envtest: cannot start the test API server: .*etcd not found .*KUBEBUILDER_ASSETS.*setup-envtest.*SKIP_ENVTEST=true/);
+    assert.match(
+      lines[0]!,
+      /^envtest: cannot start the test API server: .*etcd not found .*KUBEBUILDER_ASSETS.*setup-envtest.*SKIP_ENVTEST=true/,
+    );
     assert.doesNotMatch(result.output, /ℹ tests/);
   });
 
   test('SKIP_ENVTEST=true is the explicit opt-out: make test passes and reports every envtest test as skipped', async () => {
     const result = await shell('make test', project, runnerEnv({ SKIP_ENVTEST: 'true' }));
     assert.equal(result.status, 0, result.output);
-    assert.deepEqual(summary(result.output), { tests: 4, pass: 0, fail: 0, skipped: 4, cancelled: 0, todo: 0 }, result.output);
+    assert.deepEqual(
+      summary(result.output),
+      { tests: 4, pass: 0, fail: 0, skipped: 4, cancelled: 0, todo: 0 },
+      result.output,
+    );
     assert.match(result.output, /SKIP_ENVTEST=true, so no API server is started/);
     assert.match(result.output, /# SKIP_ENVTEST=true: no API server in this run/);
   });

@@ -4,7 +4,17 @@
  */
 import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,11 +36,24 @@ export interface CliExit {
  * files or a registry on loopback from this process would starve them with a
  * synchronous child.
  */
-export function runCliAsync(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CliExit> {
+export function runCliAsync(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+): Promise<CliExit> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: options.cwd, env: { ...process.env, ...options.env }, timeout: options.timeoutMs ?? 600_000, maxBuffer: 16 * 2 ** 20 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      {
+        cwd: options.cwd,
+        env: { ...process.env, ...options.env },
+        timeout: options.timeoutMs ?? 600_000,
+        maxBuffer: 16 * 2 ** 20,
+      },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -76,7 +99,8 @@ export function runCli(args: string[], cwd: string, options: RunOptions = {}): C
 /** Runs the CLI and throws with its stderr unless it exited 0. */
 export function runCliOk(args: string[], cwd: string, options: RunOptions = {}): CliResult {
   const result = runCli(args, cwd, options);
-  if (result.status !== 0) throw new Error(`ts-operator-sdk ${args.join(' ')} failed (${result.status}): ${result.stderr}`);
+  if (result.status !== 0)
+    throw new Error(`ts-operator-sdk ${args.join(' ')} failed (${result.status}): ${result.stderr}`);
   return result;
 }
 
@@ -90,7 +114,10 @@ export function runCliOk(args: string[], cwd: string, options: RunOptions = {}):
  */
 export function packRepository(): string {
   const packDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-pack-'));
-  execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packDir], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packDir], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const tarball = readdirSync(packDir).find((file) => file.endsWith('.tgz'));
   if (!tarball) throw new Error(`npm pack wrote no tarball into ${packDir}`);
   return join(packDir, tarball);
@@ -232,7 +259,19 @@ version: "3"
     name: 'cluster-scoped',
     steps: [
       ['init', '--domain', 'example.com', '--project-name', 'garden-operator', '--license', 'none'],
-      ['create', 'api', '--group', 'botany', '--version', 'v1alpha1', '--kind', 'Cactus', '--plural', 'cacti', '--namespaced=false'],
+      [
+        'create',
+        'api',
+        '--group',
+        'botany',
+        '--version',
+        'v1alpha1',
+        '--kind',
+        'Cactus',
+        '--plural',
+        'cacti',
+        '--namespaced=false',
+      ],
     ],
     crds: [{ group: 'botany.example.com', version: 'v1alpha1', kind: 'Cactus', plural: 'cacti', namespaced: false }],
     project: `${HEADER}domain: example.com
@@ -329,7 +368,10 @@ version: "3"
 const INSTALL_TIMEOUT_MS = 600_000;
 
 /** Runs a scenario's steps in a fresh directory; `extraInitArgs` go to init (e.g. --skip-install). */
-export function scaffoldScenario(scenario: Scenario, options: { extraInitArgs?: string[]; env?: NodeJS.ProcessEnv } = {}): string {
+export function scaffoldScenario(
+  scenario: Scenario,
+  options: { extraInitArgs?: string[]; env?: NodeJS.ProcessEnv } = {},
+): string {
   const dir = tempProjectDir();
   for (const step of scenario.steps) {
     const args = step[0] === 'init' ? [...step, ...(options.extraInitArgs ?? [])] : step;
@@ -364,7 +406,15 @@ export function bundleProject(generateArgs: readonly string[]): BundleProject {
  */
 export function scaffoldWebhookProject(): string {
   const dir = tempProjectDir();
-  const memcached = (version: string, ...flags: string[]): string[] => ['--group', 'cache', '--version', version, '--kind', 'Memcached', ...flags];
+  const memcached = (version: string, ...flags: string[]): string[] => [
+    '--group',
+    'cache',
+    '--version',
+    version,
+    '--kind',
+    'Memcached',
+    ...flags,
+  ];
   runCliOk(['init', '--domain', 'example.com', '--skip-install'], dir);
   runCliOk(['create', 'api', ...memcached('v1')], dir);
   runCliOk(['create', 'api', ...memcached('v2', '--controller=false')], dir);
@@ -383,8 +433,8 @@ export interface MakeEnvtestStart {
   output(): string;
   /** Ctrl-C: SIGINT to its process group; resolves when make has exited. */
   interrupt(): Promise<void>;
-  /** SIGKILL to the group if it still runs (for a test's cleanup). */
-  kill(): void;
+  /** SIGKILL to the group if it still runs (for a test's cleanup); a plain function, for t.after(). */
+  kill: () => void;
 }
 
 /**
@@ -392,8 +442,17 @@ export interface MakeEnvtestStart {
  * SIGINT as a terminal's Ctrl-C would) and resolves once it printed its
  * export line; rejects if it exits first or after `timeoutMs`.
  */
-export async function startMakeEnvtest(project: string, env: NodeJS.ProcessEnv, timeoutMs = 300_000): Promise<MakeEnvtestStart> {
-  const child = spawn('make', ['envtest-start'], { cwd: project, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startMakeEnvtest(
+  project: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 300_000,
+): Promise<MakeEnvtestStart> {
+  const child = spawn('make', ['envtest-start'], {
+    cwd: project,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));

@@ -29,9 +29,27 @@ interface Operation {
 }
 
 const OPERATIONS: Operation[] = [
-  { name: 'create api (new kind)', args: ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Frigate', '--resource', '--controller'], from: 'project', randomCases: 15, writePhaseCases: 5 },
-  { name: 'edit --multigroup (moves files)', args: ['edit', '--multigroup'], from: 'project', randomCases: 15, writePhaseCases: 5 },
-  { name: 'init', args: ['init', '--domain', 'example.com', '--skip-install'], from: 'empty', randomCases: 12, writePhaseCases: 5 },
+  {
+    name: 'create api (new kind)',
+    args: ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Frigate', '--resource', '--controller'],
+    from: 'project',
+    randomCases: 15,
+    writePhaseCases: 5,
+  },
+  {
+    name: 'edit --multigroup (moves files)',
+    args: ['edit', '--multigroup'],
+    from: 'project',
+    randomCases: 15,
+    writePhaseCases: 5,
+  },
+  {
+    name: 'init',
+    args: ['init', '--domain', 'example.com', '--skip-install'],
+    from: 'empty',
+    randomCases: 12,
+    writePhaseCases: 5,
+  },
   { name: 'generate manifests', args: ['generate', 'manifests'], from: 'project', randomCases: 8, writePhaseCases: 5 },
 ];
 
@@ -81,7 +99,10 @@ interface Outcome {
 }
 
 const prepared = new Map<string, Prepared>();
-const tally = { random: { before: 0, after: 0, interruptedInWrite: 0, recovered: 0 }, writePhase: { before: 0, after: 0, recovered: 0 } };
+const tally = {
+  random: { before: 0, after: 0, interruptedInWrite: 0, recovered: 0 },
+  writePhase: { before: 0, after: 0, recovered: 0 },
+};
 
 /** The two starting points, copied for each case. */
 const templates: string[] = [];
@@ -111,18 +132,33 @@ before(async () => {
   });
   for (const operation of OPERATIONS) {
     const [first, ...others] = results.get(operation.name)!;
-    for (const other of others) assert.ok(sameSnapshot(first!.after, other.after), `${operation.name} produces the same tree every time`);
+    for (const other of others)
+      assert.ok(sameSnapshot(first!.after, other.after), `${operation.name} produces the same tree every time`);
     const { before, after } = first!;
-    const changedFiles = [...new Set([...before.keys(), ...after.keys()])].filter((path) => before.get(path) !== after.get(path) && !(after.get(path) ?? before.get(path))!.startsWith('dir')).length;
+    const changedFiles = [...new Set([...before.keys(), ...after.keys()])].filter(
+      (path) => before.get(path) !== after.get(path) && !(after.get(path) ?? before.get(path))!.startsWith('dir'),
+    ).length;
     assert.ok(changedFiles >= 2, `${operation.name} changes files`);
-    const durations = results.get(operation.name)!.map((result) => result.durationMs).sort((a, b) => a - b);
+    const durations = results
+      .get(operation.name)!
+      .map((result) => result.durationMs)
+      .sort((a, b) => a - b);
     const durationMs = durations[Math.floor(durations.length / 2)]!;
-    prepared.set(operation.name, { operation, template: operation.from === 'project' ? project : empty, before, after, changedFiles, durationMs });
+    prepared.set(operation.name, {
+      operation,
+      template: operation.from === 'project' ? project : empty,
+      before,
+      after,
+      changedFiles,
+      durationMs,
+    });
   }
 });
 
 describe('signals at random moments', { concurrency: CONCURRENCY }, () => {
-  const cases = OPERATIONS.flatMap((operation) => Array.from({ length: operation.randomCases }, (_, index) => ({ operation, index })));
+  const cases = OPERATIONS.flatMap((operation) =>
+    Array.from({ length: operation.randomCases }, (_, index) => ({ operation, index })),
+  );
   for (const { operation, index } of cases) {
     // Drawn now, so the seed alone fixes every case.
     const signal = SIGNALS[Math.floor(random() * SIGNALS.length)]!;
@@ -141,7 +177,9 @@ describe('signals at random moments', { concurrency: CONCURRENCY }, () => {
 });
 
 describe('signals during the write phase (injected write delay)', { concurrency: CONCURRENCY }, () => {
-  const cases = OPERATIONS.flatMap((operation) => Array.from({ length: operation.writePhaseCases }, (_, index) => ({ operation, index })));
+  const cases = OPERATIONS.flatMap((operation) =>
+    Array.from({ length: operation.writePhaseCases }, (_, index) => ({ operation, index })),
+  );
   let counter = 0;
   for (const { operation, index } of cases) {
     // Every operation gets catchable signals and kill -9 (8 of the 20 cases),
@@ -157,7 +195,10 @@ describe('signals during the write phase (injected write delay)', { concurrency:
       // land within its first 60%, leaving the rest for the test to notice
       // the journal on a busy machine.
       const outcome = await interrupt(setup, signal, { phase, afterMs: fraction * 0.6 * WRITE_PHASE_MS, delayMs });
-      assert.ok(outcome.stateAtSignal !== undefined, 'the signal arrived while the journal existed, i.e. inside the write');
+      assert.ok(
+        outcome.stateAtSignal !== undefined,
+        'the signal arrived while the journal existed, i.e. inside the write',
+      );
       // Once "applying" is durable the write is always completed, never undone.
       if (outcome.stateAtSignal === 'applying') assert.equal(outcome.result, 'after');
       tally.writePhase[outcome.result] += 1;
@@ -168,9 +209,14 @@ describe('signals during the write phase (injected write delay)', { concurrency:
 });
 
 test('summary: which side each interrupted tree ended on', (t) => {
-  t.diagnostic(`seed ${SEED}; random: ${JSON.stringify(tally.random)}; write phase: ${JSON.stringify(tally.writePhase)}`);
+  t.diagnostic(
+    `seed ${SEED}; random: ${JSON.stringify(tally.random)}; write phase: ${JSON.stringify(tally.writePhase)}`,
+  );
   // The write-phase cases must have hit both phases: undo before the point of no return, finish after it.
-  assert.ok(tally.writePhase.before > 0 && tally.writePhase.after > 0, `write-phase interruptions ended on both sides: ${JSON.stringify(tally.writePhase)}`);
+  assert.ok(
+    tally.writePhase.before > 0 && tally.writePhase.after > 0,
+    `write-phase interruptions ended on both sides: ${JSON.stringify(tally.writePhase)}`,
+  );
 });
 
 /**
@@ -179,11 +225,16 @@ test('summary: which side each interrupted tree ended on', (t) => {
  * `version` in the directory, as the next command a user would run. Asserts
  * the tree is the before or the after snapshot and nothing is left over.
  */
-async function interrupt(setup: Prepared, signal: TestSignal, when: { afterMs: number; phase?: 'staging' | 'applying'; delayMs?: number }): Promise<Outcome> {
+async function interrupt(
+  setup: Prepared,
+  signal: TestSignal,
+  when: { afterMs: number; phase?: 'staging' | 'applying'; delayMs?: number },
+): Promise<Outcome> {
   const dir = copyOf(setup.template);
   const env = when.delayMs === undefined ? {} : { [TEST_WRITE_DELAY_ENV]: String(when.delayMs) };
   const child = spawnCli(setup.operation.args, dir, env);
-  if (when.phase !== undefined) await waitFor(() => journalState(dir) === when.phase, child, `the commit's journal to say ${when.phase}`);
+  if (when.phase !== undefined)
+    await waitFor(() => journalState(dir) === when.phase, child, `the commit's journal to say ${when.phase}`);
   await sleep(when.afterMs);
   const signalled = child.process.exitCode === null && child.process.signalCode === null;
   if (signalled) child.process.kill(signal);
@@ -195,8 +246,14 @@ async function interrupt(setup: Prepared, signal: TestSignal, when: { afterMs: n
     const recovery = await runCli(['version'], dir);
     outcome.recovery = { code: recovery.code, stderr: recovery.stderr, journalBefore };
     assert.equal(recovery.code, 0, `the recovery run succeeds: ${recovery.stderr}`);
-    const recoveryLines = recovery.stderr.split('\n').filter((line) => line.startsWith('Recovered an interrupted write'));
-    assert.equal(recoveryLines.length, journalBefore ? 1 : 0, `one recovery line exactly when a journal was left: ${recovery.stderr}`);
+    const recoveryLines = recovery.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('Recovered an interrupted write'));
+    assert.equal(
+      recoveryLines.length,
+      journalBefore ? 1 : 0,
+      `one recovery line exactly when a journal was left: ${recovery.stderr}`,
+    );
   } else {
     // A catchable signal never leaves a journal: the command finished or undid its write itself.
     assert.equal(existsSync(join(dir, JOURNAL_FILE)), false, `no journal after ${signal}: ${exit.stderr}`);
@@ -206,7 +263,9 @@ async function interrupt(setup: Prepared, signal: TestSignal, when: { afterMs: n
   const now = snapshot(dir);
   const result = sameSnapshot(now, setup.before) ? 'before' : sameSnapshot(now, setup.after) ? 'after' : undefined;
   if (result === undefined) {
-    assert.fail(`the tree in ${dir} is neither the one before nor the one after ${setup.operation.args.join(' ')} (${signal}, exit ${exit.code ?? exit.signal}):\n${describeDifference(now, setup.before, setup.after)}\nstderr: ${exit.stderr}`);
+    assert.fail(
+      `the tree in ${dir} is neither the one before nor the one after ${setup.operation.args.join(' ')} (${signal}, exit ${exit.code ?? exit.signal}):\n${describeDifference(now, setup.before, setup.after)}\nstderr: ${exit.stderr}`,
+    );
   }
   // Kept when an assertion failed, for a look; 70 copies a run are too many to keep otherwise.
   rmSync(dirname(dir), { recursive: true, force: true });
@@ -230,9 +289,16 @@ function assertExit(outcome: Outcome, signal: TestSignal, inWrite: boolean): voi
     if (signal === 'SIGKILL') {
       assert.equal(outcome.signal, 'SIGKILL');
     } else {
-      assert.equal(exit, 128 + constants.signals[signal], `exit status for ${signal} during the write (stderr: ${outcome.stderr})`);
+      assert.equal(
+        exit,
+        128 + constants.signals[signal],
+        `exit status for ${signal} during the write (stderr: ${outcome.stderr})`,
+      );
       // The one line says truthfully which way the write went.
-      const said = outcome.result === 'before' ? 'no project file had been changed yet, and none was' : 'the write was completed first';
+      const said =
+        outcome.result === 'before'
+          ? 'no project file had been changed yet, and none was'
+          : 'the write was completed first';
       assert.match(outcome.stderr, new RegExp(`^Interrupted by ${signal}: .*${said}`, 'm'));
     }
   }
@@ -253,17 +319,23 @@ interface ChildRun {
 }
 
 function spawnCli(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): ChildRun {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stderr });
-    });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>(
+    (resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        resolve({ code, signal, stderr });
+      });
+    },
+  );
   return { process: child, exited };
 }
 
@@ -329,7 +401,9 @@ function describeDifference(now: Snapshot, before: Snapshot, after: Snapshot): s
   for (const path of [...new Set([...now.keys(), ...before.keys(), ...after.keys()])].sort()) {
     const [n, b, a] = [now.get(path), before.get(path), after.get(path)];
     if (n === b && n === a) continue;
-    lines.push(`  ${path}: now ${n === undefined ? 'absent' : n === b ? 'as before' : n === a ? 'as after' : 'different'}; before ${b === undefined ? 'absent' : 'present'}, after ${a === undefined ? 'absent' : 'present'}`);
+    lines.push(
+      `  ${path}: now ${n === undefined ? 'absent' : n === b ? 'as before' : n === a ? 'as after' : 'different'}; before ${b === undefined ? 'absent' : 'present'}, after ${a === undefined ? 'absent' : 'present'}`,
+    );
   }
   return lines.join('\n');
 }

@@ -33,6 +33,7 @@ function inProject(dir: string, command: string, args: string[]): Run {
   const { NODE_TEST_CONTEXT: _parentRunner, ...env } = process.env;
   const result = spawnSync(command, args, { cwd: dir, encoding: 'utf8', env, timeout: 600_000 });
   // Without colour codes: Prettier and ESLint colour their output when CI=true, even into a pipe.
+  // eslint-disable-next-line no-control-regex -- ANSI colour codes start with ESC
   return { status: result.status, output: `${result.stdout}${result.stderr}`.replace(/\x1b\[[0-9;]*m/g, '') };
 }
 
@@ -46,15 +47,81 @@ const ALL_SHAPES: string[][] = [
   ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'],
   ['create', 'api', '--group', 'cache', '--version', 'v2', '--kind', 'Memcached', '--controller=false'],
   ['edit', '--multigroup'],
-  ['create', 'api', '--group', 'botany', '--version', 'v1alpha1', '--kind', 'Cactus', '--plural', 'cacti', '--namespaced=false'],
+  [
+    'create',
+    'api',
+    '--group',
+    'botany',
+    '--version',
+    'v1alpha1',
+    '--kind',
+    'Cactus',
+    '--plural',
+    'cacti',
+    '--namespaced=false',
+  ],
   ['create', 'api', '--version', 'v1alpha1', '--kind', 'Podroute'],
   // A long kind: generated lines must not depend on the name's length to stay within Prettier's width.
   ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'ReplicatedCacheShard'],
   ['create', 'api', '--group', 'cache', '--version', 'v1beta1', '--kind', 'ReplicatedCacheShard', '--controller=false'],
-  ['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--defaulting', '--programmatic-validation', '--conversion', '--spoke', 'v2'],
-  ['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'ReplicatedCacheShard', '--defaulting', '--programmatic-validation', '--conversion', '--spoke', 'v1beta1'],
-  ['create', 'webhook', '--group', 'botany', '--version', 'v1alpha1', '--kind', 'Cactus', '--defaulting', '--programmatic-validation'],
-  ['create', 'api', '--group', 'route', '--version', 'v1', '--kind', 'Route', '--external-api-path', 'apis/external/route/v1', '--external-api-domain', 'openshift.io', '--from-crd', join(REPO_ROOT, 'test', 'fixtures', 'external', 'route.crd.yaml')],
+  [
+    'create',
+    'webhook',
+    '--group',
+    'cache',
+    '--version',
+    'v1',
+    '--kind',
+    'Memcached',
+    '--defaulting',
+    '--programmatic-validation',
+    '--conversion',
+    '--spoke',
+    'v2',
+  ],
+  [
+    'create',
+    'webhook',
+    '--group',
+    'cache',
+    '--version',
+    'v1',
+    '--kind',
+    'ReplicatedCacheShard',
+    '--defaulting',
+    '--programmatic-validation',
+    '--conversion',
+    '--spoke',
+    'v1beta1',
+  ],
+  [
+    'create',
+    'webhook',
+    '--group',
+    'botany',
+    '--version',
+    'v1alpha1',
+    '--kind',
+    'Cactus',
+    '--defaulting',
+    '--programmatic-validation',
+  ],
+  [
+    'create',
+    'api',
+    '--group',
+    'route',
+    '--version',
+    'v1',
+    '--kind',
+    'Route',
+    '--external-api-path',
+    'apis/external/route/v1',
+    '--external-api-domain',
+    'openshift.io',
+    '--from-crd',
+    join(REPO_ROOT, 'test', 'fixtures', 'external', 'route.crd.yaml'),
+  ],
 ];
 
 /** Files the steps above must have written, so `make lint` really covers them. */
@@ -102,12 +169,19 @@ after(() => {
 
 describe('the generated project formats and lints with Prettier and ESLint', { timeout: 1_800_000 }, () => {
   test('make lint passes with no warning, and make fmt changes nothing', () => {
-    for (const file of COVERED_FILES) assert.ok(existsSync(join(project, file)), `${file} was not generated: update COVERED_FILES`);
+    for (const file of COVERED_FILES)
+      assert.ok(existsSync(join(project, file)), `${file} was not generated: update COVERED_FILES`);
     const output = ok(inProject(project, 'make', ['lint']), 'make lint');
     assert.match(output, /tsc -p \. --noEmit && eslint --max-warnings=0 \. && prettier --check \./);
     assert.match(output, /All matched files use Prettier code style!/);
     // ESLint's and Prettier's warning forms; npm's own notices about the machine's configuration are not the project's.
-    assert.doesNotMatch(output.split('\n').filter((line) => !line.startsWith('npm warn')).join('\n'), /\bwarning\b|\[warn\]/i);
+    assert.doesNotMatch(
+      output
+        .split('\n')
+        .filter((line) => !line.startsWith('npm warn'))
+        .join('\n'),
+      /\bwarning\b|\[warn\]/i,
+    );
     const before = hashTree(project);
     ok(inProject(project, 'make', ['fmt']), 'make fmt');
     assert.equal(hashTree(project), before, 'make fmt changed generated files: a template is not Prettier-formatted');
@@ -116,7 +190,22 @@ describe('the generated project formats and lints with Prettier and ESLint', { t
   test('a project without a license header is formatted too', () => {
     const dir = tempProjectDir('garden-operator');
     runCliOk(['init', '--domain', 'example.com', '--license', 'none', '--skip-install'], dir);
-    runCliOk(['create', 'api', '--group', 'botany', '--version', 'v1alpha1', '--kind', 'Cactus', '--plural', 'cacti', '--namespaced=false'], dir);
+    runCliOk(
+      [
+        'create',
+        'api',
+        '--group',
+        'botany',
+        '--version',
+        'v1alpha1',
+        '--kind',
+        'Cactus',
+        '--plural',
+        'cacti',
+        '--namespaced=false',
+      ],
+      dir,
+    );
     // This project's own .prettierrc.json and .prettierignore apply; the tool comes from the installed project.
     ok(inProject(dir, join(project, 'node_modules', '.bin', 'prettier'), ['--check', '.']), 'prettier --check');
   });
@@ -125,35 +214,54 @@ describe('the generated project formats and lints with Prettier and ESLint', { t
     const controller = join(project, 'controllers/cache/memcached_controller.ts');
     const reconcileLog = "    ctx.log.info({ generation: metadata.generation, foo: spec?.foo }, 'reconciling');\n";
     // A write nobody awaits: its failure would go unseen.
-    withPlanted(controller, (source) => source.replace(reconcileLog, `${reconcileLog}    this.client.update(memcached);\n`), () => {
-      const failed = inProject(project, 'make', ['lint']);
-      assert.notEqual(failed.status, 0, failed.output);
-      assert.match(failed.output, /controllers\/cache\/memcached_controller\.ts\n\s+\d+:\d+\s+error\s+Promises must be awaited.*@typescript-eslint\/no-floating-promises/);
-    });
+    withPlanted(
+      controller,
+      (source) => source.replace(reconcileLog, `${reconcileLog}    this.client.update(memcached);\n`),
+      () => {
+        const failed = inProject(project, 'make', ['lint']);
+        assert.notEqual(failed.status, 0, failed.output);
+        assert.match(
+          failed.output,
+          /controllers\/cache\/memcached_controller\.ts\n\s+\d+:\d+\s+error\s+Promises must be awaited.*@typescript-eslint\/no-floating-promises/,
+        );
+      },
+    );
     // A `let` never reassigned: prefer-const, which --fix rewrites.
-    withPlanted(controller, (source) => `${source}\nexport function plantedLet(): number {\n  let planted = 1;\n  return planted;\n}\n`, () => {
-      ok(inProject(project, 'make', ['lint-fix']), 'make lint-fix');
-      assert.match(readFileSync(controller, 'utf8'), /const planted = 1;/);
-      ok(inProject(project, 'make', ['lint']), 'make lint after lint-fix');
-    });
+    withPlanted(
+      controller,
+      (source) => `${source}\nexport function plantedLet(): number {\n  let planted = 1;\n  return planted;\n}\n`,
+      () => {
+        ok(inProject(project, 'make', ['lint-fix']), 'make lint-fix');
+        assert.match(readFileSync(controller, 'utf8'), /const planted = 1;/);
+        ok(inProject(project, 'make', ['lint']), 'make lint after lint-fix');
+      },
+    );
   });
 
   test('a planted formatting error fails make lint, and make fmt fixes it', () => {
     const types = join(project, 'apis/cache/v1/memcached_types.ts');
     const original = readFileSync(types, 'utf8');
-    withPlanted(types, (source) => source.replace('  foo?: string;', '  foo?:    string'), () => {
-      const failed = inProject(project, 'make', ['lint']);
-      assert.notEqual(failed.status, 0, failed.output);
-      assert.match(failed.output, /\[warn\] apis\/cache\/v1\/memcached_types\.ts\n/);
-      ok(inProject(project, 'make', ['fmt']), 'make fmt');
-      assert.equal(readFileSync(types, 'utf8'), original);
-    });
+    withPlanted(
+      types,
+      (source) => source.replace('  foo?: string;', '  foo?:    string'),
+      () => {
+        const failed = inProject(project, 'make', ['lint']);
+        assert.notEqual(failed.status, 0, failed.output);
+        assert.match(failed.output, /\[warn\] apis\/cache\/v1\/memcached_types\.ts\n/);
+        ok(inProject(project, 'make', ['fmt']), 'make fmt');
+        assert.equal(readFileSync(types, 'utf8'), original);
+      },
+    );
   });
 
   // Last: its `npm ci` reinstalls node_modules.
   test("the lint workflow's run: steps, in order, pass", () => {
-    const workflow = parse(readFileSync(join(project, '.github/workflows/lint.yml'), 'utf8')) as { jobs: Record<string, { steps: { run?: string }[] }> };
-    const runs = Object.values(workflow.jobs).flatMap((job) => job.steps.flatMap((step) => (step.run ? [step.run] : [])));
+    const workflow = parse(readFileSync(join(project, '.github/workflows/lint.yml'), 'utf8')) as {
+      jobs: Record<string, { steps: { run?: string }[] }>;
+    };
+    const runs = Object.values(workflow.jobs).flatMap((job) =>
+      job.steps.flatMap((step) => (step.run ? [step.run] : [])),
+    );
     assert.deepEqual(runs, ['npm ci', 'make lint'], 'the workflow runs what `make lint` runs, after a clean install');
     for (const run of runs) ok(inProject(project, 'bash', ['-eo', 'pipefail', '-c', run]), run);
   });

@@ -41,8 +41,19 @@ interface MakeResult {
  * network (`make opm` would download with it).
  */
 function userEnv(fakeBin: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const { NODE_TEST_CONTEXT: _runner, KUBEBUILDER_ASSETS: _assets, SKIP_ENVTEST: _skip, TS_OPERATOR_SDK_ENVTEST_KUBECONFIG: _shared, ...inherited } = process.env;
-  return { ...inherited, PATH: `${fakeBin}:${process.env.PATH}`, KUBEBUILDER_CONTROLPLANE_START_TIMEOUT: '180s', ...extra };
+  const {
+    NODE_TEST_CONTEXT: _runner,
+    KUBEBUILDER_ASSETS: _assets,
+    SKIP_ENVTEST: _skip,
+    TS_OPERATOR_SDK_ENVTEST_KUBECONFIG: _shared,
+    ...inherited
+  } = process.env;
+  return {
+    ...inherited,
+    PATH: `${fakeBin}:${process.env.PATH}`,
+    KUBEBUILDER_CONTROLPLANE_START_TIMEOUT: '180s',
+    ...extra,
+  };
 }
 
 /** Runs make asynchronously, so this process keeps serving the release index. */
@@ -75,7 +86,10 @@ describe('the generated Makefile in a path with spaces', { timeout: 1_200_000 },
 
   before(async () => {
     const assets = process.env.KUBEBUILDER_ASSETS;
-    if (!assets) throw new Error('KUBEBUILDER_ASSETS is not set: run this test through scripts/with-test-assets.sh (npm test does)');
+    if (!assets)
+      throw new Error(
+        'KUBEBUILDER_ASSETS is not set: run this test through scripts/with-test-assets.sh (npm test does)',
+      );
     index = await serveLocalReleaseIndex(assets, ENVTEST_VERSION);
     parent = join(mkdtempSync(join(tmpdir(), 'makefile-space-')), 'my projects (v2) & co');
     project = join(parent, 'memcached-operator');
@@ -87,7 +101,10 @@ describe('the generated Makefile in a path with spaces', { timeout: 1_200_000 },
     symlinkSync(join(REPO_ROOT, 'node_modules', 'typescript'), join(project, 'node_modules', 'typescript'), 'dir');
     mkdirSync(join(project, 'node_modules', '.bin'));
     symlinkSync(join(REPO_ROOT, 'bin', 'ts-operator-sdk.js'), join(project, 'node_modules', '.bin', 'ts-operator-sdk'));
-    symlinkSync(join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), join(project, 'node_modules', '.bin', 'tsc'));
+    symlinkSync(
+      join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
+      join(project, 'node_modules', '.bin', 'tsc'),
+    );
     fakeBin = mkdtempSync(join(tmpdir(), 'makefile-space-bin-'));
     writeFileSync(join(fakeBin, 'curl'), '#!/bin/sh\necho "curl must not run in this test: $*" >&2\nexit 99\n');
     chmodSync(join(fakeBin, 'curl'), 0o755);
@@ -98,7 +115,11 @@ describe('the generated Makefile in a path with spaces', { timeout: 1_200_000 },
   });
 
   test('make setup-envtest downloads into the project bin/ and prints that directory', async () => {
-    const result = await make(['-s', 'setup-envtest'], project, userEnv(fakeBin, { TS_OPERATOR_SDK_ENVTEST_INDEX_URL: index.indexUrl }));
+    const result = await make(
+      ['-s', 'setup-envtest'],
+      project,
+      userEnv(fakeBin, { TS_OPERATOR_SDK_ENVTEST_INDEX_URL: index.indexUrl }),
+    );
     assert.equal(result.status, 0, result.output);
     const { os, arch } = goPlatform();
     const assets = join(project, 'bin', 'k8s', `${ENVTEST_VERSION}-${os}-${arch}`);
@@ -108,16 +129,28 @@ describe('the generated Makefile in a path with spaces', { timeout: 1_200_000 },
   });
 
   test('make test runs the tests on an API server started from the project bin/', async () => {
-    const result = await make(['test'], project, userEnv(fakeBin, { TS_OPERATOR_SDK_ENVTEST_INDEX_URL: index.indexUrl }));
+    const result = await make(
+      ['test'],
+      project,
+      userEnv(fakeBin, { TS_OPERATOR_SDK_ENVTEST_INDEX_URL: index.indexUrl }),
+    );
     assert.equal(result.status, 0, result.output);
-    const count = (label: string): number => Number(new RegExp(`^[ℹ#] ${label} (\\d+)$`, 'm').exec(result.output)?.[1] ?? NaN);
+    const count = (label: string): number =>
+      Number(new RegExp(`^[ℹ#] ${label} (\\d+)$`, 'm').exec(result.output)?.[1] ?? NaN);
     // The generated controller test: an existing object and a deleted one, both on the real API server.
-    assert.deepEqual({ tests: count('tests'), pass: count('pass'), skipped: count('skipped') }, { tests: 2, pass: 2, skipped: 0 }, result.output);
+    assert.deepEqual(
+      { tests: count('tests'), pass: count('pass'), skipped: count('skipped') },
+      { tests: 2, pass: 2, skipped: 0 },
+      result.output,
+    );
     assert.match(result.output, /^envtest: API server https:\/\/127\.0\.0\.1:\d+ started for this test run$/m);
   });
 
   test('make envtest-start serves a kubeconfig in the project bin/ until Ctrl-C', async (t) => {
-    const started = await startMakeEnvtest(project, userEnv(fakeBin, { TS_OPERATOR_SDK_ENVTEST_INDEX_URL: index.indexUrl }));
+    const started = await startMakeEnvtest(
+      project,
+      userEnv(fakeBin, { TS_OPERATOR_SDK_ENVTEST_INDEX_URL: index.indexUrl }),
+    );
     t.after(started.kill);
     // The line is for `eval`: the path with spaces and `&` comes back whole from a shell.
     assert.equal(started.kubeconfig, join(project, 'bin', 'envtest.kubeconfig'), started.exportLine);

@@ -39,7 +39,9 @@ export async function serveLocalReleaseIndex(assetsDir: string, version: string)
   for (const binary of ARCHIVE_BINARIES) symlinkSync(join(assetsDir, binary), join(staging, binary));
   const archivePath = join(work, name);
   // -h stores the files the links point at; gzip -1 because the bytes only cross loopback.
-  const packed = spawnSync('bash', ['-ec', `tar -C "${work}" -chf - controller-tools | gzip -1 > "${archivePath}"`], { encoding: 'utf8' });
+  const packed = spawnSync('bash', ['-ec', `tar -C "${work}" -chf - controller-tools | gzip -1 > "${archivePath}"`], {
+    encoding: 'utf8',
+  });
   if (packed.status !== 0) throw new Error(`packing ${name} failed: ${packed.stderr}`);
   const hash = createHash('sha512').update(readFileSync(archivePath)).digest('hex');
 
@@ -49,7 +51,9 @@ export async function serveLocalReleaseIndex(assetsDir: string, version: string)
     requests.push(request.url ?? '');
     if (request.url === '/envtest-releases.yaml') {
       const base = new URL('.', indexUrl);
-      response.end(`releases:\n  v${version}:\n    ${name}:\n      hash: ${hash}\n      selfLink: ${new URL(`download/${name}`, base).toString()}\n`);
+      response.end(
+        `releases:\n  v${version}:\n    ${name}:\n      hash: ${hash}\n      selfLink: ${new URL(`download/${name}`, base).toString()}\n`,
+      );
     } else if (request.url === `/download/${name}`) {
       createReadStream(archivePath).pipe(response);
     } else {

@@ -39,12 +39,14 @@ describe('generated projects install, build and pass their own tests', () => {
       // The generated Makefile's manifests target: the installed package's own generator writes the CRDs and role.
       const make = spawnSync('make', ['manifests'], { cwd: dir, encoding: 'utf8' });
       assert.equal(make.status, 0, `make manifests failed:\n${make.stdout}\n${make.stderr}`);
-      for (const crd of scenario.crds) assert.ok(existsSync(join(dir, 'config/crd/bases', `${crd.group}_${crd.plural}.yaml`)), `${crd.plural} CRD`);
+      for (const crd of scenario.crds)
+        assert.ok(existsSync(join(dir, 'config/crd/bases', `${crd.group}_${crd.plural}.yaml`)), `${crd.plural} CRD`);
       npm(['run', 'build'], dir);
       npm(['run', 'lint'], dir);
       // Without assets, only the explicit opt-out lets the run pass (generated-ci.test.ts checks the failure).
       const output = npm(['test'], dir, process.env.KUBEBUILDER_ASSETS ? {} : { SKIP_ENVTEST: 'true' });
-      const count = (label: string): number => Number(new RegExp(`^[ℹ#] ${label} (\\d+)$`, 'm').exec(output)?.[1] ?? NaN);
+      const count = (label: string): number =>
+        Number(new RegExp(`^[ℹ#] ${label} (\\d+)$`, 'm').exec(output)?.[1] ?? NaN);
       // Each generated controller test file has two tests (an existing object, a deleted one).
       const tests = 2 * scenario.crds.length;
       assert.equal(count('tests'), tests, output);
@@ -67,32 +69,47 @@ function sizeOf(path: string): number {
 }
 
 describe('the Dockerfile runtime stage', () => {
-  test('a production install carries none of the CLI tooling, and the operator still starts', { timeout: 900_000 }, (t) => {
-    const dir = scaffoldScenario(SCENARIOS[0]!, { env: { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` } });
-    npm(['run', 'build'], dir);
-    // Run the generated Dockerfile's own builder-stage steps that follow the build (no Docker here).
-    const dockerfile = readFileSync(join(dir, 'Dockerfile'), 'utf8');
-    const builder = dockerfile.slice(0, dockerfile.indexOf('\nFROM ', dockerfile.indexOf('FROM ') + 1));
-    const steps = builder.slice(builder.indexOf('RUN npm run build') + 'RUN npm run build'.length).match(/^RUN .+$/gm) ?? [];
-    assert.ok(steps.some((step) => step.includes('--omit=optional')), 'the builder prunes optional dependencies');
-    for (const step of steps) {
-      const result = spawnSync('bash', ['-ec', step.slice(4)], { cwd: dir, encoding: 'utf8', timeout: 600_000 });
-      assert.equal(result.status, 0, `${step} failed:\n${result.stdout}\n${result.stderr}`);
-    }
-    for (const tool of ['typescript', 'handlebars', 'commander', 'execa', 'fs-extra', 'yaml', 'ajv', 'semver']) {
-      assert.ok(!existsSync(join(dir, 'node_modules', tool)), `${tool} must not be in the runtime payload`);
-    }
-    // The secure metrics server's self-signed certificate (the scaffold's default deployment) needs these at run time.
-    for (const runtime of ['@peculiar/x509', 'reflect-metadata']) {
-      assert.ok(existsSync(join(dir, 'node_modules', runtime)), `${runtime} must be in the runtime payload`);
-    }
-    // With no cluster config the operator stops with the runtime's own error, not a missing module.
-    const home = mkdtempSync(join(tmpdir(), 'empty-home-'));
-    const started = spawnSync(process.execPath, ['dist/main.js'], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: home }, timeout: 60_000 });
-    assert.notEqual(started.status, 0);
-    assert.match(started.stderr, /no Kubernetes config found/);
-    assert.doesNotMatch(started.stderr, /ERR_MODULE_NOT_FOUND|Cannot find (module|package)/);
-    const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
-    t.diagnostic(`runtime payload: node_modules ${mib(sizeOf(join(dir, 'node_modules')))} MiB, dist ${mib(sizeOf(join(dir, 'dist')))} MiB`);
-  });
+  test(
+    'a production install carries none of the CLI tooling, and the operator still starts',
+    { timeout: 900_000 },
+    (t) => {
+      const dir = scaffoldScenario(SCENARIOS[0]!, { env: { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` } });
+      npm(['run', 'build'], dir);
+      // Run the generated Dockerfile's own builder-stage steps that follow the build (no Docker here).
+      const dockerfile = readFileSync(join(dir, 'Dockerfile'), 'utf8');
+      const builder = dockerfile.slice(0, dockerfile.indexOf('\nFROM ', dockerfile.indexOf('FROM ') + 1));
+      const steps =
+        builder.slice(builder.indexOf('RUN npm run build') + 'RUN npm run build'.length).match(/^RUN .+$/gm) ?? [];
+      assert.ok(
+        steps.some((step) => step.includes('--omit=optional')),
+        'the builder prunes optional dependencies',
+      );
+      for (const step of steps) {
+        const result = spawnSync('bash', ['-ec', step.slice(4)], { cwd: dir, encoding: 'utf8', timeout: 600_000 });
+        assert.equal(result.status, 0, `${step} failed:\n${result.stdout}\n${result.stderr}`);
+      }
+      for (const tool of ['typescript', 'handlebars', 'commander', 'execa', 'fs-extra', 'yaml', 'ajv', 'semver']) {
+        assert.ok(!existsSync(join(dir, 'node_modules', tool)), `${tool} must not be in the runtime payload`);
+      }
+      // The secure metrics server's self-signed certificate (the scaffold's default deployment) needs these at run time.
+      for (const runtime of ['@peculiar/x509', 'reflect-metadata']) {
+        assert.ok(existsSync(join(dir, 'node_modules', runtime)), `${runtime} must be in the runtime payload`);
+      }
+      // With no cluster config the operator stops with the runtime's own error, not a missing module.
+      const home = mkdtempSync(join(tmpdir(), 'empty-home-'));
+      const started = spawnSync(process.execPath, ['dist/main.js'], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, HOME: home },
+        timeout: 60_000,
+      });
+      assert.notEqual(started.status, 0);
+      assert.match(started.stderr, /no Kubernetes config found/);
+      assert.doesNotMatch(started.stderr, /ERR_MODULE_NOT_FOUND|Cannot find (module|package)/);
+      const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
+      t.diagnostic(
+        `runtime payload: node_modules ${mib(sizeOf(join(dir, 'node_modules')))} MiB, dist ${mib(sizeOf(join(dir, 'dist')))} MiB`,
+      );
+    },
+  );
 });

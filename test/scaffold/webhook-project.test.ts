@@ -23,7 +23,13 @@ import { packRepository, runCliOk, tempProjectDir } from './harness.js';
 /** Runs a command with stdin closed; NODE_TEST_CONTEXT would make the project's own `node --test` report to this runner. */
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
   const { NODE_TEST_CONTEXT: _runner, ...inherited } = process.env;
-  return spawnSync(command, args, { cwd, env: { ...inherited, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 900_000 });
+  return spawnSync(command, args, {
+    cwd,
+    env: { ...inherited, ...env },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 900_000,
+  });
 }
 
 function ok(result: SpawnSyncReturns<string>, what: string): string {
@@ -49,36 +55,108 @@ describe('a generated project with defaulting, validating and conversion webhook
   let dir: string;
 
   before(() => {
-    if (!process.env.KUBEBUILDER_ASSETS) throw new Error('KUBEBUILDER_ASSETS is not set: run `bash ci/build-test-assets.sh` and export KUBEBUILDER_ASSETS=<the directory it prints> (npm test does this for you)');
+    if (!process.env.KUBEBUILDER_ASSETS)
+      throw new Error(
+        'KUBEBUILDER_ASSETS is not set: run `bash ci/build-test-assets.sh` and export KUBEBUILDER_ASSETS=<the directory it prints> (npm test does this for you)',
+      );
     const tarball = packRepository();
     dir = tempProjectDir();
     const env = { env: { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` } };
     runCliOk(['init', '--domain', 'example.com', '--skip-install'], dir, env);
     runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'], dir, env);
-    runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1alpha1', '--kind', 'Memcached', '--controller=false'], dir, env);
-    runCliOk(['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--defaulting', '--programmatic-validation', '--conversion', '--spoke', 'v1alpha1'], dir, env);
+    runCliOk(
+      ['create', 'api', '--group', 'cache', '--version', 'v1alpha1', '--kind', 'Memcached', '--controller=false'],
+      dir,
+      env,
+    );
+    runCliOk(
+      [
+        'create',
+        'webhook',
+        '--group',
+        'cache',
+        '--version',
+        'v1',
+        '--kind',
+        'Memcached',
+        '--defaulting',
+        '--programmatic-validation',
+        '--conversion',
+        '--spoke',
+        'v1alpha1',
+      ],
+      dir,
+      env,
+    );
 
     // The user's field: an int32 `size` next to the scaffolded `foo`, which v1alpha1 calls `replicas`.
     const types = (version: string): string => `apis/${version}/memcached_types.ts`;
-    for (const [version, field] of [['v1', 'size'], ['v1alpha1', 'replicas']] as const) {
-      edit(dir, types(version), "import { defineKind, type Condition } from 'ts-operator-sdk';", "import { defineKind, type Condition, type int32 } from 'ts-operator-sdk';");
+    for (const [version, field] of [
+      ['v1', 'size'],
+      ['v1alpha1', 'replicas'],
+    ] as const) {
+      edit(
+        dir,
+        types(version),
+        "import { defineKind, type Condition } from 'ts-operator-sdk';",
+        "import { defineKind, type Condition, type int32 } from 'ts-operator-sdk';",
+      );
       edit(dir, types(version), '  foo?: string;\n', `  foo?: string;\n  ${field}?: int32;\n`);
     }
 
     // The user's rules, where the templates leave TODOs.
     const webhook = 'webhooks/v1/memcached_webhook.ts';
-    edit(dir, webhook, "import type { AdmissionContext } from 'ts-operator-sdk';", "import { AdmissionDeniedError, type AdmissionContext } from 'ts-operator-sdk';");
-    edit(dir, webhook, '    // TODO(user): fill in your defaulting logic.\n', '    memcached.spec = { ...memcached.spec, size: memcached.spec?.size ?? 1 };\n');
-    edit(dir, webhook, '    // TODO(user): fill in your validation logic upon object creation.\n    return [];\n', "    if ((memcached.spec?.size ?? 0) > 10) throw new AdmissionDeniedError('spec.size must be at most 10');\n    return (memcached.spec?.size ?? 0) > 5 ? ['spec.size above 5 reserves a lot of memory'] : [];\n");
-    edit(dir, webhook, '    // TODO(user): fill in your validation logic upon object update.\n', "    if ((newObject.spec?.size ?? 0) < (oldObject.spec?.size ?? 0)) throw new AdmissionDeniedError('spec.size may not shrink');\n");
-    edit(dir, webhook, '    // TODO(user): fill in your validation logic upon object deletion.\n', "    if (memcached.metadata?.labels?.['example.com/protected'] === 'true') throw new AdmissionDeniedError('this Memcached is protected: remove its example.com/protected label first');\n");
+    edit(
+      dir,
+      webhook,
+      "import type { AdmissionContext } from 'ts-operator-sdk';",
+      "import { AdmissionDeniedError, type AdmissionContext } from 'ts-operator-sdk';",
+    );
+    edit(
+      dir,
+      webhook,
+      '    // TODO(user): fill in your defaulting logic.\n',
+      '    memcached.spec = { ...memcached.spec, size: memcached.spec?.size ?? 1 };\n',
+    );
+    edit(
+      dir,
+      webhook,
+      '    // TODO(user): fill in your validation logic upon object creation.\n    return [];\n',
+      "    if ((memcached.spec?.size ?? 0) > 10) throw new AdmissionDeniedError('spec.size must be at most 10');\n    return (memcached.spec?.size ?? 0) > 5 ? ['spec.size above 5 reserves a lot of memory'] : [];\n",
+    );
+    edit(
+      dir,
+      webhook,
+      '    // TODO(user): fill in your validation logic upon object update.\n',
+      "    if ((newObject.spec?.size ?? 0) < (oldObject.spec?.size ?? 0)) throw new AdmissionDeniedError('spec.size may not shrink');\n",
+    );
+    edit(
+      dir,
+      webhook,
+      '    // TODO(user): fill in your validation logic upon object deletion.\n',
+      "    if (memcached.metadata?.labels?.['example.com/protected'] === 'true') throw new AdmissionDeniedError('this Memcached is protected: remove its example.com/protected label first');\n",
+    );
     // Deletes reach the validator only when the marker lists them, as the template's NOTE says.
-    edit(dir, webhook, 'verbs=create;update,versions=v1,name=vmemcached-v1.cache.kb.io', 'verbs=create;update;delete,versions=v1,name=vmemcached-v1.cache.kb.io');
+    edit(
+      dir,
+      webhook,
+      'verbs=create;update,versions=v1,name=vmemcached-v1.cache.kb.io',
+      'verbs=create;update;delete,versions=v1,name=vmemcached-v1.cache.kb.io',
+    );
     const test = 'webhooks/v1/memcached_webhook.test.ts';
     // Warnings reach the test's client through RestClient's warningHandler.
     edit(dir, test, '  let client: Client;\n', '  let client: Client;\n  const warnings: string[] = [];\n');
-    edit(dir, test, '    rest = new RestClient(kubeConfig);\n', '    rest = new RestClient(kubeConfig, { warningHandler: (warning) => warnings.push(warning) });\n');
-    edit(dir, test, '  // +kubebuilder:scaffold:webhook-tests\n', `  it('sends warnings, refuses shrinking and refuses deleting a protected Memcached', { skip }, async () => {
+    edit(
+      dir,
+      test,
+      '    rest = new RestClient(kubeConfig);\n',
+      '    rest = new RestClient(kubeConfig, { warningHandler: (warning) => warnings.push(warning) });\n',
+    );
+    edit(
+      dir,
+      test,
+      '  // +kubebuilder:scaffold:webhook-tests\n',
+      `  it('sends warnings, refuses shrinking and refuses deleting a protected Memcached', { skip }, async () => {
     warnings.length = 0;
     const big = await client.create(newObject('warned', { size: 7 }));
     assert.deepEqual(warnings, ['spec.size above 5 reserves a lot of memory']);
@@ -101,9 +179,20 @@ describe('a generated project with defaulting, validating and conversion webhook
   });
 
   // +kubebuilder:scaffold:webhook-tests
-`);
-    edit(dir, test, "    // TODO(user): assert the defaults your defaulter sets, e.g. assert.equal(created.spec?.foo, 'default');\n", '    assert.equal(created.spec?.size, 1);\n');
-    edit(dir, test, "    // TODO(user): assert that invalid objects are refused, e.g.\n    // await assert.rejects(client.create(newObject('invalid', { foo: '' })), /foo/);\n", "    await assert.rejects(client.create(newObject('too-big', { size: 11 })), /spec\\.size must be at most 10/);\n");
+`,
+    );
+    edit(
+      dir,
+      test,
+      "    // TODO(user): assert the defaults your defaulter sets, e.g. assert.equal(created.spec?.foo, 'default');\n",
+      '    assert.equal(created.spec?.size, 1);\n',
+    );
+    edit(
+      dir,
+      test,
+      "    // TODO(user): assert that invalid objects are refused, e.g.\n    // await assert.rejects(client.create(newObject('invalid', { foo: '' })), /foo/);\n",
+      "    await assert.rejects(client.create(newObject('too-big', { size: 11 })), /spec\\.size must be at most 10/);\n",
+    );
 
     // v1alpha1 names the field `replicas`: the conversion functions map it, so the round trip proves /convert ran them.
     const conversion = 'apis/v1alpha1/memcached_conversion.ts';
@@ -111,7 +200,12 @@ describe('a generated project with defaulting, validating and conversion webhook
     edit(dir, conversion, 'spec: hub.spec,', 'spec: hub.spec && { foo: hub.spec.foo, replicas: hub.spec.size },');
     edit(dir, test, "spec: { foo: 'converted' },", "spec: { foo: 'converted', replicas: 3 },");
     // Defaulting runs on the hub after conversion: a lost field would come back as size 1.
-    edit(dir, test, "  // TODO(user): assert the hub's fields, e.g. assert.equal(asHub.spec?.foo, 'converted');\n", '  assert.equal(asHub.spec?.size, 3);\n');
+    edit(
+      dir,
+      test,
+      "  // TODO(user): assert the hub's fields, e.g. assert.equal(asHub.spec?.foo, 'converted');\n",
+      '  assert.equal(asHub.spec?.size, 3);\n',
+    );
 
     ok(run('npm', ['install', '--no-fund', '--no-audit'], dir), 'npm install');
     ok(run('git', ['init', '-q'], dir), 'git init');
@@ -123,13 +217,29 @@ describe('a generated project with defaulting, validating and conversion webhook
 
   it('make manifests writes the webhook configurations and the two-version CRD, v1 stored', () => {
     ok(run('make', ['manifests'], dir), 'make manifests');
-    const configurations = YAML.parseAllDocuments(readFileSync(join(dir, 'config/webhook/manifests.yaml'), 'utf8')).map((doc) => doc.toJS() as { kind: string; webhooks: { clientConfig: { service: { path: string } } }[] });
-    assert.deepEqual(configurations.map((config) => [config.kind, config.webhooks.map((webhook) => webhook.clientConfig.service.path)]), [
-      ['MutatingWebhookConfiguration', [mutatingWebhookPath(MEMCACHED)]],
-      ['ValidatingWebhookConfiguration', [validatingWebhookPath(MEMCACHED)]],
-    ]);
-    const crd = YAML.parse(readFileSync(join(dir, 'config/crd/bases/cache.example.com_memcacheds.yaml'), 'utf8')) as { spec: { versions: { name: string; storage: boolean }[] } };
-    assert.deepEqual(crd.spec.versions.map((version) => [version.name, version.storage]), [['v1', true], ['v1alpha1', false]]);
+    const configurations = YAML.parseAllDocuments(readFileSync(join(dir, 'config/webhook/manifests.yaml'), 'utf8')).map(
+      (doc) => doc.toJS() as { kind: string; webhooks: { clientConfig: { service: { path: string } } }[] },
+    );
+    assert.deepEqual(
+      configurations.map((config) => [
+        config.kind,
+        config.webhooks.map((webhook) => webhook.clientConfig.service.path),
+      ]),
+      [
+        ['MutatingWebhookConfiguration', [mutatingWebhookPath(MEMCACHED)]],
+        ['ValidatingWebhookConfiguration', [validatingWebhookPath(MEMCACHED)]],
+      ],
+    );
+    const crd = YAML.parse(readFileSync(join(dir, 'config/crd/bases/cache.example.com_memcacheds.yaml'), 'utf8')) as {
+      spec: { versions: { name: string; storage: boolean }[] };
+    };
+    assert.deepEqual(
+      crd.spec.versions.map((version) => [version.name, version.storage]),
+      [
+        ['v1', true],
+        ['v1alpha1', false],
+      ],
+    );
   });
 
   it("the project's own tests pass, running the webhooks through envtest", () => {
@@ -139,7 +249,14 @@ describe('a generated project with defaulting, validating and conversion webhook
     assert.equal(count('tests'), 8, output);
     assert.equal(count('pass'), 8, output);
     assert.equal(count('skipped'), 0, output);
-    for (const name of ['admits a Memcached through the webhook server', 'runs the defaulting webhook on create', 'runs the validating webhook on create and update', 'converts between v1alpha1 and the hub v1', 'sends warnings, refuses shrinking and refuses deleting a protected Memcached', 'runs the webhooks on a server-side dry run and stores nothing']) {
+    for (const name of [
+      'admits a Memcached through the webhook server',
+      'runs the defaulting webhook on create',
+      'runs the validating webhook on create and update',
+      'converts between v1alpha1 and the hub v1',
+      'sends warnings, refuses shrinking and refuses deleting a protected Memcached',
+      'runs the webhooks on a server-side dry run and stores nothing',
+    ]) {
       assert.match(output, new RegExp(`✔ ${name}`), name);
     }
   });
@@ -152,26 +269,99 @@ describe('a generated project with defaulting, validating and conversion webhook
   });
 
   it('make bundle: bundle validate passes and webhookdefinitions match the webhook server', () => {
-    ok(run('npx', ['--no-install', 'ts-operator-sdk', 'generate', 'kustomize', 'manifests', '-q'], dir), 'generate kustomize manifests');
+    ok(
+      run('npx', ['--no-install', 'ts-operator-sdk', 'generate', 'kustomize', 'manifests', '-q'], dir),
+      'generate kustomize manifests',
+    );
     const bundle = run('make', ['bundle', 'IMG=example.com/memcached-operator:v0.0.1', 'VERSION=0.0.1'], dir);
     ok(bundle, 'make bundle');
     assert.match(bundle.stderr, /All validation tests have completed successfully/);
-    type Definition = { type: string; deploymentName: string; containerPort: number; targetPort: number; webhookPath: string; generateName: string; rules?: { apiGroups: string[]; apiVersions: string[]; operations: string[]; resources: string[] }[]; conversionCRDs?: string[] };
-    const csv = YAML.parse(readFileSync(join(dir, 'bundle/manifests/memcached-operator.clusterserviceversion.yaml'), 'utf8')) as {
-      spec: { webhookdefinitions: Definition[]; install: { spec: { deployments: { name: string; spec: { template: { spec: { containers: { ports?: { containerPort: number }[]; volumeMounts?: unknown[] }[]; volumes?: unknown[] } } } }[] } } };
+    type Definition = {
+      type: string;
+      deploymentName: string;
+      containerPort: number;
+      targetPort: number;
+      webhookPath: string;
+      generateName: string;
+      rules?: { apiGroups: string[]; apiVersions: string[]; operations: string[]; resources: string[] }[];
+      conversionCRDs?: string[];
+    };
+    const csv = YAML.parse(
+      readFileSync(join(dir, 'bundle/manifests/memcached-operator.clusterserviceversion.yaml'), 'utf8'),
+    ) as {
+      spec: {
+        webhookdefinitions: Definition[];
+        install: {
+          spec: {
+            deployments: {
+              name: string;
+              spec: {
+                template: {
+                  spec: {
+                    containers: { ports?: { containerPort: number }[]; volumeMounts?: unknown[] }[];
+                    volumes?: unknown[];
+                  };
+                };
+              };
+            }[];
+          };
+        };
+      };
     };
     const [deployment] = csv.spec.install.spec.deployments;
     assert.ok(deployment);
     const podPorts = deployment.spec.template.spec.containers[0]!.ports?.map((port) => port.containerPort) ?? [];
-    assert.deepEqual(deployment.spec.template.spec.volumes ?? [], [], 'the cert-manager volume is removed for OLM, which mounts its own certificate');
-    const rules = [{ apiGroups: ['cache.example.com'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['memcacheds'] }];
-    const validatingRules = [{ apiGroups: ['cache.example.com'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['memcacheds'] }];
     assert.deepEqual(
-      csv.spec.webhookdefinitions.map(({ type, webhookPath, generateName, rules: defined, conversionCRDs }) => ({ type, webhookPath, generateName, rules: defined, conversionCRDs })),
+      deployment.spec.template.spec.volumes ?? [],
+      [],
+      'the cert-manager volume is removed for OLM, which mounts its own certificate',
+    );
+    const rules = [
+      {
+        apiGroups: ['cache.example.com'],
+        apiVersions: ['v1'],
+        operations: ['CREATE', 'UPDATE'],
+        resources: ['memcacheds'],
+      },
+    ];
+    const validatingRules = [
+      {
+        apiGroups: ['cache.example.com'],
+        apiVersions: ['v1'],
+        operations: ['CREATE', 'UPDATE', 'DELETE'],
+        resources: ['memcacheds'],
+      },
+    ];
+    assert.deepEqual(
+      csv.spec.webhookdefinitions.map(({ type, webhookPath, generateName, rules: defined, conversionCRDs }) => ({
+        type,
+        webhookPath,
+        generateName,
+        rules: defined,
+        conversionCRDs,
+      })),
       [
-        { type: 'ConversionWebhook', webhookPath: CONVERSION_PATH, generateName: 'cmemcacheds.kb.io', rules: undefined, conversionCRDs: ['memcacheds.cache.example.com'] },
-        { type: 'MutatingAdmissionWebhook', webhookPath: mutatingWebhookPath(MEMCACHED), generateName: 'mmemcached-v1.cache.kb.io', rules, conversionCRDs: undefined },
-        { type: 'ValidatingAdmissionWebhook', webhookPath: validatingWebhookPath(MEMCACHED), generateName: 'vmemcached-v1.cache.kb.io', rules: validatingRules, conversionCRDs: undefined },
+        {
+          type: 'ConversionWebhook',
+          webhookPath: CONVERSION_PATH,
+          generateName: 'cmemcacheds.kb.io',
+          rules: undefined,
+          conversionCRDs: ['memcacheds.cache.example.com'],
+        },
+        {
+          type: 'MutatingAdmissionWebhook',
+          webhookPath: mutatingWebhookPath(MEMCACHED),
+          generateName: 'mmemcached-v1.cache.kb.io',
+          rules,
+          conversionCRDs: undefined,
+        },
+        {
+          type: 'ValidatingAdmissionWebhook',
+          webhookPath: validatingWebhookPath(MEMCACHED),
+          generateName: 'vmemcached-v1.cache.kb.io',
+          rules: validatingRules,
+          conversionCRDs: undefined,
+        },
       ],
     );
     for (const definition of csv.spec.webhookdefinitions) {

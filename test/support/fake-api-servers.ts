@@ -52,16 +52,22 @@ function httpFake(handler: (req: IncomingMessage, res: ServerResponse) => void):
   return createHttpServer((req, res) => {
     req.resume();
     handler(req, res);
-  }) as unknown as Server;
+  });
 }
 
-function send(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
 }
 
 /** Starts every fake in this process and returns their ports. */
-export async function serveFakes(): Promise<{ ports: FakePorts; close(): void }> {
+export async function serveFakes(): Promise<{ ports: FakePorts; close: () => void }> {
   const held: Socket[] = [];
   const silent = createNetServer((socket) => {
     held.push(socket);
@@ -81,11 +87,16 @@ export async function serveFakes(): Promise<{ ports: FakePorts; close(): void }>
     html404: httpFake((_req, res) => send(res, 404, 'text/html', '<html><body><h1>404 Not Found</h1></body></html>\n')),
     jsonNoVersion: httpFake((_req, res) => send(res, 200, 'application/json', '{"status":"ok"}\n')),
     versionNoApi: httpFake((req, res) => {
-      if (req.url === '/version') send(res, 200, 'application/json', '{"major":"1","minor":"30","gitVersion":"v1.30.0"}\n');
+      if (req.url === '/version')
+        send(res, 200, 'application/json', '{"major":"1","minor":"30","gitVersion":"v1.30.0"}\n');
       else send(res, 404, 'application/json', '{"error":"not found"}\n');
     }),
     text: httpFake((_req, res) => send(res, 200, 'text/plain', 'hello\n')),
-    basicAuth: httpFake((_req, res) => send(res, 401, 'text/html', '<html><body>401 Authorization Required</body></html>\n', { 'www-authenticate': 'Basic realm="login"' })),
+    basicAuth: httpFake((_req, res) =>
+      send(res, 401, 'text/html', '<html><body>401 Authorization Required</body></html>\n', {
+        'www-authenticate': 'Basic realm="login"',
+      }),
+    ),
   };
   const ports = { refused } as FakePorts;
   for (const [kind, server] of Object.entries(servers)) ports[kind as FakeServerKind] = await listen(server);
@@ -113,7 +124,7 @@ export async function startFakeServers(): Promise<FakeServers> {
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
     let text = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       text += chunk.toString('utf8');
       if (text.includes('\n')) resolve(text.split('\n')[0]!);
     });
@@ -131,7 +142,7 @@ export async function startFakeServers(): Promise<FakeServers> {
       return file;
     },
     stop: () => {
-      child.stdin!.end();
+      child.stdin.end();
       child.kill();
     },
   };

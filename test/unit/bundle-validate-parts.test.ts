@@ -7,15 +7,24 @@ import { parseSelector, selectValidators } from '../../src/validation/optional.j
 
 describe('api error rendering', () => {
   test('field, value and detail combine like the api does', () => {
-    assert.equal(renderFinding({ level: 'Error', field: 'Spec.DisplayName', badValue: 'field', detail: 'required field missing' }), 'Error: Field Spec.DisplayName, Value field: required field missing');
-    assert.equal(renderFinding({ level: 'Warning', badValue: '', detail: '(x.v1.0.0) d' }), 'Warning: Value : (x.v1.0.0) d');
+    assert.equal(
+      renderFinding({ level: 'Error', field: 'Spec.DisplayName', badValue: 'field', detail: 'required field missing' }),
+      'Error: Field Spec.DisplayName, Value field: required field missing',
+    );
+    assert.equal(
+      renderFinding({ level: 'Warning', badValue: '', detail: '(x.v1.0.0) d' }),
+      'Warning: Value : (x.v1.0.0) d',
+    );
     assert.equal(renderFinding({ level: 'Error', detail: 'no value' }), 'Error: : no value');
     assert.equal(renderFinding({ level: 'Error', field: 'spec', detail: 'd' }), 'Error: Field spec: d');
     assert.equal(renderFinding({ level: 'Error', detail: '' }), 'ErrMessageMissing');
   });
 
   test('GVKs print like schema.GroupVersionKind, core group without a slash', () => {
-    assert.equal(GroupVersionKind.of('cache.example.com/v1', 'Memcached').toString(), 'cache.example.com/v1, Kind=Memcached');
+    assert.equal(
+      GroupVersionKind.of('cache.example.com/v1', 'Memcached').toString(),
+      'cache.example.com/v1, Kind=Memcached',
+    );
     assert.equal(GroupVersionKind.of('v1', 'Pod').toString(), 'v1, Kind=Pod');
   });
 
@@ -64,10 +73,19 @@ describe('label selectors for optional validators', () => {
   });
 
   test('selecting by suite picks all five, by name one, and a typo is an error', () => {
-    assert.deepEqual(selectValidators('suite=operatorframework').map((validator) => validator.name), ['operatorhubv2', 'capabilities', 'categories', 'alpha-deprecated-apis', 'good-practices']);
-    assert.deepEqual(selectValidators('name=good-practices').map((validator) => validator.name), ['good-practices']);
+    assert.deepEqual(
+      selectValidators('suite=operatorframework').map((validator) => validator.name),
+      ['operatorhubv2', 'capabilities', 'categories', 'alpha-deprecated-apis', 'good-practices'],
+    );
+    assert.deepEqual(
+      selectValidators('name=good-practices').map((validator) => validator.name),
+      ['good-practices'],
+    );
     assert.deepEqual(selectValidators(''), []);
-    assert.throws(() => selectValidators('suite=operatorhub'), /selector "suite=operatorhub" does not match any validator labels/);
+    assert.throws(
+      () => selectValidators('suite=operatorhub'),
+      /selector "suite=operatorhub" does not match any validator labels/,
+    );
     assert.throws(() => selectValidators('name=(x'), /invalid label selector/);
   });
 });

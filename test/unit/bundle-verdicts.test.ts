@@ -51,8 +51,13 @@ const OUR_EXTRA_RULES = [
     level: 'warning',
     line: /^Warning: Value : \([^)]+\) webhookdefinition "/,
     fixtures: [
-      'webhook-unknown-deployment', 'webhook-unsupported-type', 'webhook-conversion-unowned-crd', 'webhook-conversion-preserve-unknown-fields',
-      'webhook-rule-all-groups', 'webhook-rule-olm-group', 'webhook-rule-webhook-configurations',
+      'webhook-unknown-deployment',
+      'webhook-unsupported-type',
+      'webhook-conversion-unowned-crd',
+      'webhook-conversion-preserve-unknown-fields',
+      'webhook-rule-all-groups',
+      'webhook-rule-olm-group',
+      'webhook-rule-webhook-configurations',
     ],
   },
 ] as const;
@@ -65,8 +70,10 @@ const OUR_EXTRA_RULES = [
  * value by the reference itself, so the golden is stable.)
  */
 function normalize(message: string): string {
-  return message
-    .replace(/^(Error: Field spec\.versions, Value ).*(: spec\.versions: Invalid value: ).*(: (?:must have exactly one version marked as storage version|per-version \w+ may not all be set to identical values \(top-level \w+ should be used instead\)))$/s, '$1<versions>$2<versions>$3');
+  return message.replace(
+    /^(Error: Field spec\.versions, Value ).*(: spec\.versions: Invalid value: ).*(: (?:must have exactly one version marked as storage version|per-version \w+ may not all be set to identical values \(top-level \w+ should be used instead\)))$/s,
+    '$1<versions>$2<versions>$3',
+  );
 }
 
 interface OurVerdict {
@@ -86,7 +93,11 @@ function ourVerdict(name: string, verdict: Verdict): OurVerdict {
   const args = ['bundle', 'validate', 'bundle', '-o', 'json-alpha1'];
   if (verdict.selector) args.push('--select-optional', verdict.selector);
   if (verdict.optionalValues) args.push('--optional-values', verdict.optionalValues);
-  const run = spawnSync(process.execPath, [CLI, ...args], { cwd: caseDir, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: caseDir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+  });
   if (run.stdout === '') return { code: run.status, fatal: run.stderr, errors: [], warnings: [] };
   const report = JSON.parse(run.stdout) as { passed: boolean; outputs: { type: string; message: string }[] | null };
   const outputs = report.outputs ?? [];
@@ -117,16 +128,24 @@ describe('bundle validate agrees with operator-framework/api v0.34', () => {
         return;
       }
       assert.equal(ours.fatal, undefined, `${name}: the api loads this bundle, so must we`);
-      const isExtra = (level: string) => (line: string) => OUR_EXTRA_RULES.some((rule) => rule.level === level && rule.line.test(line));
+      const isExtra = (level: string) => (line: string) =>
+        OUR_EXTRA_RULES.some((rule) => rule.level === level && rule.line.test(line));
       const extraErrors = ours.errors.filter(isExtra('error'));
       const extraWarnings = ours.warnings.filter(isExtra('warning'));
       const extras = [...extraErrors, ...extraWarnings];
       for (const line of extras) {
         const rule = OUR_EXTRA_RULES.find((candidate) => candidate.line.test(line))!;
-        assert.ok((rule.fixtures as readonly string[]).includes(name), `${name}: unexpected line from ${rule.rule}: ${line}`);
+        assert.ok(
+          (rule.fixtures as readonly string[]).includes(name),
+          `${name}: unexpected line from ${rule.rule}: ${line}`,
+        );
       }
       for (const rule of OUR_EXTRA_RULES) {
-        if ((rule.fixtures as readonly string[]).includes(name)) assert.ok(extras.some((line) => rule.line.test(line)), `${name}: expected a line from ${rule.rule}`);
+        if ((rule.fixtures as readonly string[]).includes(name))
+          assert.ok(
+            extras.some((line) => rule.line.test(line)),
+            `${name}: expected a line from ${rule.rule}`,
+          );
       }
       const apiErrors = ours.errors.filter((line) => !extraErrors.includes(line));
       const apiWarnings = ours.warnings.filter((line) => !extraWarnings.includes(line));

@@ -17,12 +17,20 @@ test('a test file that exits with code 0 before its tests finished fails the run
   const dir = mkdtempSync(join(tmpdir(), 'report-guard-'));
   try {
     const file = join(dir, 'exits-early.test.mjs');
-    writeFileSync(file, "import { test } from 'node:test';\nfor (let i = 0; i < 4; i++) test(`t${i}`, () => { if (i === 1) process.exit(0); });\n");
+    writeFileSync(
+      file,
+      "import { test } from 'node:test';\nfor (let i = 0; i < 4; i++) test(`t${i}`, () => { if (i === 1) process.exit(0); });\n",
+    );
     // A runner of its own: with NODE_TEST_CONTEXT set (even empty), node --test believes it is a child and runs nothing.
     const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
-    const run = (extra: string[]) => spawnSync(process.execPath, ['--test', '--test-force-exit', ...extra, file], { encoding: 'utf8', env });
+    const run = (extra: string[]) =>
+      spawnSync(process.execPath, ['--test', '--test-force-exit', ...extra, file], { encoding: 'utf8', env });
     const unguarded = run([]);
-    assert.equal(unguarded.status, 0, 'without the guard the runner passes the file (the loss this preload exists for)');
+    assert.equal(
+      unguarded.status,
+      0,
+      'without the guard the runner passes the file (the loss this preload exists for)',
+    );
     const guarded = run(['--import', guard]);
     assert.notEqual(guarded.status, 0, guarded.stdout);
     assert.match(guarded.stdout + guarded.stderr, /exited with code 0 before its tests finished/);

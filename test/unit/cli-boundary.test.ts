@@ -8,13 +8,27 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UsageError } from '../../src/errors.js';
-import { commitChanges, JOURNAL_FILE, recoverInterruptedWrite, TEST_WRITE_DELAY_ENV } from '../../src/scaffold/journal.js';
+import {
+  commitChanges,
+  JOURNAL_FILE,
+  recoverInterruptedWrite,
+  TEST_WRITE_DELAY_ENV,
+} from '../../src/scaffold/journal.js';
 import { VirtualTree } from '../../src/scaffold/tree.js';
 import { CLI, copyProject, hashTree, runCli, runCliOk, tempProjectDir } from '../scaffold/harness.js';
 
@@ -29,32 +43,64 @@ function sandbox(): { parent: string; root: string } {
   return { parent, root };
 }
 
-const refused = (pattern: RegExp) => (error: unknown): boolean => error instanceof UsageError && !error.message.includes('\n') && pattern.test(error.message);
+const refused =
+  (pattern: RegExp) =>
+  (error: unknown): boolean =>
+    error instanceof UsageError && !error.message.includes('\n') && pattern.test(error.message);
 
 test('the path guard stops a scratch writer that goes around the tree, whatever path it escapes by', async () => {
   const { parent, root } = sandbox();
   symlinkSync(join(parent, 'outside'), join(root, 'link-out'));
   const before = hashTree(parent);
   // Straight to the journal, the one way to the disk: the guard there, not the tree, must stop each.
-  for (const path of ['../escape.txt', 'a/../../escape.txt', 'config/../../../escape.txt', `${parent}/escape.txt`, 'link-out/escape.txt', 'link-out/precious.txt', './/x', 'a//b']) {
-    await assert.rejects(commitChanges(root, [{ action: 'CREATE', path, content: 'escaped' }]), refused(/^refusing to write /), path);
+  for (const path of [
+    '../escape.txt',
+    'a/../../escape.txt',
+    'config/../../../escape.txt',
+    `${parent}/escape.txt`,
+    'link-out/escape.txt',
+    'link-out/precious.txt',
+    './/x',
+    'a//b',
+  ]) {
+    await assert.rejects(
+      commitChanges(root, [{ action: 'CREATE', path, content: 'escaped' }]),
+      refused(/^refusing to write /),
+      path,
+    );
   }
-  await assert.rejects(commitChanges(root, [{ action: 'DELETE', path: 'link-out/precious.txt' }]), refused(/^refusing to delete link-out\/precious\.txt: link-out is a symbolic link to .*outside, outside the project/));
+  await assert.rejects(
+    commitChanges(root, [{ action: 'DELETE', path: 'link-out/precious.txt' }]),
+    refused(
+      /^refusing to delete link-out\/precious\.txt: link-out is a symbolic link to .*outside, outside the project/,
+    ),
+  );
   assert.equal(hashTree(parent), before, 'nothing was written or deleted anywhere');
 });
 
 test('the tree refuses an escaping path where a command makes it, before any other work', () => {
   const { root } = sandbox();
   const tree = new VirtualTree(root);
-  assert.throws(() => tree.write('bundle/manifests/../../../x.yaml', 'x'), refused(/^refusing to write "bundle\/manifests\/\.\.\/\.\.\/\.\.\/x\.yaml": it is not a path inside the project/));
-  assert.throws(() => tree.delete('../outside/precious.txt'), refused(/^refusing to write "\.\.\/outside\/precious\.txt"/));
+  assert.throws(
+    () => tree.write('bundle/manifests/../../../x.yaml', 'x'),
+    refused(/^refusing to write "bundle\/manifests\/\.\.\/\.\.\/\.\.\/x\.yaml": it is not a path inside the project/),
+  );
+  assert.throws(
+    () => tree.delete('../outside/precious.txt'),
+    refused(/^refusing to write "\.\.\/outside\/precious\.txt"/),
+  );
 });
 
 test('an output directory the user named may be written, and nothing next to it', async () => {
   const { parent, root } = sandbox();
   const tree = new VirtualTree(root, { outputs: [join(parent, 'out')] });
   tree.write('../out/manifests/a.yaml', 'a');
-  assert.throws(() => tree.write('../outside/precious.txt', 'overwritten'), refused(/^refusing to write \.\.\/outside\/precious\.txt: it lies outside the project and the output directory you named/));
+  assert.throws(
+    () => tree.write('../outside/precious.txt', 'overwritten'),
+    refused(
+      /^refusing to write \.\.\/outside\/precious\.txt: it lies outside the project and the output directory you named/,
+    ),
+  );
   await tree.commit();
   assert.equal(readFileSync(join(parent, 'out', 'manifests', 'a.yaml'), 'utf8'), 'a');
   assert.equal(readFileSync(join(parent, 'outside', 'precious.txt'), 'utf8'), 'keep me');
@@ -79,8 +125,14 @@ test('a link to a file outside the project, or to nothing, is refused; deleting 
   symlinkSync('missing.ts', join(root, 'dangling.ts'));
   const before = hashTree(parent);
   const tree = new VirtualTree(root);
-  assert.throws(() => tree.write('main.ts', 'x'), refused(/^refusing to write main\.ts: main\.ts is a symbolic link to .*precious\.txt, outside the project/));
-  assert.throws(() => tree.write('dangling.ts', 'x'), refused(/^refusing to write dangling\.ts: it is a symbolic link to missing\.ts, which does not exist/));
+  assert.throws(
+    () => tree.write('main.ts', 'x'),
+    refused(/^refusing to write main\.ts: main\.ts is a symbolic link to .*precious\.txt, outside the project/),
+  );
+  assert.throws(
+    () => tree.write('dangling.ts', 'x'),
+    refused(/^refusing to write dangling\.ts: it is a symbolic link to missing\.ts, which does not exist/),
+  );
   assert.equal(hashTree(parent), before);
   tree.delete('main.ts');
   await tree.commit();
@@ -98,13 +150,21 @@ test('listing does not enter a symlinked directory (a loop, or a way out of the 
 
 test('a file that is not UTF-8 is refused, naming it and the line; a BOM and binary bytes are kept', async () => {
   const { root } = sandbox();
-  writeFileSync(join(root, 'main.ts'), Buffer.concat([Buffer.from('// line 1\n// Copyright '), Buffer.from([0xa9]), Buffer.from(' 2026 Acme\n')]));
+  writeFileSync(
+    join(root, 'main.ts'),
+    Buffer.concat([Buffer.from('// line 1\n// Copyright '), Buffer.from([0xa9]), Buffer.from(' 2026 Acme\n')]),
+  );
   writeFileSync(join(root, 'bom.ts'), '\uFEFFexport {};\n');
   const logo = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0xff, 0xfe, 0x00, 0xc3]);
   mkdirSync(join(root, 'apis'));
   writeFileSync(join(root, 'apis', 'logo.png'), logo);
   const tree = new VirtualTree(root);
-  assert.throws(() => tree.read('main.ts'), refused(/^main\.ts is not UTF-8 text \(byte 0xa9 on line 2 is not valid UTF-8\).*iconv -f latin1 -t utf-8 main\.ts/));
+  assert.throws(
+    () => tree.read('main.ts'),
+    refused(
+      /^main\.ts is not UTF-8 text \(byte 0xa9 on line 2 is not valid UTF-8\).*iconv -f latin1 -t utf-8 main\.ts/,
+    ),
+  );
   tree.write('bom.ts', `${tree.read('bom.ts')}// more\n`);
   tree.move('apis/logo.png', 'apis/v1/logo.png');
   await tree.commit();
@@ -114,9 +174,21 @@ test('a file that is not UTF-8 is refused, naming it and the line; a BOM and bin
 
 test('a commit is refused, writing nothing, when anything the command read changed before it commits', async () => {
   const cases: Array<[string, (root: string) => void, RegExp]> = [
-    ['a file it read', (root) => writeFileSync(join(root, 'PROJECT'), 'domain: example.com\nresources: [other]\n'), /^PROJECT changed while this command ran/],
-    ['a file it found missing', (root) => writeFileSync(join(root, 'new.ts'), 'written by another command'), /^new\.ts changed while this command ran/],
-    ['a directory it listed', (root) => writeFileSync(join(root, 'config', 'added.yaml'), 'x'), /^config changed while this command ran/],
+    [
+      'a file it read',
+      (root) => writeFileSync(join(root, 'PROJECT'), 'domain: example.com\nresources: [other]\n'),
+      /^PROJECT changed while this command ran/,
+    ],
+    [
+      'a file it found missing',
+      (root) => writeFileSync(join(root, 'new.ts'), 'written by another command'),
+      /^new\.ts changed while this command ran/,
+    ],
+    [
+      'a directory it listed',
+      (root) => writeFileSync(join(root, 'config', 'added.yaml'), 'x'),
+      /^config changed while this command ran/,
+    ],
   ];
   for (const [what, change, expected] of cases) {
     const { root } = sandbox();
@@ -136,7 +208,11 @@ test('a commit is refused, writing nothing, when anything the command read chang
 
 /** Starts `args` with every write step slowed, and kills it with SIGKILL once its journal says `state`. */
 async function killDuring(dir: string, args: string[], state: 'applying'): Promise<void> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, [TEST_WRITE_DELAY_ENV]: '400' }, stdio: 'ignore' });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: dir,
+    env: { ...process.env, [TEST_WRITE_DELAY_ENV]: '400' },
+    stdio: 'ignore',
+  });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -165,9 +241,13 @@ test('recovery after kill -9 never overwrites a file edited since; it names the 
   const dir = project();
   await killDuring(dir, ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'], 'applying');
   // The user goes on working before the next command: their edits must survive recovery.
-  const pending = (JSON.parse(readFileSync(join(dir, JOURNAL_FILE), 'utf8')) as { id: string; changes: { path: string }[] }).changes.map((c) => c.path);
+  const pending = (
+    JSON.parse(readFileSync(join(dir, JOURNAL_FILE), 'utf8')) as { id: string; changes: { path: string }[] }
+  ).changes.map((c) => c.path);
   const journalId = (JSON.parse(readFileSync(join(dir, JOURNAL_FILE), 'utf8')) as { id: string }).id;
-  const notApplied = pending.filter((path) => existsSync(join(dir, `${path}.ts-operator-sdk-${journalId}.tmp`)) && existsSync(join(dir, path)));
+  const notApplied = pending.filter(
+    (path) => existsSync(join(dir, `${path}.ts-operator-sdk-${journalId}.tmp`)) && existsSync(join(dir, path)),
+  );
   assert.ok(notApplied.length > 0, `some update was still pending when killed: ${pending.join(', ')}`);
   const edited = notApplied[notApplied.length - 1]!;
   writeFileSync(join(dir, edited), `${readFileSync(join(dir, edited), 'utf8')}// the user's newer edit\n`);
@@ -176,7 +256,12 @@ test('recovery after kill -9 never overwrites a file edited since; it names the 
   assert.equal(result.status, 1);
   const lines = result.stderr.trimEnd().split('\n');
   assert.equal(lines.length, 1, result.stderr);
-  assert.match(lines[0]!, new RegExp(`^Error: the interrupted write of \`ts-operator-sdk create api .*\` was not finished: ${edited.replace(/[.]/g, '\\.')} changed after the command was interrupted`));
+  assert.match(
+    lines[0]!,
+    new RegExp(
+      `^Error: the interrupted write of \`ts-operator-sdk create api .*\` was not finished: ${edited.replace(/[.]/g, '\\.')} changed after the command was interrupted`,
+    ),
+  );
   assert.equal(hashTree(dir), before, 'recovery changed nothing, the edit included');
 });
 
@@ -185,10 +270,16 @@ test('recovery runs when the next command starts in a subdirectory of the projec
   await killDuring(dir, ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'], 'applying');
   const result = runCli(['version'], join(dir, 'config'));
   assert.equal(result.status, 0, result.stderr);
-  assert.match(result.stderr, /^Recovered an interrupted write in .*memcached-operator: completed the \d+ file changes of `ts-operator-sdk create api/);
+  assert.match(
+    result.stderr,
+    /^Recovered an interrupted write in .*memcached-operator: completed the \d+ file changes of `ts-operator-sdk create api/,
+  );
   assert.equal(existsSync(join(dir, JOURNAL_FILE)), false);
   assert.match(readFileSync(join(dir, 'PROJECT'), 'utf8'), /kind: Memcached/);
-  assert.deepEqual(readdirSync(dir).filter((name) => name.includes('.ts-operator-sdk-')), []);
+  assert.deepEqual(
+    readdirSync(dir).filter((name) => name.includes('.ts-operator-sdk-')),
+    [],
+  );
 });
 
 test('recovery of an undo refuses to remove a file the user changed after the interruption', async () => {
@@ -219,6 +310,11 @@ test('recovery of an undo refuses to remove a file the user changed after the in
     }),
   );
   const before = hashTree(root);
-  await assert.rejects(recoverInterruptedWrite(root, () => undefined), refused(/^the interrupted write of `ts-operator-sdk create api --kind Test` was not undone: created\.txt changed after the command was interrupted/));
+  await assert.rejects(
+    recoverInterruptedWrite(root, () => undefined),
+    refused(
+      /^the interrupted write of `ts-operator-sdk create api --kind Test` was not undone: created\.txt changed after the command was interrupted/,
+    ),
+  );
   assert.equal(hashTree(root), before);
 });

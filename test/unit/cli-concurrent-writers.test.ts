@@ -14,7 +14,8 @@ import { copyProject, runCliAsync, runCliOk, tempProjectDir, type CliExit } from
 const API_ROUNDS = 20;
 const WEBHOOK_ROUNDS = 10;
 /** What a writer that lost the race may say: the project changed under it, or the other one holds the journal. */
-const REFUSAL = /^Error: (PROJECT|main\.ts|[\w./-]+) changed while this command ran \(another ts-operator-sdk command, or an editor, wrote to the project\), so nothing was written\. Run the command again\.$|^Error: another ts-operator-sdk command \(pid \d+\) is writing this project/;
+const REFUSAL =
+  /^Error: (PROJECT|main\.ts|[\w./-]+) changed while this command ran \(another ts-operator-sdk command, or an editor, wrote to the project\), so nothing was written\. Run the command again\.$|^Error: another ts-operator-sdk command \(pid \d+\) is writing this project/;
 
 let withApi: string;
 
@@ -36,7 +37,14 @@ test(`two create api at once, ${API_ROUNDS} times: each kind is either wholly in
   for (let round = 0; round < API_ROUNDS; round++) {
     const dir = copyProject(withApi);
     const kinds = ['Foo', 'Bar'];
-    const exits = await Promise.all(kinds.map((kind) => runCliAsync(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', kind], { cwd: dir, timeoutMs: 60_000 })));
+    const exits = await Promise.all(
+      kinds.map((kind) =>
+        runCliAsync(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', kind], {
+          cwd: dir,
+          timeoutMs: 60_000,
+        }),
+      ),
+    );
     const project = readFileSync(join(dir, 'PROJECT'), 'utf8');
     const main = readFileSync(join(dir, 'main.ts'), 'utf8');
     const crds = readFileSync(join(dir, 'config', 'crd', 'kustomization.yaml'), 'utf8');
@@ -53,14 +61,30 @@ test(`two create api at once, ${API_ROUNDS} times: each kind is either wholly in
         existsSync(join(dir, 'controllers', `${lower}_controller.ts`)),
       ];
       const what = `round ${round + 1}, ${kind} (exit ${exit.code})`;
-      if (exit.code === 0) assert.deepEqual(present, present.map(() => true), `${what}: every part of it is in the project`);
+      if (exit.code === 0)
+        assert.deepEqual(
+          present,
+          present.map(() => true),
+          `${what}: every part of it is in the project`,
+        );
       else {
         assertRefusal(exit, what);
-        assert.deepEqual(present, present.map(() => false), `${what}: nothing of it is in the project`);
+        assert.deepEqual(
+          present,
+          present.map(() => false),
+          `${what}: nothing of it is in the project`,
+        );
       }
     });
-    assert.ok(exits.some((exit) => exit.code === 0), `round ${round + 1}: one of the two wins`);
-    assert.equal(main.match(/\.setupWithManager\(mgr\)/g)?.length, 1 + exits.filter((exit) => exit.code === 0).length, `round ${round + 1}: main.ts registers exactly the winners`);
+    assert.ok(
+      exits.some((exit) => exit.code === 0),
+      `round ${round + 1}: one of the two wins`,
+    );
+    assert.equal(
+      main.match(/\.setupWithManager\(mgr\)/g)?.length,
+      1 + exits.filter((exit) => exit.code === 0).length,
+      `round ${round + 1}: main.ts registers exactly the winners`,
+    );
     outcomes.push(exits.map((exit) => exit.code).join('/'));
   }
   // Not asserted (a fast machine may serialise every pair), but worth seeing when the test is read.
@@ -74,7 +98,14 @@ test(`two create webhook at once on one kind, ${WEBHOOK_ROUNDS} times: each webh
       { flag: '--defaulting', recorded: /defaulting: true/ },
       { flag: '--programmatic-validation', recorded: /validation: true/ },
     ];
-    const exits = await Promise.all(types.map(({ flag }) => runCliAsync(['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', flag], { cwd: dir, timeoutMs: 60_000 })));
+    const exits = await Promise.all(
+      types.map(({ flag }) =>
+        runCliAsync(['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', flag], {
+          cwd: dir,
+          timeoutMs: 60_000,
+        }),
+      ),
+    );
     const project = readFileSync(join(dir, 'PROJECT'), 'utf8');
     types.forEach(({ flag, recorded }, index) => {
       const exit = exits[index]!;
@@ -85,6 +116,9 @@ test(`two create webhook at once on one kind, ${WEBHOOK_ROUNDS} times: each webh
         assert.doesNotMatch(project, recorded, `${what}: not recorded`);
       }
     });
-    assert.ok(exits.some((exit) => exit.code === 0), `round ${round + 1}: one of the two wins`);
+    assert.ok(
+      exits.some((exit) => exit.code === 0),
+      `round ${round + 1}: one of the two wins`,
+    );
   }
 });

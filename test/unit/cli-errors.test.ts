@@ -50,7 +50,10 @@ test('a UsageError with source problems prints each file:line problem, then the 
   assert.equal(await run(['node', 'ts-operator-sdk', 'generate', 'manifests'], ctx), 1);
   assert.equal(ctx.stderr.length, 2, ctx.stderr.join('\n'));
   assert.match(ctx.stderr[0]!, /^apis\/v1\/memcached_types\.ts:\d+: a plain number has no integer format/);
-  assert.equal(ctx.stderr[1], 'Error: generate manifests found 1 problem in the API types and controllers (listed above); nothing was written. Fix them and run it again.');
+  assert.equal(
+    ctx.stderr[1],
+    'Error: generate manifests found 1 problem in the API types and controllers (listed above); nothing was written. Fix them and run it again.',
+  );
 });
 
 test('UsageError: the CLI sentence, and the chained form for library callers', () => {
@@ -73,10 +76,16 @@ test('every [bool] flag of every command parses with the one parseBooleanFlag', 
   };
   walk(program, '');
   // The flags the brief named: --interactive used to reject yes where --namespaced took it.
-  for (const flag of ['create api --namespaced', 'generate kustomize manifests --interactive', 'generate bundle --overwrite']) {
+  for (const flag of [
+    'create api --namespaced',
+    'generate kustomize manifests --interactive',
+    'generate bundle --overwrite',
+  ]) {
     assert.ok(boolFlags.includes(flag), `${flag} is a [bool] flag (found: ${boolFlags.join(', ')})`);
   }
-  for (const spelling of ['true', 'TRUE', 't', '1', 'yes', 'Yes']) assert.equal(parseBooleanFlag(spelling), true, spelling);
-  for (const spelling of ['false', 'False', 'f', '0', 'no', 'NO']) assert.equal(parseBooleanFlag(spelling), false, spelling);
+  for (const spelling of ['true', 'TRUE', 't', '1', 'yes', 'Yes'])
+    assert.equal(parseBooleanFlag(spelling), true, spelling);
+  for (const spelling of ['false', 'False', 'f', '0', 'no', 'NO'])
+    assert.equal(parseBooleanFlag(spelling), false, spelling);
   assert.throws(() => parseBooleanFlag('maybe'), /"maybe" is not true or false/);
 });

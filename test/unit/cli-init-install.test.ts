@@ -18,7 +18,9 @@ test('init reports a missing npm in one line and keeps the scaffold', () => {
   const emptyPath = mkdtempSync(join(tmpdir(), 'no-npm-'));
   const result = runCli(['init', '--domain', 'example.com'], dir, { env: { PATH: emptyPath } });
   assert.equal(result.status, 1);
-  assert.deepEqual(errorLines(result.stderr), [`Error: the project was scaffolded, but \`npm install\` failed (ENOENT). Fix the problem npm reported and run \`npm install\` in ${dir}.`]);
+  assert.deepEqual(errorLines(result.stderr), [
+    `Error: the project was scaffolded, but \`npm install\` failed (ENOENT). Fix the problem npm reported and run \`npm install\` in ${dir}.`,
+  ]);
   assert.ok(existsSync(join(dir, 'PROJECT')) && existsSync(join(dir, 'package.json')));
 });
 
@@ -33,6 +35,9 @@ test('init reports npm install failing with its exit code', () => {
   assert.equal(result.status, 1);
   const [line, ...rest] = errorLines(result.stderr);
   assert.equal(rest.length, 0);
-  assert.match(line!, /^Error: the project was scaffolded, but `npm install` failed \(exit code \d+\)\. Fix the problem npm reported and run `npm install` in /);
+  assert.match(
+    line!,
+    /^Error: the project was scaffolded, but `npm install` failed \(exit code \d+\)\. Fix the problem npm reported and run `npm install` in /,
+  );
   assert.ok(existsSync(join(dir, 'PROJECT')));
 });

@@ -11,9 +11,17 @@ import { fileURLToPath } from 'node:url';
 const MODULE = fileURLToPath(new URL('../../src/scaffold/interruption.js', import.meta.url));
 
 /** Runs `body` as an ES module with `begin` and `exitFor` in scope; prints what it did on stdout. */
-function runScript(body: string): { status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string } {
+function runScript(body: string): {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+} {
   const script = `import { beginUninterruptible as begin, exitForInterruption as exitFor } from ${JSON.stringify(MODULE)};\n${body}`;
-  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -56,5 +64,8 @@ test('a third signal inside a section stops the process at once, non-zero', () =
   `);
   assert.equal(result.status, 130);
   assert.equal(result.stdout, '');
-  assert.match(result.stderr, /^Interrupted by SIGINT: stopped in the middle of writing the project files; the next ts-operator-sdk command run in this directory will complete or undo the write\.\n$/);
+  assert.match(
+    result.stderr,
+    /^Interrupted by SIGINT: stopped in the middle of writing the project files; the next ts-operator-sdk command run in this directory will complete or undo the write\.\n$/,
+  );
 });

@@ -7,7 +7,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -23,7 +33,7 @@ function tempDir(): string {
 
 /** A pid that no process has now: one that has just exited. */
 function deadPid(): number {
-  return spawnSync(process.execPath, ['-e', '']).pid!;
+  return spawnSync(process.execPath, ['-e', '']).pid;
 }
 
 /** One change as written here: the target's text before the command (absent: it did not exist) and the text it writes. */
@@ -34,7 +44,10 @@ interface HandChange {
   after?: string;
 }
 
-function writeJournal(dir: string, journal: { id: string; state: string; pid: number; changes: HandChange[]; directories?: string[] }): void {
+function writeJournal(
+  dir: string,
+  journal: { id: string; state: string; pid: number; changes: HandChange[]; directories?: string[] },
+): void {
   const changes = journal.changes.map(({ action, path, before, after }) => ({
     action,
     path,
@@ -43,7 +56,15 @@ function writeJournal(dir: string, journal: { id: string; state: string; pid: nu
   }));
   writeFileSync(
     join(dir, JOURNAL_FILE),
-    JSON.stringify({ format: 2, id: journal.id, state: journal.state, owner: { pid: journal.pid }, command: 'create api --kind Test', directories: journal.directories ?? [], changes }),
+    JSON.stringify({
+      format: 2,
+      id: journal.id,
+      state: journal.state,
+      owner: { pid: journal.pid },
+      command: 'create api --kind Test',
+      directories: journal.directories ?? [],
+      changes,
+    }),
   );
 }
 
@@ -68,7 +89,12 @@ test('an apply that fails half-way is undone from the backups, modes included', 
   tree.write('c/d/new.txt', 'new in new directories');
   tree.delete('del.txt');
   tree.write('zzz', 'onto a directory');
-  await assert.rejects(tree.commit(), (error: unknown) => error instanceof UsageError && /could not write the project files \(EISDIR at zzz\); nothing was changed/.test(error.message));
+  await assert.rejects(
+    tree.commit(),
+    (error: unknown) =>
+      error instanceof UsageError &&
+      /could not write the project files \(EISDIR at zzz\); nothing was changed/.test(error.message),
+  );
   assert.equal(hashTree(dir), before);
 });
 
@@ -113,7 +139,9 @@ test('recovery finishes undoing a write that was being undone', async () => {
       { action: 'CREATE', path: 'sub/created/new.txt', after: 'new' },
     ],
   });
-  assert.deepEqual(await recover(dir), ['Recovered an interrupted write: finished undoing the 3 file changes of `ts-operator-sdk create api --kind Test`.']);
+  assert.deepEqual(await recover(dir), [
+    'Recovered an interrupted write: finished undoing the 3 file changes of `ts-operator-sdk create api --kind Test`.',
+  ]);
   assert.equal(hashTree(dir), before);
 });
 
@@ -135,7 +163,10 @@ test('recovery completes an applying write, and undoes it when it cannot be comp
   writeJournal(dir, { id, state: 'applying', pid, changes });
   const lines = await recover(dir);
   assert.equal(lines.length, 1);
-  assert.match(lines[0]!, /^Recovered an interrupted write: undid the 2 file changes of `ts-operator-sdk create api --kind Test`, which could not be completed \(EISDIR at zzz\)\.$/);
+  assert.match(
+    lines[0]!,
+    /^Recovered an interrupted write: undid the 2 file changes of `ts-operator-sdk create api --kind Test`, which could not be completed \(EISDIR at zzz\)\.$/,
+  );
   assert.equal(hashTree(dir), before);
 
   // The same with zzz free: completed.
@@ -144,7 +175,9 @@ test('recovery completes an applying write, and undoes it when it cannot be comp
   writeFileSync(join(dir, 'a.txt'), 'new a');
   writeFileSync(join(dir, `zzz.ts-operator-sdk-${id}.tmp`), 'file');
   writeJournal(dir, { id, state: 'applying', pid, changes });
-  assert.deepEqual(await recover(dir), ['Recovered an interrupted write: completed the 2 file changes of `ts-operator-sdk create api --kind Test`.']);
+  assert.deepEqual(await recover(dir), [
+    'Recovered an interrupted write: completed the 2 file changes of `ts-operator-sdk create api --kind Test`.',
+  ]);
   assert.deepEqual(readdirSync(dir).sort(), ['a.txt', 'zzz']);
   assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'new a');
   assert.equal(readFileSync(join(dir, 'zzz'), 'utf8'), 'file');
@@ -156,7 +189,12 @@ test('a journal from the directory never makes recovery delete a file outside th
   mkdirSync(dir);
   writeFileSync(join(parent, 'precious.txt'), 'keep me');
   const id = `${deadPid()}-0123abcd`;
-  writeJournal(dir, { id, state: 'undoing', pid: Number(id.split('-')[0]), changes: [{ action: 'CREATE', path: '../precious.txt', after: 'keep me' }] });
+  writeJournal(dir, {
+    id,
+    state: 'undoing',
+    pid: Number(id.split('-')[0]),
+    changes: [{ action: 'CREATE', path: '../precious.txt', after: 'keep me' }],
+  });
   await recover(dir);
   assert.equal(readFileSync(join(parent, 'precious.txt'), 'utf8'), 'keep me');
   assert.equal(existsSync(join(dir, JOURNAL_FILE)), false);
@@ -168,13 +206,24 @@ test('the journal of a command still running is left alone, and a second write r
   writeFileSync(join(dir, 'a.txt'), 'a');
   const running = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
   try {
-    writeJournal(dir, { id: `${running.pid}-0123abcd`, state: 'applying', pid: running.pid!, changes: [{ action: 'UPDATE', path: 'a.txt', before: 'a', after: 'b' }] });
+    writeJournal(dir, {
+      id: `${running.pid}-0123abcd`,
+      state: 'applying',
+      pid: running.pid!,
+      changes: [{ action: 'UPDATE', path: 'a.txt', before: 'a', after: 'b' }],
+    });
     const before = hashTree(dir);
     assert.deepEqual(await recover(dir), []);
     assert.equal(hashTree(dir), before);
     const tree = new VirtualTree(dir);
     tree.write('a.txt', 'b');
-    await assert.rejects(tree.commit(), (error: unknown) => error instanceof UsageError && error.message === `another ts-operator-sdk command (pid ${running.pid}) is writing this project (${JOURNAL_FILE} exists). Wait for it to finish and run the command again.`);
+    await assert.rejects(
+      tree.commit(),
+      (error: unknown) =>
+        error instanceof UsageError &&
+        error.message ===
+          `another ts-operator-sdk command (pid ${running.pid}) is writing this project (${JOURNAL_FILE} exists). Wait for it to finish and run the command again.`,
+    );
     assert.equal(hashTree(dir), before);
   } finally {
     running.kill('SIGKILL');
@@ -185,9 +234,21 @@ test('an unreadable journal is a one-line error naming the file and the fix', as
   const dir = tempDir();
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, JOURNAL_FILE), '{"format": 1, "id":');
-  await assert.rejects(recover(dir), (error: unknown) => error instanceof UsageError && !error.message.includes('\n') && /^the interrupted-write journal \.ts-operator-sdk-journal\.json cannot be read .*Delete \.ts-operator-sdk-journal\.json/i.test(error.message));
+  await assert.rejects(
+    recover(dir),
+    (error: unknown) =>
+      error instanceof UsageError &&
+      !error.message.includes('\n') &&
+      /^the interrupted-write journal \.ts-operator-sdk-journal\.json cannot be read .*Delete \.ts-operator-sdk-journal\.json/i.test(
+        error.message,
+      ),
+  );
   writeFileSync(join(dir, JOURNAL_FILE), JSON.stringify({ format: 99 }));
-  await assert.rejects(recover(dir), (error: unknown) => error instanceof UsageError && /is not a journal this version of ts-operator-sdk understands/.test(error.message));
+  await assert.rejects(
+    recover(dir),
+    (error: unknown) =>
+      error instanceof UsageError && /is not a journal this version of ts-operator-sdk understands/.test(error.message),
+  );
 });
 
 test('journal temp files of dead processes are removed; without a journal nothing else is touched', async () => {

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UsageError } from '../../src/errors.js';
 import { isDns1123Label, isDns1123Subdomain } from '../../src/validation/names.js';
-import { pluralize, validateGroup, validateKind, validateProjectName, validateVersion } from '../../src/scaffold/names.js';
+import {
+  pluralize,
+  validateGroup,
+  validateKind,
+  validateProjectName,
+  validateVersion,
+} from '../../src/scaffold/names.js';
 
 test('pluralize follows kubebuilder (flect) outcomes', () => {
   const table: [string, string][] = [
@@ -44,12 +50,15 @@ test('DNS-1123 label and subdomain checks', () => {
 
 test('validators accept good names and reject bad ones with a fix', () => {
   for (const version of ['v1', 'v1alpha1', 'v2beta3', 'v10']) assert.doesNotThrow(() => validateVersion(version));
-  for (const version of ['1', 'v1gamma1', 'V1', 'v1alpha', 'v1.0']) assert.throws(() => validateVersion(version), UsageError);
+  for (const version of ['1', 'v1gamma1', 'V1', 'v1alpha', 'v1.0'])
+    assert.throws(() => validateVersion(version), UsageError);
   for (const kind of ['Memcached', 'PodRoute', 'A1']) assert.doesNotThrow(() => validateKind(kind));
-  for (const kind of ['memcached', 'Mem-cached', 'Mem_cached', '1Kind', `K${'a'.repeat(63)}`]) assert.throws(() => validateKind(kind), UsageError);
+  for (const kind of ['memcached', 'Mem-cached', 'Mem_cached', '1Kind', `K${'a'.repeat(63)}`])
+    assert.throws(() => validateKind(kind), UsageError);
   assert.doesNotThrow(() => validateGroup('', 'quay.io'));
   assert.doesNotThrow(() => validateGroup('cache', 'example.com'));
-  for (const group of ['Cache', 'ca_che', '-cache']) assert.throws(() => validateGroup(group, 'example.com'), UsageError);
+  for (const group of ['Cache', 'ca_che', '-cache'])
+    assert.throws(() => validateGroup(group, 'example.com'), UsageError);
   assert.throws(() => validateProjectName('My_Project'), /DNS-1123 label.*--project-name/);
 });
 

@@ -21,7 +21,11 @@ const packageJson = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'ut
 
 /** A Node binary older than 22 on this machine (PATH, then /usr/bin), if any. */
 function oldNode(): string | undefined {
-  const candidates = [...(process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'node')), '/usr/bin/node', '/usr/local/bin/node'];
+  const candidates = [
+    ...(process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'node')),
+    '/usr/bin/node',
+    '/usr/local/bin/node',
+  ];
   for (const candidate of candidates) {
     if (!existsSync(candidate)) continue;
     const version = spawnSync(candidate, ['-v'], { encoding: 'utf8' }).stdout.trim();
@@ -47,7 +51,9 @@ test('the launcher refuses a Node older than engines.node in one line naming the
   const root = launcherCopy((pkg) => {
     pkg.engines = { node: '>=99.0.0' };
   });
-  const result = spawnSync(process.execPath, [join(root, 'bin', 'ts-operator-sdk.js'), 'version'], { encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [join(root, 'bin', 'ts-operator-sdk.js'), 'version'], {
+    encoding: 'utf8',
+  });
   assert.equal(result.status, 1);
   assert.deepEqual(errorLines(result.stderr), [
     `Error: ts-operator-sdk needs Node.js >=99.0.0, but this is Node.js v${process.versions.node} (${process.execPath}). Install Node.js 99.0 or newer (24 recommended, e.g. \`nvm install 24\`), put it first on PATH and run the command again.`,
@@ -62,7 +68,12 @@ test("the machine's old Node gets the one-line refusal from the real launcher", 
   assert.equal(result.status, 1);
   const lines = errorLines(result.stderr);
   assert.equal(lines.length, 1, result.stderr);
-  assert.match(lines[0]!, new RegExp(`^Error: ts-operator-sdk needs Node\\.js ${packageJson.engines.node}, but this is Node\\.js v\\d+\\.\\d+\\.\\d+ \\(.*\\)\\. Install Node\\.js 22\\.19 or newer`));
+  assert.match(
+    lines[0]!,
+    new RegExp(
+      `^Error: ts-operator-sdk needs Node\\.js ${packageJson.engines.node}, but this is Node\\.js v\\d+\\.\\d+\\.\\d+ \\(.*\\)\\. Install Node\\.js 22\\.19 or newer`,
+    ),
+  );
 });
 
 test('a missing CLI dependency (optionalDependencies omitted) is one line naming the install', () => {
@@ -70,7 +81,9 @@ test('a missing CLI dependency (optionalDependencies omitted) is one line naming
   const root = launcherCopy(() => undefined);
   mkdirSync(join(root, 'dist'));
   cpSync(join(REPO_ROOT, 'dist', 'src'), join(root, 'dist', 'src'), { recursive: true });
-  const result = spawnSync(process.execPath, [join(root, 'bin', 'ts-operator-sdk.js'), 'version'], { encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [join(root, 'bin', 'ts-operator-sdk.js'), 'version'], {
+    encoding: 'utf8',
+  });
   assert.equal(result.status, 1);
   assert.deepEqual(errorLines(result.stderr), [
     'Error: the ts-operator-sdk CLI needs its optional dependencies, and commander is not installed (an install with --omit=optional, or on an unsupported Node, leaves them out). Run `npm install --include=optional` in the project (the operator image may omit them: the runtime does not use them).',

@@ -1,18 +1,42 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UsageError } from '../../src/errors.js';
-import { DEFAULT_PLUGINS, formatProject, LAYOUT_PLUGIN, parseProject, type ProjectConfig } from '../../src/scaffold/project.js';
+import {
+  DEFAULT_PLUGINS,
+  formatProject,
+  LAYOUT_PLUGIN,
+  parseProject,
+  type ProjectConfig,
+} from '../../src/scaffold/project.js';
 
 const config: ProjectConfig = {
   version: '3',
   domain: 'example.com',
   layout: [LAYOUT_PLUGIN],
   multigroup: false,
-  plugins: structuredClone(DEFAULT_PLUGINS) as ProjectConfig['plugins'],
+  plugins: structuredClone(DEFAULT_PLUGINS),
   projectName: 'memcached-operator',
   resources: [
-    { kind: 'Memcached', version: 'v1', group: 'cache', domain: 'example.com', path: 'apis/v1', controller: true, api: { crdVersion: 'v1', namespaced: true } },
-    { kind: 'Cactus', version: 'v1', group: 'cache', domain: 'example.com', path: 'apis/v1', plural: 'cacti', controller: false, api: { crdVersion: 'v1', namespaced: false }, webhooks: {} },
+    {
+      kind: 'Memcached',
+      version: 'v1',
+      group: 'cache',
+      domain: 'example.com',
+      path: 'apis/v1',
+      controller: true,
+      api: { crdVersion: 'v1', namespaced: true },
+    },
+    {
+      kind: 'Cactus',
+      version: 'v1',
+      group: 'cache',
+      domain: 'example.com',
+      path: 'apis/v1',
+      plural: 'cacti',
+      controller: false,
+      api: { crdVersion: 'v1', namespaced: false },
+      webhooks: {},
+    },
   ],
 };
 
@@ -67,13 +91,25 @@ test('a plain-string layout is accepted on read', () => {
 });
 
 test('a corrupt PROJECT is a one-line error', () => {
-  const cases = ['version: "3"\nresources: [\n', '- just\n- a list\n', 'version: "2"\n', 'version: "3"\nresources:\n- kind: Memcached\n', 'version: "3"\nmultigroup: maybe\n'];
+  const cases = [
+    'version: "3"\nresources: [\n',
+    '- just\n- a list\n',
+    'version: "2"\n',
+    'version: "3"\nresources:\n- kind: Memcached\n',
+    'version: "3"\nmultigroup: maybe\n',
+  ];
   for (const text of cases) {
-    assert.throws(() => parseProject(text), (error: unknown) => {
-      assert.ok(error instanceof UsageError);
-      assert.match(error.message, /^the PROJECT file is corrupt: .*\. Fix it by hand or restore it from version control\.$/);
-      assert.ok(!error.message.includes('\n'));
-      return true;
-    });
+    assert.throws(
+      () => parseProject(text),
+      (error: unknown) => {
+        assert.ok(error instanceof UsageError);
+        assert.match(
+          error.message,
+          /^the PROJECT file is corrupt: .*\. Fix it by hand or restore it from version control\.$/,
+        );
+        assert.ok(!error.message.includes('\n'));
+        return true;
+      },
+    );
   }
 });

@@ -58,14 +58,20 @@ test('a failed commit rolls back and leaves the directory byte-identical', async
   tree.write('sub/new.txt', 'new');
   tree.write('aaa/first.txt', 'first');
   tree.write('blocker/inside.txt', 'cannot be written');
-  await assert.rejects(tree.commit(), (error: unknown) => error instanceof UsageError && /nothing was changed/.test(error.message));
+  await assert.rejects(
+    tree.commit(),
+    (error: unknown) => error instanceof UsageError && /nothing was changed/.test(error.message),
+  );
   assert.equal(hashTree(dir), before);
   assert.equal(existsSync(join(dir, 'aaa')), false);
 });
 
 test('inserters add each fragment once, above the marker, with its indentation', () => {
   const dir = tempDir();
-  writeFileSync(join(dir, 'main.ts'), 'import a;\n// +kubebuilder:scaffold:imports\n\nfunction f() {\n  // +kubebuilder:scaffold:builder\n}\n');
+  writeFileSync(
+    join(dir, 'main.ts'),
+    'import a;\n// +kubebuilder:scaffold:imports\n\nfunction f() {\n  // +kubebuilder:scaffold:builder\n}\n',
+  );
   const tree = new VirtualTree(dir);
   const inserters = [
     { path: 'main.ts', marker: '// +kubebuilder:scaffold:imports', fragments: ['import b;'] },
@@ -73,14 +79,20 @@ test('inserters add each fragment once, above the marker, with its indentation',
   ];
   applyInserters(tree, inserters);
   applyInserters(tree, inserters);
-  assert.equal(tree.read('main.ts'), 'import a;\nimport b;\n// +kubebuilder:scaffold:imports\n\nfunction f() {\n  setup(b);\n  // +kubebuilder:scaffold:builder\n}\n');
+  assert.equal(
+    tree.read('main.ts'),
+    'import a;\nimport b;\n// +kubebuilder:scaffold:imports\n\nfunction f() {\n  setup(b);\n  // +kubebuilder:scaffold:builder\n}\n',
+  );
 });
 
 test('an inserter whose marker is gone is an error, not a guess', () => {
   const dir = tempDir();
   writeFileSync(join(dir, 'main.ts'), 'nothing here\n');
   const tree = new VirtualTree(dir);
-  assert.throws(() => applyInserters(tree, [{ path: 'main.ts', marker: '// +kubebuilder:scaffold:imports', fragments: ['x'] }]), /has no "\/\/ \+kubebuilder:scaffold:imports" marker/);
+  assert.throws(
+    () => applyInserters(tree, [{ path: 'main.ts', marker: '// +kubebuilder:scaffold:imports', fragments: ['x'] }]),
+    /has no "\/\/ \+kubebuilder:scaffold:imports" marker/,
+  );
 });
 
 test('uncommentLine enables a commented kustomization entry once', () => {
@@ -99,7 +111,10 @@ test('file specs honour skip, error and overwrite', () => {
   const data = { projectName: 'p', year: 2026, owner: '', apache2: false };
   scaffoldFiles(tree, [{ path: 'README.md', template: 'init/README.md.hbs', ifExists: 'skip' }], data);
   assert.equal(tree.read('README.md'), 'mine');
-  assert.throws(() => scaffoldFiles(tree, [{ path: 'README.md', template: 'init/README.md.hbs', ifExists: 'error' }], data), /README.md already exists/);
+  assert.throws(
+    () => scaffoldFiles(tree, [{ path: 'README.md', template: 'init/README.md.hbs', ifExists: 'error' }], data),
+    /README.md already exists/,
+  );
   scaffoldFiles(tree, [{ path: 'README.md', template: 'init/README.md.hbs', ifExists: 'overwrite' }], data);
   assert.match(tree.read('README.md')!, /^# p\n/);
   chmodSync(dir, 0o755);

@@ -7,7 +7,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ChannelSource, ConfigMap, Controller, ManagerMetrics, enqueueForOwner, silentLogger, type EventSource, type SourceEventHandler } from '../../src/runtime/index.js';
+import {
+  ChannelSource,
+  ConfigMap,
+  Controller,
+  ManagerMetrics,
+  enqueueForOwner,
+  silentLogger,
+  type EventSource,
+  type SourceEventHandler,
+} from '../../src/runtime/index.js';
 
 /** A source the test drives by hand (stands in for an informer). */
 class ManualSource implements EventSource {
@@ -23,7 +32,11 @@ class ManualSource implements EventSource {
 const owned = (...owners: string[]): KubernetesObject => ({
   apiVersion: 'v1',
   kind: 'Secret',
-  metadata: { namespace: 'ns', name: 's', ownerReferences: owners.map((name) => ({ apiVersion: 'v1', kind: 'ConfigMap', name, uid: name, controller: true })) },
+  metadata: {
+    namespace: 'ns',
+    name: 's',
+    ownerReferences: owners.map((name) => ({ apiVersion: 'v1', kind: 'ConfigMap', name, uid: name, controller: true })),
+  },
 });
 
 /** Keys in the order the queue hands them out. */
@@ -69,14 +82,21 @@ test('async mappers enqueue when they resolve; a rejected one drops only its eve
     predicates: [],
   });
   source.handler.onAdd!({ metadata: { namespace: 'ns', name: 'bad' } }, { isInInitialList: false });
-  source.handler.onUpdate!({ metadata: { namespace: 'ns', name: 'old' } }, { metadata: { namespace: 'ns', name: 'new' } });
+  source.handler.onUpdate!(
+    { metadata: { namespace: 'ns', name: 'old' } },
+    { metadata: { namespace: 'ns', name: 'new' } },
+  );
   assert.deepEqual(await queued(controller), ['ns/target-of-new', 'ns/target-of-old']);
 });
 
 test('channel events are generic events: predicates see them, the mapper maps them', async () => {
   const controller = newController();
   const channel = new ChannelSource();
-  controller.watch({ source: channel, mapper: (object) => [{ name: object.metadata!.name! }], predicates: [{ generic: (object) => object.metadata?.name !== 'skip' }] });
+  controller.watch({
+    source: channel,
+    mapper: (object) => [{ name: object.metadata!.name! }],
+    predicates: [{ generic: (object) => object.metadata?.name !== 'skip' }],
+  });
   channel.send({ metadata: { name: 'one' } });
   channel.send({ metadata: { name: 'skip' } });
   assert.deepEqual(await queued(controller), ['one']);
@@ -88,7 +108,10 @@ test('an update whose old and new object map to the same key is reconciled once'
   controller.watch({ source, mapper: (object) => [{ namespace: 'ns', name: object.metadata!.name! }], predicates: [] });
   // A worker already waiting: the first add hands it the key at once, so a second add would mark it dirty.
   const handed = controller.queue.get();
-  source.handler.onUpdate!({ metadata: { namespace: 'ns', name: 'same' } }, { metadata: { namespace: 'ns', name: 'same' } });
+  source.handler.onUpdate!(
+    { metadata: { namespace: 'ns', name: 'same' } },
+    { metadata: { namespace: 'ns', name: 'same' } },
+  );
   const key = (await handed)!;
   controller.queue.done(key);
   assert.equal(key, 'ns/same');
@@ -109,7 +132,9 @@ test('the initial list and unchanged resyncs queue at low priority, behind real 
   const controller = newController();
   const source = new ManualSource();
   controller.watch({ source, mapper: (object) => [{ namespace: 'ns', name: object.metadata!.name! }], predicates: [] });
-  const object = (name: string, resourceVersion: string): KubernetesObject => ({ metadata: { namespace: 'ns', name, resourceVersion } });
+  const object = (name: string, resourceVersion: string): KubernetesObject => ({
+    metadata: { namespace: 'ns', name, resourceVersion },
+  });
   source.handler.onAdd!(object('listed', '1'), { isInInitialList: true });
   source.handler.onUpdate!(object('resynced', '2'), object('resynced', '2'));
   source.handler.onAdd!(object('created', '3'), { isInInitialList: false });

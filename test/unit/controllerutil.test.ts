@@ -13,7 +13,12 @@ import {
 } from '../../src/runtime/index.js';
 
 function owner(name: string, overrides: Partial<KubernetesObject> = {}): KubernetesObject {
-  return { apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name, namespace: 'ns', uid: `uid-${name}` }, ...overrides };
+  return {
+    apiVersion: 'cache.example.com/v1',
+    kind: 'Memcached',
+    metadata: { name, namespace: 'ns', uid: `uid-${name}` },
+    ...overrides,
+  };
 }
 
 function deployment(namespace: string | undefined = 'ns'): KubernetesObject {
@@ -25,7 +30,14 @@ describe('setControllerReference', () => {
     const obj = deployment();
     setControllerReference(owner('a'), obj);
     assert.deepEqual(obj.metadata?.ownerReferences, [
-      { apiVersion: 'cache.example.com/v1', kind: 'Memcached', name: 'a', uid: 'uid-a', blockOwnerDeletion: true, controller: true },
+      {
+        apiVersion: 'cache.example.com/v1',
+        kind: 'Memcached',
+        name: 'a',
+        uid: 'uid-a',
+        blockOwnerDeletion: true,
+        controller: true,
+      },
     ]);
     assert.equal(hasControllerReference(obj), true);
   });
@@ -33,7 +45,10 @@ describe('setControllerReference', () => {
   it('is idempotent for the same owner and updates its uid and version in place', () => {
     const obj = deployment();
     setControllerReference(owner('a'), obj);
-    setControllerReference(owner('a', { apiVersion: 'cache.example.com/v2', metadata: { name: 'a', namespace: 'ns', uid: 'new-uid' } }), obj);
+    setControllerReference(
+      owner('a', { apiVersion: 'cache.example.com/v2', metadata: { name: 'a', namespace: 'ns', uid: 'new-uid' } }),
+      obj,
+    );
     assert.equal(obj.metadata?.ownerReferences?.length, 1);
     assert.equal(obj.metadata?.ownerReferences?.[0]?.uid, 'new-uid');
     assert.equal(obj.metadata?.ownerReferences?.[0]?.apiVersion, 'cache.example.com/v2');
@@ -43,12 +58,15 @@ describe('setControllerReference', () => {
     const obj = deployment();
     setControllerReference(owner('a'), obj);
     const before = structuredClone(obj);
-    assert.throws(() => setControllerReference(owner('b'), obj), (err: unknown) => {
-      assert.ok(err instanceof AlreadyOwnedError);
-      assert.equal(err.owner.name, 'a');
-      assert.match(err.message, /already controlled by Memcached "a"/);
-      return true;
-    });
+    assert.throws(
+      () => setControllerReference(owner('b'), obj),
+      (err: unknown) => {
+        assert.ok(err instanceof AlreadyOwnedError);
+        assert.equal(err.owner.name, 'a');
+        assert.match(err.message, /already controlled by Memcached "a"/);
+        return true;
+      },
+    );
     assert.deepEqual(obj, before);
   });
 
@@ -56,26 +74,42 @@ describe('setControllerReference', () => {
     const obj = deployment();
     setOwnerReference(owner('other', { kind: 'Other' }), obj);
     setControllerReference(owner('a'), obj);
-    assert.deepEqual(obj.metadata?.ownerReferences?.map((ref) => [ref.kind, ref.controller ?? false]), [
-      ['Other', false],
-      ['Memcached', true],
-    ]);
+    assert.deepEqual(
+      obj.metadata?.ownerReferences?.map((ref) => [ref.kind, ref.controller ?? false]),
+      [
+        ['Other', false],
+        ['Memcached', true],
+      ],
+    );
   });
 
   it('rejects an owner without uid, naming what is missing', () => {
     const incomplete = owner('a');
     delete incomplete.metadata!.uid;
     assert.throws(() => setControllerReference(incomplete, deployment()), /has no metadata\.uid/);
-    assert.throws(() => setControllerReference({ metadata: { name: 'x', uid: 'u' } }, deployment()), /has no apiVersion, kind/);
+    assert.throws(
+      () => setControllerReference({ metadata: { name: 'x', uid: 'u' } }, deployment()),
+      /has no apiVersion, kind/,
+    );
   });
 
   it('rejects an owner in another namespace', () => {
-    assert.throws(() => setControllerReference(owner('a'), deployment('elsewhere')), /cross-namespace owner references are not allowed/);
+    assert.throws(
+      () => setControllerReference(owner('a'), deployment('elsewhere')),
+      /cross-namespace owner references are not allowed/,
+    );
   });
 
   it('rejects a namespaced owner for a cluster-scoped object', () => {
-    const clusterRole: KubernetesObject = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'cr' } };
-    assert.throws(() => setControllerReference(owner('a'), clusterRole), /cluster-scoped ClusterRole "cr" cannot have namespaced owner/);
+    const clusterRole: KubernetesObject = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'cr' },
+    };
+    assert.throws(
+      () => setControllerReference(owner('a'), clusterRole),
+      /cluster-scoped ClusterRole "cr" cannot have namespaced owner/,
+    );
   });
 
   it('allows a cluster-scoped owner for a namespaced object', () => {
@@ -89,7 +123,9 @@ describe('setOwnerReference / removeOwnerReference', () => {
   it('adds a non-controller reference', () => {
     const obj = deployment();
     setOwnerReference(owner('a'), obj);
-    assert.deepEqual(obj.metadata?.ownerReferences, [{ apiVersion: 'cache.example.com/v1', kind: 'Memcached', name: 'a', uid: 'uid-a' }]);
+    assert.deepEqual(obj.metadata?.ownerReferences, [
+      { apiVersion: 'cache.example.com/v1', kind: 'Memcached', name: 'a', uid: 'uid-a' },
+    ]);
     assert.equal(hasControllerReference(obj), false);
   });
 
@@ -98,7 +134,14 @@ describe('setOwnerReference / removeOwnerReference', () => {
     setControllerReference(owner('a'), obj);
     setOwnerReference(owner('a', { metadata: { name: 'a', namespace: 'ns', uid: 'uid-2' } }), obj);
     assert.deepEqual(obj.metadata?.ownerReferences, [
-      { apiVersion: 'cache.example.com/v1', kind: 'Memcached', name: 'a', uid: 'uid-2', controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: 'cache.example.com/v1',
+        kind: 'Memcached',
+        name: 'a',
+        uid: 'uid-2',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ]);
   });
 
@@ -106,7 +149,10 @@ describe('setOwnerReference / removeOwnerReference', () => {
     const obj = deployment();
     setOwnerReference(owner('a'), obj);
     setOwnerReference(owner('b'), obj);
-    assert.deepEqual(obj.metadata?.ownerReferences?.map((ref) => ref.name), ['a', 'b']);
+    assert.deepEqual(
+      obj.metadata?.ownerReferences?.map((ref) => ref.name),
+      ['a', 'b'],
+    );
   });
 
   it('removes a reference and reports whether it was there', () => {
@@ -114,7 +160,10 @@ describe('setOwnerReference / removeOwnerReference', () => {
     setOwnerReference(owner('a'), obj);
     setOwnerReference(owner('b'), obj);
     assert.equal(removeOwnerReference(owner('a'), obj), true);
-    assert.deepEqual(obj.metadata?.ownerReferences?.map((ref) => ref.name), ['b']);
+    assert.deepEqual(
+      obj.metadata?.ownerReferences?.map((ref) => ref.name),
+      ['b'],
+    );
     assert.equal(removeOwnerReference(owner('a'), obj), false);
   });
 });

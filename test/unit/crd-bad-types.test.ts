@@ -27,7 +27,14 @@ export interface Thing extends KubernetesObject {
 `;
 }
 
-const v1: ApiResource = { group: 'bad', domain: 'example.com', version: 'v1', kind: 'Thing', path: 'apis/v1', namespaced: true };
+const v1: ApiResource = {
+  group: 'bad',
+  domain: 'example.com',
+  version: 'v1',
+  kind: 'Thing',
+  path: 'apis/v1',
+  namespaced: true,
+};
 
 interface BadCase {
   name: string;
@@ -42,7 +49,8 @@ const cases: BadCase[] = [
   {
     name: 'number without a format',
     files: { 'apis/v1/thing_types.ts': thingTypes('  size: number;') },
-    expect: /^apis\/v1\/thing_types\.ts:5: a plain number has no integer format: use int32 or int64 from ts-operator-sdk, or float64 with --allow-dangerous-types$/m,
+    expect:
+      /^apis\/v1\/thing_types\.ts:5: a plain number has no integer format: use int32 or int64 from ts-operator-sdk, or float64 with --allow-dangerous-types$/m,
   },
   {
     name: 'float64 without --allow-dangerous-types',
@@ -56,8 +64,13 @@ const cases: BadCase[] = [
   },
   {
     name: 'enum conflicting with pattern',
-    files: { 'apis/v1/thing_types.ts': thingTypes('  /**\n   * +kubebuilder:validation:Enum=abc;XYZ\n   * +kubebuilder:validation:Pattern=^[a-z]+$\n   */\n  mode: string;') },
-    expect: /^apis\/v1\/thing_types\.ts:6: \+kubebuilder:validation:Enum=abc;XYZ: enum value "XYZ" does not match the pattern/m,
+    files: {
+      'apis/v1/thing_types.ts': thingTypes(
+        '  /**\n   * +kubebuilder:validation:Enum=abc;XYZ\n   * +kubebuilder:validation:Pattern=^[a-z]+$\n   */\n  mode: string;',
+      ),
+    },
+    expect:
+      /^apis\/v1\/thing_types\.ts:6: \+kubebuilder:validation:Enum=abc;XYZ: enum value "XYZ" does not match the pattern/m,
   },
   {
     name: 'unknown marker',
@@ -71,7 +84,11 @@ const cases: BadCase[] = [
   },
   {
     name: 'bad CEL rule',
-    files: { 'apis/v1/thing_types.ts': thingTypes('  // +kubebuilder:validation:XValidation:rule="self.size > (1",message="too small"\n  size: int32;') },
+    files: {
+      'apis/v1/thing_types.ts': thingTypes(
+        '  // +kubebuilder:validation:XValidation:rule="self.size > (1",message="too small"\n  size: int32;',
+      ),
+    },
     expect: /^apis\/v1\/thing_types\.ts:5: .*CEL rule "self\.size > \(1" has an unclosed "\("/m,
   },
   {
@@ -84,35 +101,56 @@ const cases: BadCase[] = [
   {
     name: 'two storage versions',
     files: {
-      'apis/v1/thing_types.ts': thingTypes('  size?: int32;').replace('/** +kubebuilder:object:root=true */', '/**\n * +kubebuilder:object:root=true\n * +kubebuilder:storageversion\n */'),
-      'apis/v2/thing_types.ts': thingTypes('  size?: int32;').replace('/** +kubebuilder:object:root=true */', '/**\n * +kubebuilder:object:root=true\n * +kubebuilder:storageversion\n */'),
+      'apis/v1/thing_types.ts': thingTypes('  size?: int32;').replace(
+        '/** +kubebuilder:object:root=true */',
+        '/**\n * +kubebuilder:object:root=true\n * +kubebuilder:storageversion\n */',
+      ),
+      'apis/v2/thing_types.ts': thingTypes('  size?: int32;').replace(
+        '/** +kubebuilder:object:root=true */',
+        '/**\n * +kubebuilder:object:root=true\n * +kubebuilder:storageversion\n */',
+      ),
     },
     resources: [v1, { ...v1, version: 'v2', path: 'apis/v2' }],
-    expect: /^apis\/v1\/thing_types\.ts:10: Thing has more than one storage version \(v1, v2\): keep \+kubebuilder:storageversion on exactly one$/m,
+    expect:
+      /^apis\/v1\/thing_types\.ts:10: Thing has more than one storage version \(v1, v2\): keep \+kubebuilder:storageversion on exactly one$/m,
   },
   {
     name: 'default not matching its type',
     files: { 'apis/v1/thing_types.ts': thingTypes('  // +kubebuilder:default=abc\n  size?: int32;') },
-    expect: /^apis\/v1\/thing_types\.ts:6: \.spec\.size: default "abc" does not match the field's schema \(value must be integer\)/m,
+    expect:
+      /^apis\/v1\/thing_types\.ts:6: \.spec\.size: default "abc" does not match the field's schema \(value must be integer\)/m,
   },
   {
     name: 'uniqueItems',
-    files: { 'apis/v1/thing_types.ts': thingTypes('  // +kubebuilder:validation:UniqueItems=true\n  tags?: string[];') },
+    files: {
+      'apis/v1/thing_types.ts': thingTypes('  // +kubebuilder:validation:UniqueItems=true\n  tags?: string[];'),
+    },
     expect: /^apis\/v1\/thing_types\.ts:5: .*uniqueItems is forbidden in structural schemas .*use \+listType=set/m,
   },
   {
     name: 'Minimum on a string',
     files: { 'apis/v1/thing_types.ts': thingTypes('  // +kubebuilder:validation:Minimum=1\n  name?: string;') },
-    expect: /^apis\/v1\/thing_types\.ts:5: \+kubebuilder:validation:Minimum=1: Minimum applies to integer or number fields, but this field is string/m,
+    expect:
+      /^apis\/v1\/thing_types\.ts:5: \+kubebuilder:validation:Minimum=1: Minimum applies to integer or number fields, but this field is string/m,
   },
   {
     name: 'listType=map without listMapKey',
-    files: { 'apis/v1/thing_types.ts': thingTypes('  // +listType=map\n  items?: Item[];', 'export interface Item { name: string; }\n') },
+    files: {
+      'apis/v1/thing_types.ts': thingTypes(
+        '  // +listType=map\n  items?: Item[];',
+        'export interface Item { name: string; }\n',
+      ),
+    },
     expect: /^apis\/v1\/thing_types\.ts:5: \+listType=map: listType=map needs at least one \+listMapKey/m,
   },
   {
     name: 'properties mixed with an index signature',
-    files: { 'apis/v1/thing_types.ts': thingTypes('  bag?: Bag;', 'export interface Bag { fixed: string; [key: string]: string; }\n') },
+    files: {
+      'apis/v1/thing_types.ts': thingTypes(
+        '  bag?: Bag;',
+        'export interface Bag { fixed: string; [key: string]: string; }\n',
+      ),
+    },
     expect: /^apis\/v1\/thing_types\.ts:7: a type cannot mix named properties and an index signature/m,
   },
   {
@@ -129,7 +167,8 @@ const cases: BadCase[] = [
     name: 'rbac marker without verbs',
     files: {
       'apis/v1/thing_types.ts': thingTypes('  size?: int32;'),
-      'controllers/thing_controller.ts': '// +kubebuilder:rbac:groups=apps,resources=deployments\nexport const x = 1;\n',
+      'controllers/thing_controller.ts':
+        '// +kubebuilder:rbac:groups=apps,resources=deployments\nexport const x = 1;\n',
     },
     expect: /^controllers\/thing_controller\.ts:1: marker \+kubebuilder:rbac is missing the required argument verbs=$/m,
   },
@@ -146,7 +185,13 @@ for (const c of cases) {
       let result: unknown;
       let error: unknown;
       try {
-        result = await generateManifests({ projectDir, domain: 'example.com', multigroup: false, resources: c.resources ?? [v1], allowDangerousTypes: c.allowDangerousTypes });
+        result = await generateManifests({
+          projectDir,
+          domain: 'example.com',
+          multigroup: false,
+          resources: c.resources ?? [v1],
+          allowDangerousTypes: c.allowDangerousTypes,
+        });
       } catch (err) {
         error = err;
       }
@@ -166,7 +211,13 @@ test('bad types: float64 is accepted with allowDangerousTypes', async () => {
   try {
     mkdirSync(path.join(projectDir, 'apis/v1'), { recursive: true });
     writeFileSync(path.join(projectDir, 'apis/v1/thing_types.ts'), thingTypes('  ratio?: float64;'));
-    const files = await generateManifests({ projectDir, domain: 'example.com', multigroup: false, resources: [v1], allowDangerousTypes: true });
+    const files = await generateManifests({
+      projectDir,
+      domain: 'example.com',
+      multigroup: false,
+      resources: [v1],
+      allowDangerousTypes: true,
+    });
     const crd = files.find((f) => f.path === 'config/crd/bases/bad.example.com_things.yaml');
     assert.match(crd?.content ?? '', /ratio:\n {16}type: number/);
   } finally {
@@ -178,8 +229,14 @@ test('package-level +kubebuilder:validation:Optional makes fields without ? opti
   const projectDir = mkdtempSync(path.join(tmpdir(), 'crd-optional-'));
   try {
     mkdirSync(path.join(projectDir, 'apis/v1'), { recursive: true });
-    writeFileSync(path.join(projectDir, 'apis/v1/groupversion_info.ts'), "/**\n * +groupName=bad.example.com\n * +kubebuilder:validation:Optional\n */\nexport const GroupVersion = { group: 'bad.example.com', version: 'v1' } as const;\n");
-    writeFileSync(path.join(projectDir, 'apis/v1/thing_types.ts'), thingTypes('  plain: string;\n  // +required\n  must: string;'));
+    writeFileSync(
+      path.join(projectDir, 'apis/v1/groupversion_info.ts'),
+      "/**\n * +groupName=bad.example.com\n * +kubebuilder:validation:Optional\n */\nexport const GroupVersion = { group: 'bad.example.com', version: 'v1' } as const;\n",
+    );
+    writeFileSync(
+      path.join(projectDir, 'apis/v1/thing_types.ts'),
+      thingTypes('  plain: string;\n  // +required\n  must: string;'),
+    );
     const files = await generateManifests({ projectDir, domain: 'example.com', multigroup: false, resources: [v1] });
     const crd = files.find((f) => f.path === 'config/crd/bases/bad.example.com_things.yaml')?.content ?? '';
     assert.match(crd, /must:\n {16}type: string\n {14}plain:\n {16}type: string\n {12}required:\n {12}- must\n/);
@@ -192,7 +249,10 @@ test('a +groupName that disagrees with PROJECT is reported at the marker', async
   const projectDir = mkdtempSync(path.join(tmpdir(), 'crd-group-'));
   try {
     mkdirSync(path.join(projectDir, 'apis/v1'), { recursive: true });
-    writeFileSync(path.join(projectDir, 'apis/v1/groupversion_info.ts'), "/** +groupName=other.example.com */\nexport const GroupVersion = { group: 'other.example.com', version: 'v1' } as const;\n");
+    writeFileSync(
+      path.join(projectDir, 'apis/v1/groupversion_info.ts'),
+      "/** +groupName=other.example.com */\nexport const GroupVersion = { group: 'other.example.com', version: 'v1' } as const;\n",
+    );
     writeFileSync(path.join(projectDir, 'apis/v1/thing_types.ts'), thingTypes('  size?: int32;'));
     await assert.rejects(
       generateManifests({ projectDir, domain: 'example.com', multigroup: false, resources: [v1] }),

@@ -15,27 +15,46 @@ export const FIXTURES: Record<string, Omit<ManifestInputs, 'projectDir'>> = {
   memcached: {
     domain: 'example.com',
     multigroup: false,
-    resources: [{ group: 'cache', domain: 'example.com', version: 'v1', kind: 'Memcached', path: 'apis/v1', namespaced: true }],
+    resources: [
+      { group: 'cache', domain: 'example.com', version: 'v1', kind: 'Memcached', path: 'apis/v1', namespaced: true },
+    ],
   },
   allmarkers: {
     domain: 'example.com',
     multigroup: false,
-    resources: [{ group: 'test', domain: 'example.com', version: 'v1', kind: 'Widget', path: 'apis/v1', namespaced: true }],
+    resources: [
+      { group: 'test', domain: 'example.com', version: 'v1', kind: 'Widget', path: 'apis/v1', namespaced: true },
+    ],
   },
   multiversion: {
     domain: 'example.com',
     multigroup: false,
     resources: [
-      { group: 'test', domain: 'example.com', version: 'v1alpha1', kind: 'Gadget', path: 'apis/v1alpha1', namespaced: false },
+      {
+        group: 'test',
+        domain: 'example.com',
+        version: 'v1alpha1',
+        kind: 'Gadget',
+        path: 'apis/v1alpha1',
+        namespaced: false,
+      },
       { group: 'test', domain: 'example.com', version: 'v1', kind: 'Gadget', path: 'apis/v1', namespaced: false },
-      { group: 'test', domain: 'example.com', version: 'v1beta1', kind: 'Gadget', path: 'apis/v1beta1', namespaced: false },
+      {
+        group: 'test',
+        domain: 'example.com',
+        version: 'v1beta1',
+        kind: 'Gadget',
+        path: 'apis/v1beta1',
+        namespaced: false,
+      },
       { group: 'test', domain: 'example.com', version: 'v2', kind: 'Gadget', path: 'apis/v2', namespaced: false },
     ],
   },
 };
 
 // The generator version changes with every release; goldens hold a placeholder.
-const normalizeVersion = (text: string): string => text.replace(/(ts-operator-sdk\.io\/generator-version: ).*/g, '$1<version>');
+const normalizeVersion = (text: string): string =>
+  text.replace(/(ts-operator-sdk\.io\/generator-version: ).*/g, '$1<version>');
 
 for (const [name, inputs] of Object.entries(FIXTURES)) {
   test(`golden: ${name} manifests match the committed YAML and are byte-identical on re-run`, async () => {
@@ -43,7 +62,10 @@ for (const [name, inputs] of Object.entries(FIXTURES)) {
     const first = await generateManifests({ projectDir, ...inputs });
     const second = await generateManifests({ projectDir, ...inputs });
     assert.deepEqual(second, first, 'a second run must produce byte-identical output');
-    assert.ok(first.some((f) => f.path.startsWith('config/crd/bases/')), 'at least one CRD is generated');
+    assert.ok(
+      first.some((f) => f.path.startsWith('config/crd/bases/')),
+      'at least one CRD is generated',
+    );
     for (const file of first) {
       const goldenPath = path.join(projectDir, 'golden', file.path);
       const actual = normalizeVersion(file.content);
@@ -58,10 +80,16 @@ for (const [name, inputs] of Object.entries(FIXTURES)) {
 }
 
 test('golden: memcached CRD has size minimum 0, status.nodes and map-keyed conditions', async () => {
-  const files = await generateManifests({ projectDir: path.join(CRD_FIXTURES, 'memcached'), ...FIXTURES['memcached']! });
+  const files = await generateManifests({
+    projectDir: path.join(CRD_FIXTURES, 'memcached'),
+    ...FIXTURES['memcached']!,
+  });
   const crd = files.find((f) => f.path === 'config/crd/bases/cache.example.com_memcacheds.yaml');
   assert.ok(crd);
-  assert.match(crd.content, /size:\n {16}description: Size is the number of memcached pods\.\n {16}format: int32\n {16}minimum: 0\n {16}type: integer/);
+  assert.match(
+    crd.content,
+    /size:\n {16}description: Size is the number of memcached pods\.\n {16}format: int32\n {16}minimum: 0\n {16}type: integer/,
+  );
   assert.match(crd.content, /nodes:\n {16}description: .*\n {16}items:\n {18}type: string\n {16}type: array/);
   assert.match(crd.content, /x-kubernetes-list-map-keys:\n {16}- type\n {16}x-kubernetes-list-type: map/);
   assert.ok(crd.content.startsWith('---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n'));

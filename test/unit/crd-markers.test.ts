@@ -19,8 +19,14 @@ test('markers: named arguments honour quotes, commas and lists', () => {
   const m = parse('kubebuilder:validation:XValidation:rule="self.a, self.b == \'x,y\'",message="a, b"');
   assert.deepEqual(m?.args, { rule: "self.a, self.b == 'x,y'", message: 'a, b' });
   const r = parse('kubebuilder:rbac:groups="";apps,resources=pods;deployments,verbs=get;list');
-  assert.deepEqual((r?.args['groups'] as Array<{ text: string }>).map((g) => g.text), ['', 'apps']);
-  assert.deepEqual((r?.args['verbs'] as Array<{ text: string }>).map((g) => g.text), ['get', 'list']);
+  assert.deepEqual(
+    (r?.args['groups'] as Array<{ text: string }>).map((g) => g.text),
+    ['', 'apps'],
+  );
+  assert.deepEqual(
+    (r?.args['verbs'] as Array<{ text: string }>).map((g) => g.text),
+    ['get', 'list'],
+  );
   const p = parse('kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`,priority=1');
   assert.deepEqual(p?.args, { name: 'Age', type: 'date', JSONPath: '.metadata.creationTimestamp', priority: 1 });
 });
@@ -38,11 +44,17 @@ test('markers: flags, foreign markers and errors', () => {
     }
     return assert.fail(`+${body} should be rejected`);
   };
-  assert.match(error('kubebuilder:validation:Maxlength=3'), /^unknown marker \+kubebuilder:validation:Maxlength: check the spelling/);
+  assert.match(
+    error('kubebuilder:validation:Maxlength=3'),
+    /^unknown marker \+kubebuilder:validation:Maxlength: check the spelling/,
+  );
   assert.match(error('optional=yes'), /takes no value/);
   assert.match(error('kubebuilder:validation:MinItems=2.5'), /must be an integer, found "2.5"/);
   assert.match(error('kubebuilder:printcolumn:name=Size,type=integer'), /missing the required argument JSONPath=/);
-  assert.match(error('kubebuilder:resource:scope=Cluster,plural=x'), /has no argument "plural": use one of path, shortName/);
+  assert.match(
+    error('kubebuilder:resource:scope=Cluster,plural=x'),
+    /has no argument "plural": use one of path, shortName/,
+  );
   assert.match(error('kubebuilder:validation:XValidation:rule="self.a'), /unterminated " string/);
   assert.match(error('kubebuilder:validation:Minimum'), /needs a value/);
 });
@@ -74,9 +86,34 @@ test('plural names follow kubebuilder for regular nouns', () => {
 });
 
 test('CRD kustomization: new bases go above the scaffold marker, user content stays, re-run is stable', () => {
-  const user = ['resources:', '- bases/a.example.com_as.yaml', '- extra/patch-source.yaml', CRD_KUSTOMIZE_MARKER, '', 'patches:', '- path: patches/webhook.yaml', ''].join('\n');
+  const user = [
+    'resources:',
+    '- bases/a.example.com_as.yaml',
+    '- extra/patch-source.yaml',
+    CRD_KUSTOMIZE_MARKER,
+    '',
+    'patches:',
+    '- path: patches/webhook.yaml',
+    '',
+  ].join('\n');
   const once = updateCrdKustomization(user, ['bases/b.example.com_bs.yaml', 'bases/a.example.com_as.yaml']);
-  assert.equal(once, ['resources:', '- bases/a.example.com_as.yaml', '- extra/patch-source.yaml', '- bases/b.example.com_bs.yaml', CRD_KUSTOMIZE_MARKER, '', 'patches:', '- path: patches/webhook.yaml', ''].join('\n'));
+  assert.equal(
+    once,
+    [
+      'resources:',
+      '- bases/a.example.com_as.yaml',
+      '- extra/patch-source.yaml',
+      '- bases/b.example.com_bs.yaml',
+      CRD_KUSTOMIZE_MARKER,
+      '',
+      'patches:',
+      '- path: patches/webhook.yaml',
+      '',
+    ].join('\n'),
+  );
   assert.equal(updateCrdKustomization(once, ['bases/b.example.com_bs.yaml', 'bases/a.example.com_as.yaml']), once);
-  assert.match(updateCrdKustomization(undefined, ['bases/x.yaml']), /resources:\n- bases\/x\.yaml\n# \+kubebuilder:scaffold:crdkustomizeresource\n$/);
+  assert.match(
+    updateCrdKustomization(undefined, ['bases/x.yaml']),
+    /resources:\n- bases\/x\.yaml\n# \+kubebuilder:scaffold:crdkustomizeresource\n$/,
+  );
 });

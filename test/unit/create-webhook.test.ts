@@ -14,10 +14,23 @@ let twoVersions: string;
 
 before(() => {
   twoVersions = scaffoldScenario(SCENARIOS[0]!, { extraInitArgs: ['--skip-install'] });
-  runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1alpha1', '--kind', 'Memcached', '--controller=false'], twoVersions);
+  runCliOk(
+    ['create', 'api', '--group', 'cache', '--version', 'v1alpha1', '--kind', 'Memcached', '--controller=false'],
+    twoVersions,
+  );
 });
 
-const webhook = (...extra: string[]): string[] => ['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', ...extra];
+const webhook = (...extra: string[]): string[] => [
+  'create',
+  'webhook',
+  '--group',
+  'cache',
+  '--version',
+  'v1',
+  '--kind',
+  'Memcached',
+  ...extra,
+];
 const read = (dir: string, path: string): string => readFileSync(join(dir, path), 'utf8');
 
 /** The `webhooks:` block of the v1 Memcached entry in PROJECT. */
@@ -29,34 +42,59 @@ function projectWebhooks(dir: string): string {
 }
 
 describe('create webhook', () => {
-  it('records the types in PROJECT in kubebuilder\'s format', () => {
+  it("records the types in PROJECT in kubebuilder's format", () => {
     const dir = copyProject(twoVersions);
     runCliOk(webhook('--defaulting', '--programmatic-validation', '--conversion', '--spoke', 'v1alpha1'), dir);
-    assert.equal(projectWebhooks(dir), '  webhooks:\n    conversion: true\n    defaulting: true\n    spoke:\n    - v1alpha1\n    validation: true\n    webhookVersion: v1\n');
+    assert.equal(
+      projectWebhooks(dir),
+      '  webhooks:\n    conversion: true\n    defaulting: true\n    spoke:\n    - v1alpha1\n    validation: true\n    webhookVersion: v1\n',
+    );
   });
 
-  it('adds a second type to a kind that has one, without --force, keeping the user\'s code', () => {
+  it("adds a second type to a kind that has one, without --force, keeping the user's code", () => {
     const dir = copyProject(twoVersions);
     runCliOk(webhook('--defaulting'), dir);
     const file = 'webhooks/v1/memcached_webhook.ts';
     const userCode = "    memcached.spec = { foo: 'default', ...memcached.spec };\n";
-    writeFileSync(join(dir, file), read(dir, file).replace('    // TODO(user): fill in your defaulting logic.\n', userCode));
+    writeFileSync(
+      join(dir, file),
+      read(dir, file).replace('    // TODO(user): fill in your defaulting logic.\n', userCode),
+    );
     runCliOk(webhook('--programmatic-validation'), dir);
     const text = read(dir, file);
     assert.ok(text.includes(userCode), 'the defaulter the user wrote is kept');
-    assert.match(text, /\.withDefaulter\(new MemcachedCustomDefaulter\(\)\)\n {4}\.withValidator\(new MemcachedCustomValidator\(\)\)\n {4}\/\/ \+kubebuilder:scaffold:webhook-builder/);
-    assert.match(text, /\+kubebuilder:webhook:path=\/mutate-cache-example-com-v1-memcached,mutating=true,failurePolicy=fail,sideEffects=None,groups=cache\.example\.com,resources=memcacheds,verbs=create;update,versions=v1,name=mmemcached-v1\.cache\.kb\.io,admissionReviewVersions=v1/);
+    assert.match(
+      text,
+      /\.withDefaulter\(new MemcachedCustomDefaulter\(\)\)\n {4}\.withValidator\(new MemcachedCustomValidator\(\)\)\n {4}\/\/ \+kubebuilder:scaffold:webhook-builder/,
+    );
+    assert.match(
+      text,
+      /\+kubebuilder:webhook:path=\/mutate-cache-example-com-v1-memcached,mutating=true,failurePolicy=fail,sideEffects=None,groups=cache\.example\.com,resources=memcacheds,verbs=create;update,versions=v1,name=mmemcached-v1\.cache\.kb\.io,admissionReviewVersions=v1/,
+    );
     assert.match(text, /\+kubebuilder:webhook:path=\/validate-cache-example-com-v1-memcached,mutating=false,/);
-    assert.equal(text.match(/^import type \{ AdmissionContext \} from 'ts-operator-sdk';$/gm)?.length, 1, 'the import both types need is written once');
-    assert.equal(projectWebhooks(dir), '  webhooks:\n    defaulting: true\n    validation: true\n    webhookVersion: v1\n');
+    assert.equal(
+      text.match(/^import type \{ AdmissionContext \} from 'ts-operator-sdk';$/gm)?.length,
+      1,
+      'the import both types need is written once',
+    );
+    assert.equal(
+      projectWebhooks(dir),
+      '  webhooks:\n    defaulting: true\n    validation: true\n    webhookVersion: v1\n',
+    );
     const main = read(dir, 'main.ts');
     assert.equal(main.match(/setupMemcachedWebhookWithManager\(mgr\);/g)?.length, 1, 'registered once');
     assert.equal(main.match(/mgr\.addReadyzCheck\('webhook'/g)?.length, 1);
-    assert.match(main, /if \(process\.env\.ENABLE_WEBHOOKS !== 'false'\) \{\n {2}setupMemcachedWebhookWithManager\(mgr\);\n\}\n\/\/ \+kubebuilder:scaffold:builder/);
-    assert.match(read(dir, 'webhooks/v1/memcached_webhook.test.ts'), /runs the defaulting webhook[\s\S]*runs the validating webhook/);
+    assert.match(
+      main,
+      /if \(process\.env\.ENABLE_WEBHOOKS !== 'false'\) \{\n {2}setupMemcachedWebhookWithManager\(mgr\);\n\}\n\/\/ \+kubebuilder:scaffold:builder/,
+    );
+    assert.match(
+      read(dir, 'webhooks/v1/memcached_webhook.test.ts'),
+      /runs the defaulting webhook[\s\S]*runs the validating webhook/,
+    );
   });
 
-  it('--force scaffolds the kind\'s files again with every type it has', () => {
+  it("--force scaffolds the kind's files again with every type it has", () => {
     const dir = copyProject(twoVersions);
     runCliOk(webhook('--defaulting'), dir);
     runCliOk(webhook('--programmatic-validation'), dir);
@@ -72,12 +110,25 @@ describe('create webhook', () => {
     const kustomization = read(dir, 'config/default/kustomization.yaml');
     assert.match(kustomization, /^- \.\.\/webhook$/m);
     assert.match(kustomization, /^- path: manager_webhook_patch\.yaml\n {2}target:\n {4}kind: Deployment$/m);
-    assert.match(kustomization, /^#- \.\.\/certmanager$/m, 'cert-manager stays the user\'s choice, as in kubebuilder');
-    assert.match(read(dir, 'config/manifests/kustomization.yaml'), /^patches:\n- target:[\s\S]*\$patch: delete\n {12}name: webhook-certs/m);
+    assert.match(kustomization, /^#- \.\.\/certmanager$/m, "cert-manager stays the user's choice, as in kubebuilder");
+    assert.match(
+      read(dir, 'config/manifests/kustomization.yaml'),
+      /^patches:\n- target:[\s\S]*\$patch: delete\n {12}name: webhook-certs/m,
+    );
     assert.match(read(dir, 'tsconfig.json'), /"webhooks\/\*\*\/\*\.ts"/);
     assert.match(read(dir, 'Dockerfile'), /^COPY webhooks\/ webhooks\/$/m);
     assert.match(read(dir, 'config/network-policy/kustomization.yaml'), /^- allow-webhook-traffic\.yaml$/m);
-    for (const path of ['config/webhook/kustomization.yaml', 'config/webhook/kustomizeconfig.yaml', 'config/webhook/service.yaml', 'config/certmanager/issuer.yaml', 'config/certmanager/certificate-webhook.yaml', 'config/certmanager/certificate-metrics.yaml', 'config/certmanager/kustomization.yaml', 'config/certmanager/kustomizeconfig.yaml', 'config/default/manager_webhook_patch.yaml']) {
+    for (const path of [
+      'config/webhook/kustomization.yaml',
+      'config/webhook/kustomizeconfig.yaml',
+      'config/webhook/service.yaml',
+      'config/certmanager/issuer.yaml',
+      'config/certmanager/certificate-webhook.yaml',
+      'config/certmanager/certificate-metrics.yaml',
+      'config/certmanager/kustomization.yaml',
+      'config/certmanager/kustomizeconfig.yaml',
+      'config/default/manager_webhook_patch.yaml',
+    ]) {
       assert.ok(existsSync(join(dir, path)), path);
     }
     assert.ok(!existsSync(join(dir, 'config/crd/patches')), 'the CRD patch is for conversion only');
@@ -86,15 +137,33 @@ describe('create webhook', () => {
   it('conversion: the hub becomes the storage version, the CRD patch and the spoke functions appear', () => {
     const dir = copyProject(twoVersions);
     runCliOk(webhook('--conversion', '--spoke', 'v1alpha1'), dir);
-    assert.match(read(dir, 'apis/v1/memcached_types.ts'), / \* \+kubebuilder:object:root=true\n \* \+kubebuilder:storageversion\n/);
+    assert.match(
+      read(dir, 'apis/v1/memcached_types.ts'),
+      / \* \+kubebuilder:object:root=true\n \* \+kubebuilder:storageversion\n/,
+    );
     assert.doesNotMatch(read(dir, 'apis/v1alpha1/memcached_types.ts'), /storageversion/);
-    assert.match(read(dir, 'config/crd/patches/webhook_in_memcacheds.yaml'), /name: memcacheds\.cache\.example\.com\nspec:\n {2}conversion:\n {4}strategy: Webhook/);
+    assert.match(
+      read(dir, 'config/crd/patches/webhook_in_memcacheds.yaml'),
+      /name: memcacheds\.cache\.example\.com\nspec:\n {2}conversion:\n {4}strategy: Webhook/,
+    );
     const crd = read(dir, 'config/crd/kustomization.yaml');
-    assert.match(crd, /^- path: patches\/webhook_in_memcacheds\.yaml\n# \+kubebuilder:scaffold:crdkustomizewebhookpatch$/m);
+    assert.match(
+      crd,
+      /^- path: patches\/webhook_in_memcacheds\.yaml\n# \+kubebuilder:scaffold:crdkustomizewebhookpatch$/m,
+    );
     assert.match(crd, /^configurations:\n- kustomizeconfig\.yaml$/m);
-    assert.match(read(dir, 'apis/v1alpha1/memcached_conversion.ts'), /export function convertTo\(src: Memcached\): MemcachedHub[\s\S]*export function convertFrom\(hub: MemcachedHub\): Memcached/);
-    assert.match(read(dir, 'webhooks/v1/memcached_webhook.ts'), / {8}\{\n {10}kind: MemcachedV1alpha1,\n {10}convertTo: v1alpha1Conversion\.convertTo,\n {10}convertFrom: v1alpha1Conversion\.convertFrom,\n {8}\},\n/);
-    assert.match(read(dir, 'config/default/kustomization.yaml'), /#  - select:\n# {6}kind: CustomResourceDefinition\n# {6}name: memcacheds\.cache\.example\.com/);
+    assert.match(
+      read(dir, 'apis/v1alpha1/memcached_conversion.ts'),
+      /export function convertTo\(src: Memcached\): MemcachedHub[\s\S]*export function convertFrom\(hub: MemcachedHub\): Memcached/,
+    );
+    assert.match(
+      read(dir, 'webhooks/v1/memcached_webhook.ts'),
+      / {8}\{\n {10}kind: MemcachedV1alpha1,\n {10}convertTo: v1alpha1Conversion\.convertTo,\n {10}convertFrom: v1alpha1Conversion\.convertFrom,\n {8}\},\n/,
+    );
+    assert.match(
+      read(dir, 'config/default/kustomization.yaml'),
+      /#  - select:\n# {6}kind: CustomResourceDefinition\n# {6}name: memcacheds\.cache\.example\.com/,
+    );
   });
 
   it('a project from before webhooks (no webhook patch, no CA-injection markers) gets the files and a note for each missing piece', () => {
@@ -103,8 +172,14 @@ describe('create webhook', () => {
     const text = read(dir, 'config/default/kustomization.yaml');
     writeFileSync(path, text.slice(0, text.indexOf('\n# [WEBHOOK] To enable the webhooks')) + '\n');
     const result = runCliOk(webhook('--conversion', '--spoke', 'v1alpha1'), dir);
-    assert.match(result.stdout, /Note: config\/default\/kustomization\.yaml does not apply manager_webhook_patch\.yaml: add it under `patches:`/);
-    assert.match(result.stdout, /Note: config\/default\/kustomization\.yaml has no "# \+kubebuilder:scaffold:crdkustomizecainjectionns" marker/);
+    assert.match(
+      result.stdout,
+      /Note: config\/default\/kustomization\.yaml does not apply manager_webhook_patch\.yaml: add it under `patches:`/,
+    );
+    assert.match(
+      result.stdout,
+      /Note: config\/default\/kustomization\.yaml has no "# \+kubebuilder:scaffold:crdkustomizecainjectionns" marker/,
+    );
     assert.ok(existsSync(join(dir, 'apis/v1alpha1/memcached_conversion.ts')));
   });
 

@@ -95,10 +95,22 @@ function project(types = TYPES): string {
   return dir;
 }
 
-const RESOURCE = { group: 'cache', domain: 'example.com', version: 'v1', kind: 'Memcached', path: 'apis/v1', namespaced: true };
+const RESOURCE = {
+  group: 'cache',
+  domain: 'example.com',
+  version: 'v1',
+  kind: 'Memcached',
+  path: 'apis/v1',
+  namespaced: true,
+};
 
 function silentIO(lines: string[] = []): CommandIO {
-  return { out: (l) => lines.push(l), progress: (l) => lines.push(l), debug: () => undefined, confirm: () => Promise.reject(new Error('no prompts expected')) };
+  return {
+    out: (l) => lines.push(l),
+    progress: (l) => lines.push(l),
+    debug: () => undefined,
+    confirm: () => Promise.reject(new Error('no prompts expected')),
+  };
 }
 
 describe('descriptors from +operator-sdk:csv markers', () => {
@@ -115,29 +127,58 @@ describe('descriptors from +operator-sdk:csv markers', () => {
         { kind: 'Service', name: 'memcached-service', version: 'v1' },
       ],
       specDescriptors: [
-        { displayName: 'Container Port', description: 'ContainerPort is the port memcached listens on.', path: 'containerPort' },
-        { displayName: 'Size', description: 'Size is the number of memcached pods.', path: 'size', 'x-descriptors': ['urn:alm:descriptor:com.tectonic.ui:podCount', 'urn:alm:descriptor:io.kubernetes:custom'] },
+        {
+          displayName: 'Container Port',
+          description: 'ContainerPort is the port memcached listens on.',
+          path: 'containerPort',
+        },
+        {
+          displayName: 'Size',
+          description: 'Size is the number of memcached pods.',
+          path: 'size',
+          'x-descriptors': ['urn:alm:descriptor:com.tectonic.ui:podCount', 'urn:alm:descriptor:io.kubernetes:custom'],
+        },
         { displayName: 'Backend address', description: 'Address of the backend server.', path: 'backend.address' },
       ],
-      statusDescriptors: [{ displayName: 'Conditions', description: 'Conditions store the status conditions of the Memcached instances.', path: 'conditions' }],
+      statusDescriptors: [
+        {
+          displayName: 'Conditions',
+          description: 'Conditions store the status conditions of the Memcached instances.',
+          path: 'conditions',
+        },
+      ],
     });
   });
 
   it('lists a kind without markers by name only, with the spaced kind as display name', () => {
-    const [owned] = readOwnedCrdDescriptions(project(TYPES.replace(/\+operator-sdk[^\n]*\n/g, '\n')), [{ ...RESOURCE }]);
+    const [owned] = readOwnedCrdDescriptions(project(TYPES.replace(/\+operator-sdk[^\n]*\n/g, '\n')), [
+      { ...RESOURCE },
+    ]);
     assert.deepEqual(Object.keys(owned!).sort(), ['description', 'displayName', 'kind', 'name', 'version']);
     assert.equal(owned!.displayName, 'Memcached');
   });
 
   it('reports a field marker without type=, and malformed resources, as file:line problems', () => {
-    const bad = TYPES.replace('type=spec\n   */\n  containerPort', 'displayName="Port"\n   */\n  containerPort').replace('resources={{Deployment,v1,memcached-deployment},{Service,v1,memcached-service}}', 'resources={{Deployment,v1}}');
+    const bad = TYPES.replace(
+      'type=spec\n   */\n  containerPort',
+      'displayName="Port"\n   */\n  containerPort',
+    ).replace(
+      'resources={{Deployment,v1,memcached-deployment},{Service,v1,memcached-service}}',
+      'resources={{Deployment,v1}}',
+    );
     assert.throws(
       () => readOwnedCrdDescriptions(project(bad), [RESOURCE]),
       (err: unknown) => {
         assert.ok(err instanceof UsageError);
         const messages = err.problems.map((p) => `${p.file}:${p.line}: ${p.message}`);
-        assert.ok(messages.some((m) => /memcached_types\.ts:\d+: .*containerPort needs type=spec or type=status/.test(m)), messages.join('\n'));
-        assert.ok(messages.some((m) => /needs three parts/.test(m)), messages.join('\n'));
+        assert.ok(
+          messages.some((m) => /memcached_types\.ts:\d+: .*containerPort needs type=spec or type=status/.test(m)),
+          messages.join('\n'),
+        );
+        assert.ok(
+          messages.some((m) => /needs three parts/.test(m)),
+          messages.join('\n'),
+        );
         return true;
       },
     );
@@ -151,7 +192,7 @@ describe('descriptors from +operator-sdk:csv markers', () => {
 });
 
 describe('base CSV', () => {
-  it('has operator-sdk\'s placeholders', () => {
+  it("has operator-sdk's placeholders", () => {
     const csv = newBaseCsv('memcached-operator', []);
     assert.equal(csv.metadata.name, 'memcached-operator.v0.0.0');
     assert.equal(csv.metadata['namespace'], 'placeholder');
@@ -159,27 +200,46 @@ describe('base CSV', () => {
     assert.equal(csv.spec['displayName'], 'Memcached Operator');
     assert.equal(csv.spec['description'], 'Memcached Operator description. TODO.');
     assert.deepEqual(csv.spec['install'], { spec: { deployments: null }, strategy: '' });
-    assert.deepEqual((csv.spec['installModes'] as Array<{ type: string; supported: boolean }>).filter((m) => m.supported).map((m) => m.type), ['AllNamespaces']);
+    assert.deepEqual(
+      (csv.spec['installModes'] as Array<{ type: string; supported: boolean }>)
+        .filter((m) => m.supported)
+        .map((m) => m.type),
+      ['AllNamespaces'],
+    );
   });
 
   it('re-applies marker descriptors, keeps user edits and hand-written descriptors, and is byte-identical when nothing changed', () => {
     const generated = readOwnedCrdDescriptions(project(), [RESOURCE]);
     const edited = `# my notes stay\n${YAML.stringify(newBaseCsv('memcached-operator', generated)).replace('Memcached Operator description. TODO.', 'Runs memcached.').replace('displayName: Memcached Cluster', 'displayName: My Cache')}`;
     assert.equal(updateBaseCsvText(edited, generated), edited);
-    const withoutStatus = generated.map((g) => ({ ...g, statusDescriptors: undefined, specDescriptors: [{ displayName: 'Size', path: 'size' }] }));
+    const withoutStatus = generated.map((g) => ({
+      ...g,
+      statusDescriptors: undefined,
+      specDescriptors: [{ displayName: 'Size', path: 'size' }],
+    }));
     const updated = updateBaseCsvText(edited, withoutStatus);
-    const parsed = YAML.parse(updated) as { spec: { description: string; customresourcedefinitions: { owned: Array<Record<string, unknown>> } } };
+    const parsed = YAML.parse(updated) as {
+      spec: { description: string; customresourcedefinitions: { owned: Array<Record<string, unknown>> } };
+    };
     assert.match(updated, /^# my notes stay/);
     assert.equal(parsed.spec.description, 'Runs memcached.');
     assert.equal(parsed.spec.customresourcedefinitions.owned[0]!['displayName'], 'My Cache');
-    assert.deepEqual(parsed.spec.customresourcedefinitions.owned[0]!['specDescriptors'], [{ displayName: 'Size', path: 'size' }]);
+    assert.deepEqual(parsed.spec.customresourcedefinitions.owned[0]!['specDescriptors'], [
+      { displayName: 'Size', path: 'size' },
+    ]);
     // No status markers any more: the base's status descriptors stay.
     assert.equal((parsed.spec.customresourcedefinitions.owned[0]!['statusDescriptors'] as unknown[]).length, 1);
   });
 
   it('appends new APIs and keeps entries it does not generate', () => {
-    const merged = mergeOwned([{ name: 'others.x.io', version: 'v1', kind: 'Other', displayName: 'Other' }], [{ name: 'as.x.io', version: 'v1', kind: 'A', displayName: 'A' }]);
-    assert.deepEqual(merged.map((m) => m.kind), ['Other', 'A']);
+    const merged = mergeOwned(
+      [{ name: 'others.x.io', version: 'v1', kind: 'Other', displayName: 'Other' }],
+      [{ name: 'as.x.io', version: 'v1', kind: 'A', displayName: 'A' }],
+    );
+    assert.deepEqual(
+      merged.map((m) => m.kind),
+      ['Other', 'A'],
+    );
   });
 });
 
@@ -188,17 +248,33 @@ describe('generate kustomize manifests command', () => {
     const dir = project();
     const lines: string[] = [];
     let asked = 0;
-    await generateKustomizeManifestsCommand({ directory: dir, interactive: true, terminal: false, quiet: false, ask: () => Promise.resolve(String(++asked)) }, silentIO(lines));
+    await generateKustomizeManifestsCommand(
+      { directory: dir, interactive: true, terminal: false, quiet: false, ask: () => Promise.resolve(String(++asked)) },
+      silentIO(lines),
+    );
     assert.equal(asked, 0);
     assert.ok(lines.some((l) => /--interactive ignored/.test(l)));
-    const base = readFileSync(join(dir, 'config/manifests/bases/memcached-operator.clusterserviceversion.yaml'), 'utf8');
+    const base = readFileSync(
+      join(dir, 'config/manifests/bases/memcached-operator.clusterserviceversion.yaml'),
+      'utf8',
+    );
     assert.match(base, /displayName: Memcached Operator/);
-    assert.match(readFileSync(join(dir, 'config/manifests/kustomization.yaml'), 'utf8'), /bases\/memcached-operator\.clusterserviceversion\.yaml/);
+    assert.match(
+      readFileSync(join(dir, 'config/manifests/kustomization.yaml'), 'utf8'),
+      /bases\/memcached-operator\.clusterserviceversion\.yaml/,
+    );
   });
 
   it('on a terminal asks for the UI metadata once, then keeps the answers on re-run', async () => {
     const dir = project();
-    const answers = ['Memcached', 'Caches things', 'Example Inc', 'https://example.com', 'cache, memcached', 'Jane:jane@example.com, Joe:joe@example.com'];
+    const answers = [
+      'Memcached',
+      'Caches things',
+      'Example Inc',
+      'https://example.com',
+      'cache, memcached',
+      'Jane:jane@example.com, Joe:joe@example.com',
+    ];
     const questions: string[] = [];
     const ask = (q: string): Promise<string> => {
       questions.push(q);
@@ -222,7 +298,10 @@ describe('generate kustomize manifests command', () => {
 
   it('without PROJECT needs --package', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-noproject-'));
-    await assert.rejects(generateKustomizeManifestsCommand({ directory: dir, terminal: false, quiet: true }, silentIO()), (err: unknown) => err instanceof UsageError && /--package <name> must be set/.test(err.message));
+    await assert.rejects(
+      generateKustomizeManifestsCommand({ directory: dir, terminal: false, quiet: true }, silentIO()),
+      (err: unknown) => err instanceof UsageError && /--package <name> must be set/.test(err.message),
+    );
   });
 });
 
@@ -230,13 +309,23 @@ describe('generate kustomize manifests on a real terminal', () => {
   const cli = fileURLToPath(new URL('../../../bin/ts-operator-sdk.js', import.meta.url));
   // util-linux `script` gives the CLI a pseudo-terminal, so stdin.isTTY is true as for a person at a shell.
   const onTerminal = (dir: string, args: string, answers: string) =>
-    spawnSync('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(cli)} generate kustomize manifests ${args}`, '/dev/null'], { cwd: dir, input: answers, encoding: 'utf8', timeout: 60_000 });
+    spawnSync(
+      'script',
+      [
+        '-qec',
+        `${JSON.stringify(process.execPath)} ${JSON.stringify(cli)} generate kustomize manifests ${args}`,
+        '/dev/null',
+      ],
+      { cwd: dir, input: answers, encoding: 'utf8', timeout: 60_000 },
+    );
 
   it('asks the six questions and keeps answers typed ahead', () => {
     const dir = project();
     const result = onTerminal(dir, '', 'My Op\nDoes things\nACME\n\nk1, k2\nJane:j@example.com\n');
     assert.equal(result.status, 0, result.stdout);
-    const csv = YAML.parse(readFileSync(join(dir, 'config/manifests/bases/memcached-operator.clusterserviceversion.yaml'), 'utf8')) as { spec: Record<string, unknown> };
+    const csv = YAML.parse(
+      readFileSync(join(dir, 'config/manifests/bases/memcached-operator.clusterserviceversion.yaml'), 'utf8'),
+    ) as { spec: Record<string, unknown> };
     assert.equal(csv.spec['displayName'], 'My Op');
     assert.deepEqual(csv.spec['provider'], { name: 'ACME', url: 'https://your.domain' });
     assert.deepEqual(csv.spec['keywords'], ['k1', 'k2']);
@@ -246,7 +335,10 @@ describe('generate kustomize manifests on a real terminal', () => {
     const dir = project();
     const result = onTerminal(dir, '', 'My Op\n');
     assert.notEqual(result.status, 0);
-    assert.match(result.stdout, /Error: no answer to "Description for the operator \(required\):" \(stdin was closed\)\. Answer the questions, or pass --interactive=false to write placeholders\./);
+    assert.match(
+      result.stdout,
+      /Error: no answer to "Description for the operator \(required\):" \(stdin was closed\)\. Answer the questions, or pass --interactive=false to write placeholders\./,
+    );
     const quiet = onTerminal(dir, '--interactive=false', '');
     assert.equal(quiet.status, 0, quiet.stdout);
     assert.doesNotMatch(quiet.stdout, /Display name/);

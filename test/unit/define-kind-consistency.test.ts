@@ -24,7 +24,22 @@ before(() => {
   runCliOk(['init', '--domain', 'example.com', '--skip-install'], baseProject);
   runCliOk(['edit', '--multigroup'], baseProject);
   runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'], baseProject);
-  runCliOk(['create', 'api', '--group', 'ops', '--version', 'v1', '--kind', 'Cactus', '--plural', 'cacti', '--namespaced=false'], baseProject);
+  runCliOk(
+    [
+      'create',
+      'api',
+      '--group',
+      'ops',
+      '--version',
+      'v1',
+      '--kind',
+      'Cactus',
+      '--plural',
+      'cacti',
+      '--namespaced=false',
+    ],
+    baseProject,
+  );
 });
 
 function edit(dir: string, path: string, change: (text: string) => string): void {
@@ -36,13 +51,18 @@ function edit(dir: string, path: string, change: (text: string) => string): void
 
 /** The 1-based line of `path` that matches `pattern` (the scaffold's layout may change; the line is found, not assumed). */
 function lineOf(dir: string, path: string, pattern: RegExp): number {
-  const index = readFileSync(join(dir, path), 'utf8').split('\n').findIndex((line) => pattern.test(line));
+  const index = readFileSync(join(dir, path), 'utf8')
+    .split('\n')
+    .findIndex((line) => pattern.test(line));
   assert.ok(index >= 0, `${pattern} not found in ${path}`);
   return index + 1;
 }
 
 /** Adds a `+kubebuilder:resource` marker to the root type's comment. */
-const addResourceMarker = (args: string) => (text: string): string => text.replace(/( \* \+kubebuilder:subresource:status\n)/, `$1 * +kubebuilder:resource:${args}\n`);
+const addResourceMarker =
+  (args: string) =>
+  (text: string): string =>
+    text.replace(/( \* \+kubebuilder:subresource:status\n)/, `$1 * +kubebuilder:resource:${args}\n`);
 
 interface Disagreement {
   name: string;
@@ -59,28 +79,32 @@ const CASES: Disagreement[] = [
     prepare: (dir) => edit(dir, MEMCACHED, (t) => t.replace("plural: 'memcacheds'", "plural: 'mems'")),
     file: MEMCACHED,
     property: 'plural',
-    message: /defineKind for Memcached v1 says plural "mems", but PROJECT gives plural "memcacheds", and the CRD uses that: make them the same$/,
+    message:
+      /defineKind for Memcached v1 says plural "mems", but PROJECT gives plural "memcacheds", and the CRD uses that: make them the same$/,
   },
   {
     name: 'defineKind namespaced edited, PROJECT unchanged',
     prepare: (dir) => edit(dir, MEMCACHED, (t) => t.replace('namespaced: true', 'namespaced: false')),
     file: MEMCACHED,
     property: 'namespaced',
-    message: /defineKind for Memcached v1 says namespaced: false, but PROJECT gives scope Namespaced, and the CRD uses that/,
+    message:
+      /defineKind for Memcached v1 says namespaced: false, but PROJECT gives scope Namespaced, and the CRD uses that/,
   },
   {
     name: 'a path= marker added, defineKind unchanged',
     prepare: (dir) => edit(dir, MEMCACHED, addResourceMarker('path=mcs')),
     file: MEMCACHED,
     property: 'plural',
-    message: /defineKind for Memcached v1 says plural "memcacheds", but \+kubebuilder:resource:path=mcs \(apis\/cache\/v1\/memcached_types\.ts:\d+\) gives plural "mcs"/,
+    message:
+      /defineKind for Memcached v1 says plural "memcacheds", but \+kubebuilder:resource:path=mcs \(apis\/cache\/v1\/memcached_types\.ts:\d+\) gives plural "mcs"/,
   },
   {
     name: 'a scope=Cluster marker added to a namespaced kind',
     prepare: (dir) => edit(dir, MEMCACHED, addResourceMarker('scope=Cluster')),
     file: MEMCACHED,
     property: 'namespaced',
-    message: /defineKind for Memcached v1 says namespaced: true, but \+kubebuilder:resource:scope=Cluster \(apis\/cache\/v1\/memcached_types\.ts:\d+\) gives scope Cluster/,
+    message:
+      /defineKind for Memcached v1 says namespaced: true, but \+kubebuilder:resource:scope=Cluster \(apis\/cache\/v1\/memcached_types\.ts:\d+\) gives scope Cluster/,
   },
   {
     name: 'the plural edited in PROJECT only',
@@ -94,7 +118,8 @@ const CASES: Disagreement[] = [
     prepare: (dir) => edit(dir, CACTUS, (t) => t.replace('namespaced: false', 'namespaced: true')),
     file: CACTUS,
     property: 'namespaced',
-    message: /defineKind for Cactus v1 says namespaced: true, but \+kubebuilder:resource:scope=Cluster \(apis\/ops\/v1\/cactus_types\.ts:\d+\) gives scope Cluster/,
+    message:
+      /defineKind for Cactus v1 says namespaced: true, but \+kubebuilder:resource:scope=Cluster \(apis\/ops\/v1\/cactus_types\.ts:\d+\) gives scope Cluster/,
   },
 ];
 
@@ -112,7 +137,10 @@ describe('generate manifests: defineKind disagrees with the marker or PROJECT', 
       assert.equal(lines.length, 2, `expected one problem and the error line, got:\n${result.stderr}`);
       assert.ok(lines[0]!.startsWith(`${bad.file}:${line}: `), `expected ${bad.file}:${line}, got: ${lines[0]}`);
       assert.match(lines[0]!, bad.message);
-      assert.match(lines[1]!, /^Error: generate manifests found 1 problem in the API types and controllers \(listed above\); nothing was written\. Fix them and run it again\.$/);
+      assert.match(
+        lines[1]!,
+        /^Error: generate manifests found 1 problem in the API types and controllers \(listed above\); nothing was written\. Fix them and run it again\.$/,
+      );
       assert.equal(hashTree(dir), before, 'the project changed');
     });
   }

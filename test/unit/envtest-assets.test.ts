@@ -12,7 +12,12 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
-import { defaultEnvtestCacheDir, goPlatform, locateBinary, setupEnvtestAssets } from '../../src/runtime/envtest/index.js';
+import {
+  defaultEnvtestCacheDir,
+  goPlatform,
+  locateBinary,
+  setupEnvtestAssets,
+} from '../../src/runtime/envtest/index.js';
 import { extractTar } from '../../src/runtime/envtest/tar.js';
 
 const run = promisify(execFile);
@@ -68,14 +73,16 @@ function fakeBinary(name: string): string {
 }
 
 function envtestArchive(version: string, binaries = ['etcd', 'kube-apiserver', 'kubectl']): Buffer {
-  return gzipSync(tarArchive([
-    { path: 'controller-tools/', typeflag: '5' },
-    { path: 'controller-tools/envtest/', typeflag: '5' },
-    ...binaries.map((name) => ({ path: `controller-tools/envtest/${name}`, body: fakeBinary(`${name} ${version}`) })),
-    // Outside the binary directory and a traversal attempt: both must be ignored.
-    { path: 'README.md', body: 'not a binary' },
-    { path: 'controller-tools/envtest/../../escaped', body: 'evil' },
-  ]));
+  return gzipSync(
+    tarArchive([
+      { path: 'controller-tools/', typeflag: '5' },
+      { path: 'controller-tools/envtest/', typeflag: '5' },
+      ...binaries.map((name) => ({ path: `controller-tools/envtest/${name}`, body: fakeBinary(`${name} ${version}`) })),
+      // Outside the binary directory and a traversal attempt: both must be ignored.
+      { path: 'README.md', body: 'not a binary' },
+      { path: 'controller-tools/envtest/../../escaped', body: 'evil' },
+    ]),
+  );
 }
 
 const sha512 = (data: Buffer): string => createHash('sha512').update(data).digest('hex');
@@ -107,9 +114,11 @@ async function startReleaseServer(): Promise<ReleaseServer> {
     }
     response.writeHead(200, { 'content-type': 'application/gzip' });
     // Small chunks exercise the streaming hash and tar reader across chunk boundaries.
-    Readable.from((function* () {
-      for (let offset = 0; offset < archive.length; offset += 700) yield archive.subarray(offset, offset + 700);
-    })()).pipe(response);
+    Readable.from(
+      (function* () {
+        for (let offset = 0; offset < archive.length; offset += 700) yield archive.subarray(offset, offset + 700);
+      })(),
+    ).pipe(response);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -131,7 +140,12 @@ describe('setupEnvtestAssets against a local release index', () => {
   let cacheDir: string;
   const published = new Map<string, Buffer>();
 
-  function indexEntry(version: string, os: string, arch: string, hash?: string): Record<string, { hash: string; selfLink: string }> {
+  function indexEntry(
+    version: string,
+    os: string,
+    arch: string,
+    hash?: string,
+  ): Record<string, { hash: string; selfLink: string }> {
     const name = `envtest-v${version}-${os}-${arch}.tar.gz`;
     const archive = published.get(name) ?? envtestArchive(version);
     published.set(name, archive);
@@ -144,7 +158,10 @@ describe('setupEnvtestAssets against a local release index', () => {
       releases: {
         'v1.35.0': indexEntry('1.35.0', 'linux', 'amd64'),
         'v1.36.1': { ...indexEntry('1.36.1', 'linux', 'amd64'), ...indexEntry('1.36.1', 'darwin', 'arm64') },
-        'v1.36.3': { ...indexEntry('1.36.3', 'linux', 'amd64', overrides.hash), 'envtest-v1.36.3-linux-amd64.zip': { hash: 'x', selfLink: 'ignored' } },
+        'v1.36.3': {
+          ...indexEntry('1.36.3', 'linux', 'amd64', overrides.hash),
+          'envtest-v1.36.3-linux-amd64.zip': { hash: 'x', selfLink: 'ignored' },
+        },
         // Newer, but not for linux/amd64: "latest" on linux must not pick it.
         'v1.37.0': indexEntry('1.37.0', 'darwin', 'arm64'),
       },
@@ -176,7 +193,16 @@ describe('setupEnvtestAssets against a local release index', () => {
   test('the setup-envtest command prints the binaries directory, and fails with one line for an unknown version', async () => {
     // Asynchronous child processes: this process serves the index they read.
     const cli = fileURLToPath(new URL('../../../bin/ts-operator-sdk.js', import.meta.url));
-    const args = ['--index-url', `${server.url}/envtest-releases.yaml`, '--bin-dir', cacheDir, '--os', 'linux', '--arch', 'amd64'];
+    const args = [
+      '--index-url',
+      `${server.url}/envtest-releases.yaml`,
+      '--bin-dir',
+      cacheDir,
+      '--os',
+      'linux',
+      '--arch',
+      'amd64',
+    ];
     const found = await run(process.execPath, [cli, 'setup-envtest', '1.36.x', ...args]);
     assert.equal(found.stdout, `${join(cacheDir, 'k8s', '1.36.3-linux-amd64')}\n`);
     assert.ok(existsSync(join(found.stdout.trim(), 'kube-apiserver')));
@@ -195,12 +221,37 @@ describe('setupEnvtestAssets against a local release index', () => {
     const cli = fileURLToPath(new URL('../../../bin/ts-operator-sdk.js', import.meta.url));
     const env = { ...process.env, TS_OPERATOR_SDK_ENVTEST_INDEX_URL: `${server.url}/envtest-releases.yaml` };
     // Kubebuilder's Makefile spelling: `use <version> --bin-dir <dir> -p path`.
-    const path = await run(process.execPath, [cli, 'setup-envtest', 'use', '1.36.3', '--bin-dir', cacheDir, '--os', 'linux', '--arch', 'amd64', '-p', 'path'], { env });
+    const path = await run(
+      process.execPath,
+      [cli, 'setup-envtest', 'use', '1.36.3', '--bin-dir', cacheDir, '--os', 'linux', '--arch', 'amd64', '-p', 'path'],
+      { env },
+    );
     assert.equal(path.stdout, `${join(cacheDir, 'k8s', '1.36.3-linux-amd64')}\n`);
     assert.deepEqual(server.requests, ['/envtest-releases.yaml', '/download/envtest-v1.36.3-linux-amd64.tar.gz']);
-    const exported = await run(process.execPath, [cli, 'setup-envtest', 'use', '1.36.3', '--bin-dir', cacheDir, '--os', 'linux', '--arch', 'amd64', '--print', 'env'], { env });
+    const exported = await run(
+      process.execPath,
+      [
+        cli,
+        'setup-envtest',
+        'use',
+        '1.36.3',
+        '--bin-dir',
+        cacheDir,
+        '--os',
+        'linux',
+        '--arch',
+        'amd64',
+        '--print',
+        'env',
+      ],
+      { env },
+    );
     assert.equal(exported.stdout, `export KUBEBUILDER_ASSETS=${join(cacheDir, 'k8s', '1.36.3-linux-amd64')}\n`);
-    const bad = await run(process.execPath, [cli, 'setup-envtest', 'use', '1.36.3', '--bin-dir', cacheDir, '-p', 'overview'], { env }).then(
+    const bad = await run(
+      process.execPath,
+      [cli, 'setup-envtest', 'use', '1.36.3', '--bin-dir', cacheDir, '-p', 'overview'],
+      { env },
+    ).then(
       () => assert.fail('an unknown print mode must fail'),
       (err: { code: number; stderr: string }) => err,
     );
@@ -226,7 +277,14 @@ describe('setupEnvtestAssets against a local release index', () => {
   });
 
   test('version selectors resolve like setup-envtest', async () => {
-    const cases: Array<[string, string]> = [['1.36.x', '1.36.3'], ['1.36', '1.36.3'], ['v1.36.1', '1.36.1'], ['~1.35.0', '1.35.0'], ['<1.36.3', '1.36.1'], ['<=1.36.3', '1.36.3']];
+    const cases: Array<[string, string]> = [
+      ['1.36.x', '1.36.3'],
+      ['1.36', '1.36.3'],
+      ['v1.36.1', '1.36.1'],
+      ['~1.35.0', '1.35.0'],
+      ['<1.36.3', '1.36.1'],
+      ['<=1.36.3', '1.36.3'],
+    ];
     for (const [selector, expected] of cases) {
       const fresh = await mkdtemp(join(tmpdir(), 'envtest-cache-'));
       try {
@@ -251,7 +309,10 @@ describe('setupEnvtestAssets against a local release index', () => {
   test('a checksum mismatch fails with a clear error and leaves no directory', async () => {
     publish({ hash: 'ab'.repeat(64) });
     await assert.rejects(setupEnvtestAssets(options('1.36.3')), (err: Error) => {
-      assert.match(err.message, /^envtest: checksum mismatch for envtest-v1\.36\.3-linux-amd64\.tar\.gz: the index says sha512 abababab/);
+      assert.match(
+        err.message,
+        /^envtest: checksum mismatch for envtest-v1\.36\.3-linux-amd64\.tar\.gz: the index says sha512 abababab/,
+      );
       assert.equal(err.message.includes('\n'), false);
       return true;
     });
@@ -260,7 +321,10 @@ describe('setupEnvtestAssets against a local release index', () => {
 
   test('an unknown version names what is available and creates nothing', async () => {
     await assert.rejects(setupEnvtestAssets(options('1.99.x')), (err: Error) => {
-      assert.match(err.message, /^envtest: no release matches version "1\.99\.x" for linux\/amd64 in .* \(newest available: 1\.36\.3, 1\.36\.1, 1\.35\.0\): pick one of those$/);
+      assert.match(
+        err.message,
+        /^envtest: no release matches version "1\.99\.x" for linux\/amd64 in .* \(newest available: 1\.36\.3, 1\.36\.1, 1\.35\.0\): pick one of those$/,
+      );
       return true;
     });
     assert.equal(existsSync(join(cacheDir, 'k8s')), false);
@@ -269,11 +333,17 @@ describe('setupEnvtestAssets against a local release index', () => {
   test('an unreachable index gives a one-line error with the fix', async () => {
     const closed = await startReleaseServer();
     await closed.close();
-    await assert.rejects(setupEnvtestAssets({ ...options('1.36.3'), indexUrl: `${closed.url}/envtest-releases.yaml` }), (err: Error) => {
-      assert.match(err.message, /^envtest: cannot fetch the envtest index http:\/\/127\.0\.0\.1:\d+\/envtest-releases\.yaml: .*pass --index-url/);
-      assert.equal(err.message.includes('\n'), false);
-      return true;
-    });
+    await assert.rejects(
+      setupEnvtestAssets({ ...options('1.36.3'), indexUrl: `${closed.url}/envtest-releases.yaml` }),
+      (err: Error) => {
+        assert.match(
+          err.message,
+          /^envtest: cannot fetch the envtest index http:\/\/127\.0\.0\.1:\d+\/envtest-releases\.yaml: .*pass --index-url/,
+        );
+        assert.equal(err.message.includes('\n'), false);
+        return true;
+      },
+    );
   });
 
   test('an index that is not an envtest index is rejected', async () => {
@@ -286,7 +356,10 @@ describe('setupEnvtestAssets against a local release index', () => {
     published.set(name, envtestArchive('1.36.3', ['etcd', 'kubectl']));
     try {
       publish();
-      await assert.rejects(setupEnvtestAssets(options('1.36.3')), /lacks kube-apiserver under controller-tools\/envtest\//);
+      await assert.rejects(
+        setupEnvtestAssets(options('1.36.3')),
+        /lacks kube-apiserver under controller-tools\/envtest\//,
+      );
       assert.deepEqual(await readdir(join(cacheDir, 'k8s')), []);
     } finally {
       published.delete(name);
@@ -298,7 +371,10 @@ describe('setupEnvtestAssets against a local release index', () => {
     published.set(name, gzipSync(Buffer.alloc(2048, 7)));
     try {
       publish();
-      await assert.rejects(setupEnvtestAssets(options('1.36.3')), /cannot unpack envtest-v1\.36\.3-linux-amd64\.tar\.gz: not a tar archive/);
+      await assert.rejects(
+        setupEnvtestAssets(options('1.36.3')),
+        /cannot unpack envtest-v1\.36\.3-linux-amd64\.tar\.gz: not a tar archive/,
+      );
       assert.deepEqual(await readdir(join(cacheDir, 'k8s')), []);
     } finally {
       published.delete(name);
@@ -317,10 +393,18 @@ describe('tar reader', () => {
     try {
       const longPath = `controller-tools/envtest/${'d'.repeat(90)}/kube-apiserver`;
       const seen: string[] = [];
-      await extractTar(Readable.from([tarArchive([{ path: longPath, body: 'long' }, { path: 'short', body: 'skip me' }])]), (entry) => {
-        seen.push(entry.path);
-        return entry.path === longPath ? join(dir, 'from-pax') : undefined;
-      });
+      await extractTar(
+        Readable.from([
+          tarArchive([
+            { path: longPath, body: 'long' },
+            { path: 'short', body: 'skip me' },
+          ]),
+        ]),
+        (entry) => {
+          seen.push(entry.path);
+          return entry.path === longPath ? join(dir, 'from-pax') : undefined;
+        },
+      );
       assert.deepEqual(seen, [longPath, 'short']);
       assert.equal(readFileSync(join(dir, 'from-pax'), 'utf8'), 'long');
 
@@ -332,7 +416,9 @@ describe('tar reader', () => {
       await run('tar', ['-czf', join(dir, 'gnu.tar.gz'), '-C', join(dir, 'src'), 'controller-tools']);
       const { createReadStream } = await import('node:fs');
       const { createGunzip } = await import('node:zlib');
-      await extractTar(createReadStream(join(dir, 'gnu.tar.gz')).pipe(createGunzip()), (entry) => (entry.type === 'file' ? join(dir, 'gnu-etcd') : undefined));
+      await extractTar(createReadStream(join(dir, 'gnu.tar.gz')).pipe(createGunzip()), (entry) =>
+        entry.type === 'file' ? join(dir, 'gnu-etcd') : undefined,
+      );
       assert.equal(readFileSync(join(dir, 'gnu-etcd'), 'utf8'), fakeBinary('etcd'));
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -341,7 +427,10 @@ describe('tar reader', () => {
 
   test('a truncated archive is an error', async () => {
     const whole = tarArchive([{ path: 'controller-tools/envtest/etcd', body: 'x'.repeat(2000) }]);
-    await assert.rejects(extractTar(Readable.from([whole.subarray(0, 1024)]), () => undefined), /truncated tar archive \(inside controller-tools\/envtest\/etcd\)/);
+    await assert.rejects(
+      extractTar(Readable.from([whole.subarray(0, 1024)]), () => undefined),
+      /truncated tar archive \(inside controller-tools\/envtest\/etcd\)/,
+    );
   });
 });
 
@@ -382,10 +471,16 @@ describe('locating control-plane binaries', () => {
 
   test('a missing binary names the path and both fixes on one line', () => {
     process.env.KUBEBUILDER_ASSETS = join(dir, 'missing');
-    assert.throws(() => locateBinary('etcd'), (err: Error) => {
-      assert.equal(err.message, `envtest: ${join(dir, 'missing', 'etcd')} not found (from KUBEBUILDER_ASSETS (${join(dir, 'missing')})): set KUBEBUILDER_ASSETS to a directory holding etcd and kube-apiserver, or run \`npx ts-operator-sdk setup-envtest\``);
-      return true;
-    });
+    assert.throws(
+      () => locateBinary('etcd'),
+      (err: Error) => {
+        assert.equal(
+          err.message,
+          `envtest: ${join(dir, 'missing', 'etcd')} not found (from KUBEBUILDER_ASSETS (${join(dir, 'missing')})): set KUBEBUILDER_ASSETS to a directory holding etcd and kube-apiserver, or run \`npx ts-operator-sdk setup-envtest\``,
+        );
+        return true;
+      },
+    );
   });
 
   test('a binary without the execute bit says how to fix it', () => {

@@ -10,15 +10,36 @@
  * Cost: about 3 s (the lock case waits its 2 s). Run: node --test dist/test/unit/envtest-kubeconfig-file.test.js
  */
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import type { CommandIO } from '../../src/cli/io.js';
-import { ENTRY_PREFIX, planKubeconfig, restoreKubeconfig, writeKubeconfig, type EnvtestAccess } from '../../src/commands/envtest/kubeconfig-file.js';
+import {
+  ENTRY_PREFIX,
+  planKubeconfig,
+  restoreKubeconfig,
+  writeKubeconfig,
+  type EnvtestAccess,
+} from '../../src/commands/envtest/kubeconfig-file.js';
 
-const ACCESS: EnvtestAccess = { server: 'https://127.0.0.1:40123', caData: 'Q0E=', certData: 'Q0VSVA==', keyData: 'S0VZ' };
+const ACCESS: EnvtestAccess = {
+  server: 'https://127.0.0.1:40123',
+  caData: 'Q0E=',
+  certData: 'Q0VSVA==',
+  keyData: 'S0VZ',
+};
 const NAME = `${ENTRY_PREFIX}40123`;
 
 /** A user's kubeconfig as kubectl writes it, with a comment and two contexts. */
@@ -45,7 +66,13 @@ users:
 
 function quietIO(): CommandIO & { lines: string[] } {
   const lines: string[] = [];
-  return { lines, out: (line) => lines.push(line), progress: (line) => lines.push(line), debug: () => undefined, confirm: async () => false };
+  return {
+    lines,
+    out: (line) => lines.push(line),
+    progress: (line) => lines.push(line),
+    debug: () => undefined,
+    confirm: async () => false,
+  };
 }
 
 function dirWith(files: Record<string, string>, mode = 0o640): string {
@@ -54,24 +81,33 @@ function dirWith(files: Record<string, string>, mode = 0o640): string {
   return dir;
 }
 
-const names = (config: Record<string, { name: string }[]>, list: string): string[] => (config[list] ?? []).map((entry) => entry.name);
+/** A kubeconfig as these tests read it back. */
+interface KubeconfigFile {
+  clusters?: { name: string; cluster: { server: string } }[];
+  users?: { name: string }[];
+  contexts?: { name: string }[];
+  'current-context'?: string;
+}
+
+const names = (config: KubeconfigFile, list: 'clusters' | 'users' | 'contexts'): string[] =>
+  (config[list] ?? []).map((entry) => entry.name);
 
 describe('envtest start and the kubeconfig it is given', () => {
-  test('merges one cluster, user and context into the user\'s kubeconfig, and puts the file back byte for byte with its mode', () => {
+  test("merges one cluster, user and context into the user's kubeconfig, and puts the file back byte for byte with its mode", () => {
     const dir = dirWith({ config: USER_KUBECONFIG });
     const path = join(dir, 'config');
     const plan = planKubeconfig(dir, path);
     assert.equal(plan.action, 'merge');
     const io = quietIO();
     const written = writeKubeconfig(dir, plan.path, ACCESS, io);
-    const merged = parse(readFileSync(path, 'utf8')) as Record<string, any>;
+    const merged = parse(readFileSync(path, 'utf8')) as KubeconfigFile;
     assert.deepEqual(names(merged, 'clusters'), ['prod', NAME]);
     assert.deepEqual(names(merged, 'users'), ['admin', NAME]);
     assert.deepEqual(names(merged, 'contexts'), ['prod', NAME]);
     assert.equal(merged['current-context'], NAME);
-    assert.equal(merged.clusters[1].cluster.server, ACCESS.server);
-    assert.match(readFileSync(path, 'utf8'), /^# my clusters\n/, 'the user\'s comment is kept');
-    assert.match(readFileSync(path, 'utf8'), /^clusters:\n- cluster:/m, 'kubectl\'s list style is kept');
+    assert.equal(merged.clusters?.[1]?.cluster.server, ACCESS.server);
+    assert.match(readFileSync(path, 'utf8'), /^# my clusters\n/, "the user's comment is kept");
+    assert.match(readFileSync(path, 'utf8'), /^clusters:\n- cluster:/m, "kubectl's list style is kept");
     assert.equal(statSync(path).mode & 0o777, 0o640);
     assert.match(io.lines.join('\n'), new RegExp(`added the context ${NAME} to config and made it current`));
     restoreKubeconfig(written, io, dir);
@@ -85,10 +121,16 @@ describe('envtest start and the kubeconfig it is given', () => {
     const path = join(dir, 'config');
     const written = writeKubeconfig(dir, path, ACCESS, quietIO());
     // Another tool adds its context meanwhile.
-    writeFileSync(path, readFileSync(path, 'utf8').replace(/^contexts:\n/m, 'contexts:\n- context:\n    cluster: prod\n    user: admin\n  name: other\n'));
+    writeFileSync(
+      path,
+      readFileSync(path, 'utf8').replace(
+        /^contexts:\n/m,
+        'contexts:\n- context:\n    cluster: prod\n    user: admin\n  name: other\n',
+      ),
+    );
     const io = quietIO();
     restoreKubeconfig(written, io, dir);
-    const after = parse(readFileSync(path, 'utf8')) as Record<string, any>;
+    const after = parse(readFileSync(path, 'utf8')) as KubeconfigFile;
     assert.deepEqual(names(after, 'contexts'), ['other', 'prod']);
     assert.deepEqual(names(after, 'clusters'), ['prod']);
     assert.deepEqual(names(after, 'users'), ['admin']);
@@ -111,7 +153,10 @@ describe('envtest start and the kubeconfig it is given', () => {
   test("kubectl's lock on the kubeconfig is respected: held, the write waits, then refuses without touching the file", () => {
     const dir = dirWith({ config: USER_KUBECONFIG });
     writeFileSync(join(dir, 'config.lock'), '');
-    assert.throws(() => writeKubeconfig(dir, join(dir, 'config'), ACCESS, quietIO()), /config\.lock exists: kubectl \(or another tool\) is editing the kubeconfig/);
+    assert.throws(
+      () => writeKubeconfig(dir, join(dir, 'config'), ACCESS, quietIO()),
+      /config\.lock exists: kubectl \(or another tool\) is editing the kubeconfig/,
+    );
     assert.equal(readFileSync(join(dir, 'config'), 'utf8'), USER_KUBECONFIG);
     assert.deepEqual(readdirSync(dir).sort(), ['config', 'config.lock']);
   });
@@ -129,8 +174,9 @@ describe('envtest start and the kubeconfig it is given', () => {
     b = writeKubeconfig(dir, path, second, quietIO());
     restoreKubeconfig(a, quietIO(), dir);
     restoreKubeconfig(b, quietIO(), dir);
-    const after = parse(readFileSync(path, 'utf8')) as Record<string, any>;
-    for (const list of ['clusters', 'users', 'contexts']) assert.deepEqual(names(after, list), names(parse(USER_KUBECONFIG) as Record<string, any>, list));
+    const after = parse(readFileSync(path, 'utf8')) as KubeconfigFile;
+    for (const list of ['clusters', 'users', 'contexts'] as const)
+      assert.deepEqual(names(after, list), names(parse(USER_KUBECONFIG) as KubeconfigFile, list));
     assert.equal(readdirSync(dir).length, 1);
   });
 
@@ -168,7 +214,10 @@ describe('envtest start and the kubeconfig it is given', () => {
     const plan = planKubeconfig(dir, path);
     assert.equal(plan.action, 'create');
     const written = writeKubeconfig(dir, plan.path, ACCESS, quietIO());
-    assert.match(readFileSync(path, 'utf8'), new RegExp(`^# Written by ts-operator-sdk envtest start \\(pid ${process.pid}\\); removed when it stops\\.\\n`));
+    assert.match(
+      readFileSync(path, 'utf8'),
+      new RegExp(`^# Written by ts-operator-sdk envtest start \\(pid ${process.pid}\\); removed when it stops\\.\\n`),
+    );
     assert.equal(statSync(path).mode & 0o777, 0o600);
     assert.equal(written.createdDir, join(dir, 'bin'));
     restoreKubeconfig(written, quietIO(), dir);
@@ -179,8 +228,17 @@ describe('envtest start and the kubeconfig it is given', () => {
     const dir = dirWith({});
     mkdirSync(join(dir, 'bin'));
     const leftovers = {
-      marked: '# Written by ts-operator-sdk envtest start (pid 999999999); removed when it stops.\napiVersion: v1\nkind: Config\n',
-      earlier: JSON.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'envtest', cluster: { server: 'https://127.0.0.1:39999' } }], users: [{ name: 'default', user: {} }], contexts: [{ name: 'envtest', context: { cluster: 'envtest', user: 'default' } }], 'current-context': 'envtest', preferences: {} }),
+      marked:
+        '# Written by ts-operator-sdk envtest start (pid 999999999); removed when it stops.\napiVersion: v1\nkind: Config\n',
+      earlier: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'envtest', cluster: { server: 'https://127.0.0.1:39999' } }],
+        users: [{ name: 'default', user: {} }],
+        contexts: [{ name: 'envtest', context: { cluster: 'envtest', user: 'default' } }],
+        'current-context': 'envtest',
+        preferences: {},
+      }),
     };
     for (const [name, text] of Object.entries(leftovers)) {
       const path = join(dir, 'bin', name);

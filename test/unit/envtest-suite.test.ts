@@ -9,7 +9,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { SHARED_KUBECONFIG_VARIABLE, envtestSuite, reconcileContext, sharedKubeConfig, skipEnvtest } from '../../src/runtime/envtest/index.js';
+import {
+  SHARED_KUBECONFIG_VARIABLE,
+  envtestSuite,
+  reconcileContext,
+  sharedKubeConfig,
+  skipEnvtest,
+} from '../../src/runtime/envtest/index.js';
 
 class Failed extends Error {}
 
@@ -28,11 +34,23 @@ describe('envtestSuite and friends', () => {
   test('without binaries, globalSetup fails with one line naming KUBEBUILDER_ASSETS, setup-envtest and the opt-out', async () => {
     process.env.KUBEBUILDER_ASSETS = join(mkdtempSync(join(tmpdir(), 'no-assets-')), 'missing');
     const lines: string[] = [];
-    const hooks = envtestSuite({}, { log: (line) => lines.push(line), fail: (line) => { lines.push(line); throw new Failed(line); } });
+    const hooks = envtestSuite(
+      {},
+      {
+        log: (line) => lines.push(line),
+        fail: (line) => {
+          lines.push(line);
+          throw new Failed(line);
+        },
+      },
+    );
     await assert.rejects(hooks.globalSetup(), Failed);
     assert.equal(lines.length, 1);
     assert.doesNotMatch(lines[0]!, /\n/);
-    assert.match(lines[0]!, /^envtest: cannot start the test API server: .*missing\/etcd not found .*KUBEBUILDER_ASSETS.*setup-envtest.*\(or set SKIP_ENVTEST=true to skip the envtest tests\)$/);
+    assert.match(
+      lines[0]!,
+      /^envtest: cannot start the test API server: .*missing\/etcd not found .*KUBEBUILDER_ASSETS.*setup-envtest.*\(or set SKIP_ENVTEST=true to skip the envtest tests\)$/,
+    );
     assert.equal(process.env[SHARED_KUBECONFIG_VARIABLE], undefined);
     await hooks.globalTeardown();
   });
@@ -43,7 +61,9 @@ describe('envtestSuite and friends', () => {
     const lines: string[] = [];
     const hooks = envtestSuite({}, { log: (line) => lines.push(line), fail: (line) => assert.fail(line) });
     await hooks.globalSetup();
-    assert.deepEqual(lines, ['envtest: SKIP_ENVTEST=true, so no API server is started and the envtest tests are skipped']);
+    assert.deepEqual(lines, [
+      'envtest: SKIP_ENVTEST=true, so no API server is started and the envtest tests are skipped',
+    ]);
     assert.equal(skipEnvtest(), 'SKIP_ENVTEST=true: no API server in this run');
     delete process.env.SKIP_ENVTEST;
     assert.equal(skipEnvtest(), false);
@@ -51,7 +71,10 @@ describe('envtestSuite and friends', () => {
   });
 
   test('sharedKubeConfig() outside a run with the global setup throws, naming npm test', () => {
-    assert.throws(() => sharedKubeConfig(), /^Error: envtest: this test run has no shared API server \(TS_OPERATOR_SDK_ENVTEST_KUBECONFIG is unset\): run the tests with `npm test`/);
+    assert.throws(
+      () => sharedKubeConfig(),
+      /^Error: envtest: this test run has no shared API server \(TS_OPERATOR_SDK_ENVTEST_KUBECONFIG is unset\): run the tests with `npm test`/,
+    );
   });
 
   test('reconcileContext() gives a live signal, a fresh reconcileID and takes overrides', () => {

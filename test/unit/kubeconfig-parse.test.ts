@@ -45,7 +45,8 @@ const forms: Record<string, string> = {
     '',
   ].join('\n'),
   // Starts with "{" but is not JSON (unquoted keys): YAML must still decide.
-  'flow YAML': '{apiVersion: v1, kind: Config, clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443", insecure-skip-tls-verify: true}}], users: [{name: u, user: {token: abc}}], contexts: [{name: ctx, context: {cluster: c, user: u, namespace: ns}}], current-context: ctx}\n',
+  'flow YAML':
+    '{apiVersion: v1, kind: Config, clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443", insecure-skip-tls-verify: true}}], users: [{name: u, user: {token: abc}}], contexts: [{name: ctx, context: {cluster: c, user: u, namespace: ns}}], current-context: ctx}\n',
 };
 
 describe('kubeconfig text', () => {
@@ -64,7 +65,10 @@ describe('kubeconfig text', () => {
   it('names the file when it is neither JSON nor YAML', () => {
     const path = join(dir, 'broken.config');
     writeFileSync(path, '{"apiVersion": "v1",\n  clusters: [\n');
-    assert.throws(() => loadKubeConfig(path), (err: Error) => err.message.startsWith(`kubeconfig ${path} is not valid YAML`));
+    assert.throws(
+      () => loadKubeConfig(path),
+      (err: Error) => err.message.startsWith(`kubeconfig ${path} is not valid YAML`),
+    );
   });
 
   it('loads js-yaml only for a kubeconfig that is not JSON', () => {
@@ -80,7 +84,10 @@ describe('kubeconfig text', () => {
         `loadKubeConfig(${JSON.stringify(path)});`,
         'console.log(JSON.stringify(yaml));',
       ].join('\n');
-      const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+      const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
       assert.equal(child.status, 0, child.stderr);
       return JSON.parse(child.stdout.trim()) as boolean;
     };

@@ -13,7 +13,10 @@ const runtime = fileURLToPath(new URL('../../src/runtime/index.js', import.meta.
 const LINES = 20_000;
 
 /** Runs `body` after creating `log`, and returns the child's exit code and the JSON lines on its stderr. */
-async function run(body: string, readSlowly = false): Promise<{ code: number | null; lines: Array<Record<string, unknown>>; stderr: string }> {
+async function run(
+  body: string,
+  readSlowly = false,
+): Promise<{ code: number | null; lines: Array<Record<string, unknown>>; stderr: string }> {
   const script = `const { createLogger } = await import(${JSON.stringify(runtime)}); const log = createLogger(); ${body}`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
   const chunks: Buffer[] = [];
@@ -27,7 +30,10 @@ async function run(body: string, readSlowly = false): Promise<{ code: number | n
   });
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   const stderr = Buffer.concat(chunks).toString('utf8');
-  const lines = stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+  const lines = stderr
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
   return { code, lines, stderr };
 }
 
@@ -37,7 +43,10 @@ test('every line logged before process.exit(1) reaches stderr, in order', async 
   const { code, lines } = await run(`${logMany} log.error('giving up'); process.exit(1);`);
   assert.equal(code, 1);
   assert.equal(lines.length, LINES + 1);
-  assert.ok(lines.slice(0, LINES).every((line, i) => line.i === i), 'lines arrive in the order they were logged');
+  assert.ok(
+    lines.slice(0, LINES).every((line, i) => line.i === i),
+    'lines arrive in the order they were logged',
+  );
   assert.equal(lines.at(-1)?.msg, 'giving up');
   // error, not fatal: a fatal line is written at once; the exit hook must flush the rest.
   assert.equal(lines.at(-1)?.level, 'error');

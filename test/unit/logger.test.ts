@@ -19,7 +19,7 @@ function capture(level?: LogLevel) {
   return { log: createLogger({ level, destination }), lines };
 }
 
-test('lines carry level, time, bound fields, the call\'s fields and msg', () => {
+test("lines carry level, time, bound fields, the call's fields and msg", () => {
   const { log, lines } = capture();
   log.child({ controller: 'memcached' }).child({ name: 'm0' }).info({ replicas: 3 }, 'scaled to %d', 3);
   log.info('plain');
@@ -39,7 +39,10 @@ test('levels filter, and can be changed at run time', () => {
   assert.equal(log.isLevelEnabled('info'), false);
   log.level = 'debug';
   log.debug('now kept');
-  assert.deepEqual(lines.map((line) => line.msg), ['kept', 'now kept']);
+  assert.deepEqual(
+    lines.map((line) => line.msg),
+    ['kept', 'now kept'],
+  );
   assert.throws(() => (log.level = 'verbose' as LogLevel), /unknown log level "verbose": use one of trace/);
   const silent = capture('silent');
   silent.log.fatal('nothing');
@@ -57,7 +60,10 @@ test('an error keeps its type, stack, cause chain and own fields; an Error alone
   assert.match(err.stack as string, /^TypeError: update Deployment\n\s+at /);
   assert.match(err.stack as string, /\ncaused by: Error: the server is unhappy\n/);
   assert.equal(lines[1]!.msg, 'two failed');
-  assert.deepEqual(((lines[1]!.err as Record<string, unknown>).aggregateErrors as Array<{ message: string }>).map((e) => e.message), ['a', 'b']);
+  assert.deepEqual(
+    ((lines[1]!.err as Record<string, unknown>).aggregateErrors as Array<{ message: string }>).map((e) => e.message),
+    ['a', 'b'],
+  );
   const looped = new Error('loop');
   (looped as { cause?: unknown }).cause = new Error('back', { cause: looped });
   log.error({ err: looped }, 'a cause loop ends');

@@ -24,13 +24,21 @@ import { copyProject, hashTree, runCliOk, scaffoldWebhookProject } from '../scaf
 let withWebhooks: string;
 
 /** Comments a user wrote inside PROJECT resource entries: above a key, after a value, in a nested mapping. */
-const COMMENTS = ['# owned by the cache team', '# keep the controller', '# why v1 is namespaced', '# set by create webhook'];
+const COMMENTS = [
+  '# owned by the cache team',
+  '# keep the controller',
+  '# why v1 is namespaced',
+  '# set by create webhook',
+];
 
 before(() => {
   withWebhooks = scaffoldWebhookProject();
   const path = join(withWebhooks, 'PROJECT');
   const project = readFileSync(path, 'utf8')
-    .replace('- api:\n    crdVersion: v1\n    namespaced: true\n  controller: true\n', `- api:\n    crdVersion: v1\n    ${COMMENTS[2]}\n    namespaced: true\n  ${COMMENTS[0]}\n  controller: true ${COMMENTS[1]}\n`)
+    .replace(
+      '- api:\n    crdVersion: v1\n    namespaced: true\n  controller: true\n',
+      `- api:\n    crdVersion: v1\n    ${COMMENTS[2]}\n    namespaced: true\n  ${COMMENTS[0]}\n  controller: true ${COMMENTS[1]}\n`,
+    )
     .replace('  webhooks:\n    defaulting: true\n', `  webhooks:\n    defaulting: true ${COMMENTS[3]}\n`);
   assert.notEqual(project, readFileSync(path, 'utf8'), 'the PROJECT layout the comments go into changed');
   writeFileSync(path, project);
@@ -42,19 +50,38 @@ const count = (text: string, part: string): number => text.split(part).length - 
 test('edit --multigroup moves the webhooks and the conversion patch, and create webhook adds to the moved file', () => {
   const dir = copyProject(withWebhooks);
   runCliOk(['edit', '--multigroup'], dir);
-  for (const moved of ['webhooks/v1/memcached_webhook.ts', 'webhooks/v1/memcached_webhook.test.ts', 'webhooks/v2/memcached_webhook.ts', 'config/crd/patches/webhook_in_memcacheds.yaml']) {
+  for (const moved of [
+    'webhooks/v1/memcached_webhook.ts',
+    'webhooks/v1/memcached_webhook.test.ts',
+    'webhooks/v2/memcached_webhook.ts',
+    'config/crd/patches/webhook_in_memcacheds.yaml',
+  ]) {
     assert.equal(existsSync(join(dir, moved)), false, `${moved} was left behind`);
   }
-  for (const target of ['webhooks/cache/v1/memcached_webhook.ts', 'webhooks/cache/v1/memcached_webhook.test.ts', 'webhooks/cache/v2/memcached_webhook.test.ts', 'config/crd/patches/webhook_in_cache_memcacheds.yaml']) {
+  for (const target of [
+    'webhooks/cache/v1/memcached_webhook.ts',
+    'webhooks/cache/v1/memcached_webhook.test.ts',
+    'webhooks/cache/v2/memcached_webhook.test.ts',
+    'config/crd/patches/webhook_in_cache_memcacheds.yaml',
+  ]) {
     assert.ok(existsSync(join(dir, target)), `${target} is missing`);
   }
   assert.match(read(dir, 'config/crd/kustomization.yaml'), /^- path: patches\/webhook_in_cache_memcacheds\.yaml$/m);
-  assert.match(read(dir, 'webhooks/cache/v2/memcached_webhook.ts'), /from '\.\.\/\.\.\/\.\.\/apis\/cache\/v1\/memcached_conversion\.js'/);
+  assert.match(
+    read(dir, 'webhooks/cache/v2/memcached_webhook.ts'),
+    /from '\.\.\/\.\.\/\.\.\/apis\/cache\/v1\/memcached_conversion\.js'/,
+  );
 
   // The next webhook type for the same kind goes into the moved file; main.ts still registers it once.
-  runCliOk(['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--programmatic-validation'], dir);
+  runCliOk(
+    ['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--programmatic-validation'],
+    dir,
+  );
   assert.equal(existsSync(join(dir, 'webhooks/v1')), false, 'a second webhook file was written in the old place');
-  assert.match(read(dir, 'webhooks/cache/v1/memcached_webhook.ts'), /\.withDefaulter\(new MemcachedCustomDefaulter\(\)\)\n\s+\.withValidator\(new MemcachedCustomValidator\(\)\)/);
+  assert.match(
+    read(dir, 'webhooks/cache/v1/memcached_webhook.ts'),
+    /\.withDefaulter\(new MemcachedCustomDefaulter\(\)\)\n\s+\.withValidator\(new MemcachedCustomValidator\(\)\)/,
+  );
   const main = read(dir, 'main.ts');
   assert.equal(count(main, "from './webhooks/cache/v1/memcached_webhook.js'"), 1);
   assert.equal(count(main, 'setupMemcachedWebhookWithManager(mgr);'), 1, main);
@@ -73,23 +100,61 @@ test('the same kind and version in two groups get webhook names and paths that d
   const dir = copyProject(withWebhooks);
   runCliOk(['edit', '--multigroup'], dir);
   runCliOk(['create', 'api', '--group', 'ship', '--version', 'v1', '--kind', 'Memcached', '--controller=false'], dir);
-  runCliOk(['create', 'webhook', '--group', 'ship', '--version', 'v1', '--kind', 'Memcached', '--defaulting', '--programmatic-validation'], dir);
-  runCliOk(['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--programmatic-validation'], dir);
+  runCliOk(
+    [
+      'create',
+      'webhook',
+      '--group',
+      'ship',
+      '--version',
+      'v1',
+      '--kind',
+      'Memcached',
+      '--defaulting',
+      '--programmatic-validation',
+    ],
+    dir,
+  );
+  runCliOk(
+    ['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--programmatic-validation'],
+    dir,
+  );
   runCliOk(['generate', 'manifests'], dir);
-  const webhooks = read(dir, 'config/webhook/manifests.yaml').split(/^---$/m).filter((doc) => doc.trim() !== '').flatMap((doc) => (parse(doc) as { webhooks: { name: string; clientConfig: { service: { path: string } } }[] }).webhooks);
-  assert.deepEqual(webhooks.map((webhook) => webhook.name).sort(), ['mmemcached-v1.cache.kb.io', 'mmemcached-v1.ship.kb.io', 'vmemcached-v1.cache.kb.io', 'vmemcached-v1.ship.kb.io']);
-  assert.equal(new Set(webhooks.map((webhook) => webhook.clientConfig.service.path)).size, 4, 'two webhooks share a path');
+  const webhooks = read(dir, 'config/webhook/manifests.yaml')
+    .split(/^---$/m)
+    .filter((doc) => doc.trim() !== '')
+    .flatMap(
+      (doc) => (parse(doc) as { webhooks: { name: string; clientConfig: { service: { path: string } } }[] }).webhooks,
+    );
+  assert.deepEqual(webhooks.map((webhook) => webhook.name).sort(), [
+    'mmemcached-v1.cache.kb.io',
+    'mmemcached-v1.ship.kb.io',
+    'vmemcached-v1.cache.kb.io',
+    'vmemcached-v1.ship.kb.io',
+  ]);
+  assert.equal(
+    new Set(webhooks.map((webhook) => webhook.clientConfig.service.path)).size,
+    4,
+    'two webhooks share a path',
+  );
 });
 
 test('comments inside a PROJECT resource entry survive create webhook, edit --multigroup and create api', () => {
   const dir = copyProject(withWebhooks);
-  runCliOk(['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--programmatic-validation'], dir);
+  runCliOk(
+    ['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--programmatic-validation'],
+    dir,
+  );
   runCliOk(['edit', '--multigroup'], dir);
-  runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1alpha1', '--kind', 'Memcached', '--controller=false'], dir);
+  runCliOk(
+    ['create', 'api', '--group', 'cache', '--version', 'v1alpha1', '--kind', 'Memcached', '--controller=false'],
+    dir,
+  );
   const project = read(dir, 'PROJECT');
   // Each comment is still inside the v1 entry, next to the key it was written at.
   const v1Entry = project.split(/^- /m).find((entry) => /^ {2}version: v1$/m.test(entry)) ?? '';
-  for (const comment of COMMENTS) assert.ok(v1Entry.includes(comment), `PROJECT lost ${JSON.stringify(comment)}:\n${project}`);
+  for (const comment of COMMENTS)
+    assert.ok(v1Entry.includes(comment), `PROJECT lost ${JSON.stringify(comment)}:\n${project}`);
   assert.match(v1Entry, /# keep the controller\n/);
   assert.match(v1Entry, new RegExp(`${COMMENTS[0]}\\n  controller: true ${COMMENTS[1]}\\n`));
   assert.match(v1Entry, /path: apis\/cache\/v1\n/);

@@ -93,15 +93,25 @@ test('a derived plural that cannot name a resource is refused with the fix; a us
   const tooLong = `K${'a'.repeat(62)}`;
   assert.throws(
     () => validateDerivedPlural(tooLong),
-    (error: unknown) => error instanceof UsageError && /of 64 characters, longer than the 63/.test(error.problem) && /--plural.*shorter --kind/.test(error.fix),
+    (error: unknown) =>
+      error instanceof UsageError &&
+      /of 64 characters, longer than the 63/.test(error.problem) &&
+      /--plural.*shorter --kind/.test(error.fix),
   );
   // A consonant + "y" becomes "ies", two letters more: a 62-character kind is already too long.
   assert.throws(() => validateDerivedPlural(`K${'a'.repeat(59)}ly`), /of 64 characters/);
 
-  for (const [kind, suggestion] of [['Dns', 'dnses'], ['Https', 'httpses'], ['Ids', 'idses']] as const) {
+  for (const [kind, suggestion] of [
+    ['Dns', 'dnses'],
+    ['Https', 'httpses'],
+    ['Ids', 'idses'],
+  ] as const) {
     assert.throws(
       () => validateDerivedPlural(kind),
-      (error: unknown) => error instanceof UsageError && error.problem.includes(`"${pluralizeKind(kind)}"`) && error.fix === `pass a lowercase --plural such as --plural ${suggestion}`,
+      (error: unknown) =>
+        error instanceof UsageError &&
+        error.problem.includes(`"${pluralizeKind(kind)}"`) &&
+        error.fix === `pass a lowercase --plural such as --plural ${suggestion}`,
       kind,
     );
   }

@@ -22,7 +22,11 @@ let dir: string;
 const seen: { url?: string; offered?: string[]; authorization?: string; frames: Buffer[] } = { frames: [] };
 
 before(async () => {
-  server = new WebSocketServer({ host: '127.0.0.1', port: 0, handleProtocols: (protocols) => (protocols.has(V4) ? V4 : false) });
+  server = new WebSocketServer({
+    host: '127.0.0.1',
+    port: 0,
+    handleProtocols: (protocols) => (protocols.has(V4) ? V4 : false),
+  });
   await new Promise<void>((resolve) => server.once('listening', resolve));
   server.on('connection', (socket: WebSocket, request) => {
     seen.url = request.url;
@@ -35,7 +39,13 @@ before(async () => {
       if (data[0] !== 0) return;
       socket.send(Buffer.concat([Buffer.from([1]), data.subarray(1)]));
       socket.send(Buffer.concat([Buffer.from([2]), Buffer.from('warning\n')]));
-      const status = { metadata: {}, status: 'Failure', reason: 'NonZeroExitCode', message: 'command terminated with non-zero exit code', details: { causes: [{ reason: 'ExitCode', message: '7' }] } };
+      const status = {
+        metadata: {},
+        status: 'Failure',
+        reason: 'NonZeroExitCode',
+        message: 'command terminated with non-zero exit code',
+        details: { causes: [{ reason: 'ExitCode', message: '7' }] },
+      };
       socket.send(Buffer.concat([Buffer.from([3]), Buffer.from(JSON.stringify(status))]));
       socket.close(1000);
     });
@@ -63,7 +73,9 @@ after(() => {
 });
 
 test('exec falls back to v4: the command, container and stdin go out; stdout, stderr and the exit code come back; no close frame', async () => {
-  const result = await client.exec({ namespace: 'ns', name: 'db-0' }, 'postgres', ['psql', '-c', 'select 1'], { stdin: 'input' });
+  const result = await client.exec({ namespace: 'ns', name: 'db-0' }, 'postgres', ['psql', '-c', 'select 1'], {
+    stdin: 'input',
+  });
   assert.deepEqual(result, { stdout: 'input', stderr: 'warning\n', exitCode: 7 });
   assert.deepEqual(seen.offered, ['v5.channel.k8s.io', V4]);
   assert.equal(seen.authorization, 'Bearer secret-token', "the kubeconfig's credentials, as on every other call");
@@ -73,5 +85,8 @@ test('exec falls back to v4: the command, container and stdin go out; stdout, st
   assert.equal(url.searchParams.get('container'), 'postgres');
   assert.equal(url.searchParams.get('stdin'), 'true');
   // v4 has no channel close: only the stdin frame was sent.
-  assert.deepEqual(seen.frames.map((frame) => frame[0]), [0]);
+  assert.deepEqual(
+    seen.frames.map((frame) => frame[0]),
+    [0],
+  );
 });

@@ -14,22 +14,41 @@ import {
   or,
 } from '../../src/runtime/predicates.js';
 
-const obj = (meta: KubernetesObject['metadata']): KubernetesObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', ...meta } });
+const obj = (meta: KubernetesObject['metadata']): KubernetesObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'x', ...meta },
+});
 
 test('GenerationChangedPredicate passes spec changes only', () => {
   assert.equal(GenerationChangedPredicate.update!(obj({ generation: 1 }), obj({ generation: 2 })), true);
-  assert.equal(GenerationChangedPredicate.update!(obj({ generation: 2, resourceVersion: '1' }), obj({ generation: 2, resourceVersion: '2' })), false);
+  assert.equal(
+    GenerationChangedPredicate.update!(
+      obj({ generation: 2, resourceVersion: '1' }),
+      obj({ generation: 2, resourceVersion: '2' }),
+    ),
+    false,
+  );
   assert.equal(admits(GenerationChangedPredicate, { type: 'create', object: obj({}) }), true, 'creates always pass');
 });
 
 test('resourceVersion, label and annotation change predicates', () => {
-  assert.equal(ResourceVersionChangedPredicate.update!(obj({ resourceVersion: '1' }), obj({ resourceVersion: '1' })), false);
-  assert.equal(ResourceVersionChangedPredicate.update!(obj({ resourceVersion: '1' }), obj({ resourceVersion: '2' })), true);
+  assert.equal(
+    ResourceVersionChangedPredicate.update!(obj({ resourceVersion: '1' }), obj({ resourceVersion: '1' })),
+    false,
+  );
+  assert.equal(
+    ResourceVersionChangedPredicate.update!(obj({ resourceVersion: '1' }), obj({ resourceVersion: '2' })),
+    true,
+  );
   assert.equal(LabelChangedPredicate.update!(obj({ labels: { a: '1' } }), obj({ labels: { a: '1' } })), false);
   assert.equal(LabelChangedPredicate.update!(obj({ labels: { a: '1' } }), obj({ labels: { a: '2' } })), true);
   assert.equal(LabelChangedPredicate.update!(obj({}), obj({ labels: { a: '1' } })), true);
   assert.equal(AnnotationChangedPredicate.update!(obj({ annotations: { a: '1' } }), obj({ annotations: {} })), true);
-  assert.equal(AnnotationChangedPredicate.update!(obj({ annotations: { a: '1' } }), obj({ annotations: { a: '1' } })), false);
+  assert.equal(
+    AnnotationChangedPredicate.update!(obj({ annotations: { a: '1' } }), obj({ annotations: { a: '1' } })),
+    false,
+  );
 });
 
 test('label selector predicate, string and object forms', () => {
@@ -37,7 +56,10 @@ test('label selector predicate, string and object forms', () => {
   assert.equal(byString.create!(obj({ labels: { app: 'web', tier: 'a' } })), true);
   assert.equal(byString.create!(obj({ labels: { app: 'web', tier: 'c' } })), false);
   assert.equal(byString.create!(obj({ labels: { app: 'web', tier: 'a', canary: 'y' } })), false);
-  const byObject = labelSelectorPredicate({ matchLabels: { app: 'web' }, matchExpressions: [{ key: 'env', operator: 'NotIn', values: ['prod'] }] });
+  const byObject = labelSelectorPredicate({
+    matchLabels: { app: 'web' },
+    matchExpressions: [{ key: 'env', operator: 'NotIn', values: ['prod'] }],
+  });
   assert.equal(byObject.update!(obj({}), obj({ labels: { app: 'web', env: 'dev' } })), true);
   assert.equal(byObject.update!(obj({}), obj({ labels: { app: 'web', env: 'prod' } })), false);
 });
@@ -59,6 +81,9 @@ test('selector parsing rejects malformed terms with the term named', () => {
     { key: 'a', op: 'in', values: ['1'] },
     { key: 'b', op: 'notin', values: ['2'] },
   ]);
-  assert.equal(matchesLabels(requirementsOf({ matchExpressions: [{ key: 'x', operator: 'Exists' }] }), { x: '' }), true);
+  assert.equal(
+    matchesLabels(requirementsOf({ matchExpressions: [{ key: 'x', operator: 'Exists' }] }), { x: '' }),
+    true,
+  );
   assert.equal(matchesLabels([], undefined), true, 'an empty selector matches everything');
 });

@@ -60,7 +60,15 @@ test('rbac: namespace= goes to a Role per namespace, roleName renames, * absorbs
 });
 
 test('rbac: malformed markers are reported at file:line', () => {
-  const { problems } = roles(['export const a = 1;', '// +kubebuilder:rbac:groups=apps,resources=deployments', '// +kubebuilder:rbac:resources=pods,verbs=get', '// +kubebuilder:rbac:groups=apps,resources=x,verbs=get,verb=list', '// +kubebuilder:rbac:urls=/m,verbs=get,namespace=n'].join('\n'));
+  const { problems } = roles(
+    [
+      'export const a = 1;',
+      '// +kubebuilder:rbac:groups=apps,resources=deployments',
+      '// +kubebuilder:rbac:resources=pods,verbs=get',
+      '// +kubebuilder:rbac:groups=apps,resources=x,verbs=get,verb=list',
+      '// +kubebuilder:rbac:urls=/m,verbs=get,namespace=n',
+    ].join('\n'),
+  );
   assert.deepEqual(problems, [
     'controllers/x.ts:2: marker +kubebuilder:rbac is missing the required argument verbs=',
     'controllers/x.ts:3: +kubebuilder:rbac:resources=pods,verbs=get: resources= needs groups= (write groups="" or groups=core for the core API group)',

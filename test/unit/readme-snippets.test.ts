@@ -59,8 +59,13 @@ function fragmentModule(code: string): string {
 }
 
 test('every TypeScript snippet in the README compiles under the generated strict tsconfig', () => {
-  const snippets = DOCUMENTS.flatMap((document) => typescriptSnippets(document, readFileSync(join(REPO_ROOT, document), 'utf8')));
-  assert.ok(snippets.some((snippet) => snippet.document === 'README.md'), 'the README has TypeScript snippets to check');
+  const snippets = DOCUMENTS.flatMap((document) =>
+    typescriptSnippets(document, readFileSync(join(REPO_ROOT, document), 'utf8')),
+  );
+  assert.ok(
+    snippets.some((snippet) => snippet.document === 'README.md'),
+    'the README has TypeScript snippets to check',
+  );
 
   const dir = tempProjectDir();
   runCliOk(['init', '--domain', 'example.com', '--skip-install'], dir);
@@ -78,15 +83,27 @@ test('every TypeScript snippet in the README compiles under the generated strict
     files.set(file, snippet);
   }
   const tsconfig = JSON.parse(readFileSync(join(dir, 'tsconfig.json'), 'utf8')) as { include: string[] };
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ ...tsconfig, include: [...tsconfig.include, 'snippet_*.ts'] }));
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({ ...tsconfig, include: [...tsconfig.include, 'snippet_*.ts'] }),
+  );
 
-  const tsc = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir, '--noEmit', '--pretty', 'false'], { cwd: dir, encoding: 'utf8', timeout: 300_000 });
+  const tsc = spawnSync(
+    process.execPath,
+    [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir, '--noEmit', '--pretty', 'false'],
+    { cwd: dir, encoding: 'utf8', timeout: 300_000 },
+  );
   // Errors point back at the README line: file(line,col) → document:line.
-  const output = `${tsc.stdout}${tsc.stderr}`.replace(/^(snippet_\S+?\.ts)\((\d+),\d+\)/gm, (whole, file: string, line: string) => {
-    const snippet = files.get(file);
-    if (!snippet) return whole;
-    return snippet.fragment ? `${snippet.document}:${snippet.line} (fragment, line ${line} of its wrapper)` : `${snippet.document}:${snippet.line + Number(line)}`;
-  });
+  const output = `${tsc.stdout}${tsc.stderr}`.replace(
+    /^(snippet_\S+?\.ts)\((\d+),\d+\)/gm,
+    (whole, file: string, line: string) => {
+      const snippet = files.get(file);
+      if (!snippet) return whole;
+      return snippet.fragment
+        ? `${snippet.document}:${snippet.line} (fragment, line ${line} of its wrapper)`
+        : `${snippet.document}:${snippet.line + Number(line)}`;
+    },
+  );
   assert.equal(output, '', 'a README snippet does not compile');
   assert.equal(tsc.status, 0);
 });
@@ -97,5 +114,8 @@ test("the README's install path names this version's tarball and the variable in
   const tarball = `${packageInfo.name}-${packageInfo.version}.tgz`;
   // What `npm pack` writes, handed to init the way test/scaffold/*.test.ts hand it (they run this path end to end).
   assert.ok(readme.includes(`npm ci && npm pack`), 'the README packs the checkout');
-  assert.ok(readme.includes(`${PACKAGE_SPEC_VARIABLE}="file:$SDK/${tarball}" node "$SDK/bin/ts-operator-sdk.js" init`), `the README's init line uses ${tarball}`);
+  assert.ok(
+    readme.includes(`${PACKAGE_SPEC_VARIABLE}="file:$SDK/${tarball}" node "$SDK/bin/ts-operator-sdk.js" init`),
+    `the README's init line uses ${tarball}`,
+  );
 });

@@ -23,7 +23,11 @@ async function until(check: () => boolean, what: string, timeoutMs = 10_000): Pr
   }
 }
 
-async function counter(metrics: ManagerMetrics, name: 'reconcilePanics' | 'terminalReconcileErrors' | 'reconcileErrors', controller: string): Promise<number> {
+async function counter(
+  metrics: ManagerMetrics,
+  name: 'reconcilePanics' | 'terminalReconcileErrors' | 'reconcileErrors',
+  controller: string,
+): Promise<number> {
   const { values } = await metrics[name].get();
   return values.find((value) => value.labels.controller === controller)?.value ?? 0;
 }
@@ -33,7 +37,18 @@ async function runOnce(name: string, reconcile: Reconciler['reconcile'], settled
   const metrics = new ManagerMetrics();
   const { logger, lines } = capturingLogger();
   let calls = 0;
-  const controller = new Controller(name, { reconcile: async (ctx, req) => { calls++; return reconcile(ctx, req); } }, undefined, logger, metrics);
+  const controller = new Controller(
+    name,
+    {
+      reconcile: async (ctx, req) => {
+        calls++;
+        return reconcile(ctx, req);
+      },
+    },
+    undefined,
+    logger,
+    metrics,
+  );
   const abort = new AbortController();
   await controller.start(abort.signal, 1000);
   controller.queue.add('default/widget');
@@ -48,8 +63,14 @@ describe('isTerminalError (errors.Is for TerminalError)', () => {
   test('finds a TerminalError itself, in a cause chain of any depth, and inside an AggregateError', () => {
     const terminal = new TerminalError('bad spec');
     assert.equal(isTerminalError(terminal), true);
-    assert.equal(isTerminalError(new Error('a', { cause: new Error('b', { cause: new Error('c', { cause: terminal }) }) })), true);
-    assert.equal(isTerminalError(new AggregateError([new Error('x'), new Error('y', { cause: terminal })], 'joined')), true);
+    assert.equal(
+      isTerminalError(new Error('a', { cause: new Error('b', { cause: new Error('c', { cause: terminal }) }) })),
+      true,
+    );
+    assert.equal(
+      isTerminalError(new AggregateError([new Error('x'), new Error('y', { cause: terminal })], 'joined')),
+      true,
+    );
   });
 
   test('is false for plain errors, non-errors and cycles without a TerminalError', () => {
@@ -66,6 +87,7 @@ describe('isReconcilePanic', () => {
   test('bugs are panics: TypeError, ReferenceError, RangeError and non-Error throws', () => {
     let typeError: unknown;
     try {
+      // eslint-disable-next-line @typescript-eslint/no-unused-expressions -- the read is the bug: it throws a TypeError
       (undefined as unknown as { spec: { size: number } }).spec.size;
     } catch (err) {
       typeError = err;
@@ -86,9 +108,15 @@ describe('isReconcilePanic', () => {
 
 describe('the controller and what a reconciler throws', () => {
   test('a TerminalError wrapped as a cause is not retried and is counted as terminal', async () => {
-    const { metrics, lines, calls } = await runOnce('wrapped-terminal', async () => {
-      throw new Error('reconcile widget', { cause: new Error('validate spec', { cause: new TerminalError('spec.size must be positive') }) });
-    }, (n) => n >= 1);
+    const { metrics, lines, calls } = await runOnce(
+      'wrapped-terminal',
+      async () => {
+        throw new Error('reconcile widget', {
+          cause: new Error('validate spec', { cause: new TerminalError('spec.size must be positive') }),
+        });
+      },
+      (n) => n >= 1,
+    );
     assert.equal(calls, 1, 'a wrapped TerminalError must not be requeued');
     assert.equal(await counter(metrics, 'terminalReconcileErrors', 'wrapped-terminal'), 1);
     assert.equal(await counter(metrics, 'reconcilePanics', 'wrapped-terminal'), 0);
@@ -97,9 +125,13 @@ describe('the controller and what a reconciler throws', () => {
   });
 
   test('a plain error is retried and is not a panic', async () => {
-    const { metrics, calls } = await runOnce('plain-error', async () => {
-      throw new Error('conflict, try again');
-    }, (n) => n >= 3);
+    const { metrics, calls } = await runOnce(
+      'plain-error',
+      async () => {
+        throw new Error('conflict, try again');
+      },
+      (n) => n >= 3,
+    );
     assert.ok(calls >= 3);
     assert.equal(await counter(metrics, 'terminalReconcileErrors', 'plain-error'), 0);
     assert.equal(await counter(metrics, 'reconcilePanics', 'plain-error'), 0);
@@ -111,7 +143,10 @@ describe('the controller and what a reconciler throws', () => {
       void widget.spec.size;
     }
     const { metrics, lines } = await runOnce('type-error', reconcileWidgetWithBug, (n) => n >= 2);
-    assert.ok(await counter(metrics, 'reconcilePanics', 'type-error') >= 2, 'each TypeError counts in controller_runtime_reconcile_panics_total');
+    assert.ok(
+      (await counter(metrics, 'reconcilePanics', 'type-error')) >= 2,
+      'each TypeError counts in controller_runtime_reconcile_panics_total',
+    );
     const line = lines.find((l) => l.msg === 'Observed a panic in reconciler');
     assert.ok(line, `a panic line is logged; got ${JSON.stringify(lines.map((l) => l.msg))}`);
     const err = line.err as { type?: string; message?: string; stack?: string };
@@ -136,9 +171,14 @@ describe('the controller and what a reconciler throws', () => {
   });
 });
 
-test('development logs print an error\'s message on the line and its stack below it', () => {
+test("development logs print an error's message on the line and its stack below it", () => {
   let out = '';
-  const destination = new Writable({ write(chunk: Buffer, _encoding, callback) { out += chunk.toString('utf8'); callback(); } });
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      out += chunk.toString('utf8');
+      callback();
+    },
+  });
   function failingStep(): Error {
     return new Error('update Deployment');
   }

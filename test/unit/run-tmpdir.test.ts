@@ -23,14 +23,22 @@ function parentDir(t: TestContext): string {
   return parent;
 }
 
-function run(parent: string, command: string, env: Record<string, string> = {}): { status: number | null; dir: string; mode: string; stderr: string } {
-  const result = spawnSync('bash', [SCRIPT, 'bash', '-c', command], { encoding: 'utf8', env: { ...process.env, TMPDIR: parent, ...env }, timeout: 30_000 });
+function run(
+  parent: string,
+  command: string,
+  env: Record<string, string> = {},
+): { status: number | null; dir: string; mode: string; stderr: string } {
+  const result = spawnSync('bash', [SCRIPT, 'bash', '-c', command], {
+    encoding: 'utf8',
+    env: { ...process.env, TMPDIR: parent, ...env },
+    timeout: 30_000,
+  });
   const [dir = '', mode = ''] = result.stdout.trim().split('\n');
   return { status: result.status, dir, mode, stderr: result.stderr };
 }
 
 describe('scripts/with-run-tmpdir.sh', () => {
-  test('a passing command gets its own TMPDIR with /tmp\'s mode, removed afterwards', (t) => {
+  test("a passing command gets its own TMPDIR with /tmp's mode, removed afterwards", (t) => {
     const parent = parentDir(t);
     const { status, dir, mode } = run(parent, WRITES_FILES);
     assert.equal(status, 0);
@@ -40,7 +48,7 @@ describe('scripts/with-run-tmpdir.sh', () => {
     assert.deepEqual(readdirSync(parent), []);
   });
 
-  test('a failing command\'s exit status comes through, and its TMPDIR is removed too', (t) => {
+  test("a failing command's exit status comes through, and its TMPDIR is removed too", (t) => {
     const parent = parentDir(t);
     const { status, dir } = run(parent, `${WRITES_FILES}; exit 3`);
     assert.equal(status, 3);
@@ -59,9 +67,15 @@ describe('scripts/with-run-tmpdir.sh', () => {
   test('an interrupted run (SIGTERM) removes its TMPDIR and exits 143', async (t) => {
     const parent = parentDir(t);
     // The command writes its files, then waits; `wait` lets bash take the signal at once.
-    const child = spawn('bash', [SCRIPT, 'bash', '-c', `${WRITES_FILES}; sleep 30 & wait`], { env: { ...process.env, TMPDIR: parent }, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+    const child = spawn('bash', [SCRIPT, 'bash', '-c', `${WRITES_FILES}; sleep 30 & wait`], {
+      env: { ...process.env, TMPDIR: parent },
+      stdio: ['ignore', 'pipe', 'inherit'],
+      detached: true,
+    });
     let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
     const dir = await eventually('the command starts and writes its files', () => {
       const printed = stdout.split('\n')[0];
       return printed && existsSync(join(printed, 'project')) ? printed : undefined;
@@ -70,6 +84,6 @@ describe('scripts/with-run-tmpdir.sh', () => {
     process.kill(-child.pid!, 'SIGTERM');
     const status = await new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     assert.equal(status, 143);
-    assert.equal(existsSync(dir), false, 'the interrupted run\'s directory is removed');
+    assert.equal(existsSync(dir), false, "the interrupted run's directory is removed");
   });
 });

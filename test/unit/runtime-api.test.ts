@@ -27,10 +27,16 @@ function declarationFiles(dir: string): string[] {
 
 /** Exports (and options) without a doc comment, as `entry: Name` or `entry: Options.member`. */
 function undocumentedExports(): string[] {
-  const program = ts.createProgram(entryPoints, { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, skipLibCheck: true, noEmit: true });
+  const program = ts.createProgram(entryPoints, {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    skipLibCheck: true,
+    noEmit: true,
+  });
   const checker = program.getTypeChecker();
   const missing: string[] = [];
-  const documented = (symbol: TypeScript.Symbol): boolean => symbol.getDocumentationComment(checker).some((part) => part.text.trim() !== '');
+  const documented = (symbol: TypeScript.Symbol): boolean =>
+    symbol.getDocumentationComment(checker).some((part) => part.text.trim() !== '');
   for (const entry of entryPoints) {
     const source = program.getSourceFile(entry);
     assert.ok(source, `${entry} was emitted`);
@@ -61,18 +67,47 @@ test('no @internal member is published in the runtime declarations', () => {
 
 test('helpers that are not part of the API are not exported from the entry point', async () => {
   const api = await import('../../src/runtime/index.js');
-  for (const name of ['resourcePath', 'apiErrorFrom', 'admits', 'admissionHandler', 'defaultingAdmit', 'validatingAdmit', 'ConversionRegistry', 'CertWatcher', 'MetricsAuthFilter', 'createJsonPatch', 'selfSignedCertificate', 'serveHttps']) {
+  for (const name of [
+    'resourcePath',
+    'apiErrorFrom',
+    'admits',
+    'admissionHandler',
+    'defaultingAdmit',
+    'validatingAdmit',
+    'ConversionRegistry',
+    'CertWatcher',
+    'MetricsAuthFilter',
+    'createJsonPatch',
+    'selfSignedCertificate',
+    'serveHttps',
+  ]) {
     assert.equal(name in api, false, `${name} is exported`);
   }
 });
 
 test('the webhook API the scaffolded code uses is exported from the entry points', async () => {
   const api = await import('../../src/runtime/index.js');
-  for (const name of ['newWebhookManagedBy', 'WebhookBuilder', 'WebhookServer', 'AdmissionDeniedError', 'mutatingWebhookPath', 'validatingWebhookPath', 'CONVERSION_PATH', 'DEFAULT_WEBHOOK_PORT', 'DEFAULT_WEBHOOK_CERT_DIR']) {
+  for (const name of [
+    'newWebhookManagedBy',
+    'WebhookBuilder',
+    'WebhookServer',
+    'AdmissionDeniedError',
+    'mutatingWebhookPath',
+    'validatingWebhookPath',
+    'CONVERSION_PATH',
+    'DEFAULT_WEBHOOK_PORT',
+    'DEFAULT_WEBHOOK_CERT_DIR',
+  ]) {
     assert.equal(name in api, true, `${name} is not exported`);
   }
-  assert.equal(api.mutatingWebhookPath({ group: 'cache.example.com', version: 'v1', kind: 'Memcached' }), '/mutate-cache-example-com-v1-memcached');
-  assert.equal(api.validatingWebhookPath({ group: 'cache.example.com', version: 'v1', kind: 'Memcached' }), '/validate-cache-example-com-v1-memcached');
+  assert.equal(
+    api.mutatingWebhookPath({ group: 'cache.example.com', version: 'v1', kind: 'Memcached' }),
+    '/mutate-cache-example-com-v1-memcached',
+  );
+  assert.equal(
+    api.validatingWebhookPath({ group: 'cache.example.com', version: 'v1', kind: 'Memcached' }),
+    '/validate-cache-example-com-v1-memcached',
+  );
   const envtest = await import('../../src/runtime/envtest/index.js');
   assert.equal(typeof envtest.Environment.prototype.webhookServerOptions, 'function');
 });

@@ -14,7 +14,11 @@ import { fileURLToPath } from 'node:url';
 const runtimeIndex = fileURLToPath(new URL('../../src/runtime/index.js', import.meta.url));
 
 /** Node's internal modules that only a lazy getter of node:http or node:util would load. */
-const GETTER_ONLY_MODULES = ['NativeModule internal/deps/undici/undici', 'NativeModule worker_threads', 'NativeModule internal/util/parse_args/parse_args'];
+const GETTER_ONLY_MODULES = [
+  'NativeModule internal/deps/undici/undici',
+  'NativeModule worker_threads',
+  'NativeModule internal/util/parse_args/parse_args',
+];
 
 test('importing the runtime loads neither undici nor worker_threads', () => {
   const script = `await import(${JSON.stringify(runtimeIndex)}); process.stdout.write(JSON.stringify(process.moduleLoadList));`;
@@ -22,5 +26,8 @@ test('importing the runtime loads neither undici nor worker_threads', () => {
   assert.equal(run.status, 0, run.stderr);
   const loaded = new Set(JSON.parse(run.stdout) as string[]);
   assert.ok(loaded.has('NativeModule https'), 'the probe should see the runtime load node:https');
-  assert.deepEqual(GETTER_ONLY_MODULES.filter((name) => loaded.has(name)), []);
+  assert.deepEqual(
+    GETTER_ONLY_MODULES.filter((name) => loaded.has(name)),
+    [],
+  );
 });

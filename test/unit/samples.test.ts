@@ -16,16 +16,27 @@ test('each version of a kind has its own sample name', () => {
   const dir = tempProjectDir();
   runCliOk(['init', '--domain', 'example.com', '--skip-install'], dir);
   runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'], dir);
-  runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1beta1', '--kind', 'Memcached', '--controller=false'], dir);
-  runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--controller=false', '--force'], dir);
+  runCliOk(
+    ['create', 'api', '--group', 'cache', '--version', 'v1beta1', '--kind', 'Memcached', '--controller=false'],
+    dir,
+  );
+  runCliOk(
+    ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--controller=false', '--force'],
+    dir,
+  );
 
   const built = execFileSync('kubectl', ['kustomize', join(dir, 'config/samples')], { encoding: 'utf8' });
-  const objects = parseAllDocuments(built).map((doc) => doc.toJSON() as { apiVersion: string; metadata: { name: string }; spec: unknown });
-  assert.deepEqual(
-    objects.map((object) => `${object.apiVersion} ${object.metadata.name}`).sort(),
-    ['cache.example.com/v1 memcached-sample', 'cache.example.com/v1beta1 memcached-v1beta1-sample'],
+  const objects = parseAllDocuments(built).map(
+    (doc) => doc.toJSON() as { apiVersion: string; metadata: { name: string }; spec: unknown },
   );
+  assert.deepEqual(objects.map((object) => `${object.apiVersion} ${object.metadata.name}`).sort(), [
+    'cache.example.com/v1 memcached-sample',
+    'cache.example.com/v1beta1 memcached-v1beta1-sample',
+  ]);
   // The scaffolded example field, kubebuilder's foo.
   assert.deepEqual(objects[0]!.spec, { foo: 'example' });
-  assert.match(readFileSync(join(dir, 'config/samples/cache_v1beta1_memcached.yaml'), 'utf8'), /^ {2}name: memcached-v1beta1-sample$/m);
+  assert.match(
+    readFileSync(join(dir, 'config/samples/cache_v1beta1_memcached.yaml'), 'utf8'),
+    /^ {2}name: memcached-v1beta1-sample$/m,
+  );
 });

@@ -25,20 +25,66 @@ import { linkDependencies, REPO_ROOT, runCli, runCliOk, tempProjectDir } from '.
  */
 export const AWKWARD_KINDS = [
   // reserved words once the first letter is lower-cased
-  'Function', 'Default', 'Import', 'Package', 'Interface', 'Class', 'New', 'Delete', 'Enum', 'Await', 'Yield', 'Let', 'Static', 'This', 'Void', 'Null',
-  'Arguments', 'Eval', 'Undefined', 'Async',
+  'Function',
+  'Default',
+  'Import',
+  'Package',
+  'Interface',
+  'Class',
+  'New',
+  'Delete',
+  'Enum',
+  'Await',
+  'Yield',
+  'Let',
+  'Static',
+  'This',
+  'Void',
+  'Null',
+  'Arguments',
+  'Eval',
+  'Undefined',
+  'Async',
   // the reconcile method's parameters and locals, and the controller's imports, lower-cased
-  'Ctx', 'Req', 'Metadata', 'Spec', 'IgnoreNotFound', 'NewControllerManagedBy',
+  'Ctx',
+  'Req',
+  'Metadata',
+  'Spec',
+  'IgnoreNotFound',
+  'NewControllerManagedBy',
   // names the templates import
-  'Condition', 'GroupVersion', 'KubernetesObject', 'V1ObjectMeta', 'V1ListMeta', 'Client', 'Manager', 'Request', 'Result', 'Reconciler', 'ReconcileContext',
-  'Environment', 'RestClient',
+  'Condition',
+  'GroupVersion',
+  'KubernetesObject',
+  'V1ObjectMeta',
+  'V1ListMeta',
+  'Client',
+  'Manager',
+  'Request',
+  'Result',
+  'Reconciler',
+  'ReconcileContext',
+  'Environment',
+  'RestClient',
   // globals the templates use, and other globals
-  'Promise', 'Error', 'AbortController', 'Object', 'Array', 'Symbol', 'String', 'Date', 'Map',
+  'Promise',
+  'Error',
+  'AbortController',
+  'Object',
+  'Array',
+  'Symbol',
+  'String',
+  'Date',
+  'Map',
 ] as const;
 
 /** Type-checks the project with its own tsconfig.json; returns tsc's diagnostics (empty when clean). */
 function typecheck(dir: string): { status: number | null; output: string } {
-  const result = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir, '--noEmit', '--pretty', 'false'], { encoding: 'utf8', timeout: 300_000 });
+  const result = spawnSync(
+    process.execPath,
+    [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir, '--noEmit', '--pretty', 'false'],
+    { encoding: 'utf8', timeout: 300_000 },
+  );
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
@@ -46,11 +92,18 @@ test('awkward kinds, the same kind in two groups, a second version and an owner 
   const dir = tempProjectDir();
   runCliOk(['init', '--domain', 'example.com', '--owner', 'A */ B /* C', '--skip-install'], dir);
   runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'], dir);
-  for (const kind of AWKWARD_KINDS) runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', kind], dir);
+  for (const kind of AWKWARD_KINDS)
+    runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', kind], dir);
 
   // A second version: types only, and the storage-version advice.
-  const second = runCliOk(['create', 'api', '--group', 'cache', '--version', 'v2', '--kind', 'Memcached', '--controller=false'], dir);
-  assert.match(second.stdout, /Memcached now has 2 versions \(v1, v2\): mark exactly one of them with `\+kubebuilder:storageversion`/);
+  const second = runCliOk(
+    ['create', 'api', '--group', 'cache', '--version', 'v2', '--kind', 'Memcached', '--controller=false'],
+    dir,
+  );
+  assert.match(
+    second.stdout,
+    /Memcached now has 2 versions \(v1, v2\): mark exactly one of them with `\+kubebuilder:storageversion`/,
+  );
 
   // The same kind in a second group.
   runCliOk(['edit', '--multigroup'], dir);
@@ -58,7 +111,10 @@ test('awkward kinds, the same kind in two groups, a second version and an owner 
   runCliOk(['create', 'api', '--group', 'ship', '--version', 'v1', '--kind', 'Promise'], dir);
   const main = readFileSync(join(dir, 'main.ts'), 'utf8');
   assert.match(main, /^import \{ MemcachedReconciler \} from '\.\/controllers\/cache\/memcached_controller\.js';$/m);
-  assert.match(main, /^import \{ MemcachedReconciler as ShipMemcachedReconciler \} from '\.\/controllers\/ship\/memcached_controller\.js';$/m);
+  assert.match(
+    main,
+    /^import \{ MemcachedReconciler as ShipMemcachedReconciler \} from '\.\/controllers\/ship\/memcached_controller\.js';$/m,
+  );
   assert.match(main, /^new ShipMemcachedReconciler\(mgr\.getClient\(\)\)\.setupWithManager\(mgr\);$/m);
 
   // The owner cannot end the license comment early.
@@ -71,11 +127,20 @@ test('awkward kinds, the same kind in two groups, a second version and an owner 
 
   // The CRD generator reads the aliased imports too (kind Condition imports the SDK's Condition as SdkCondition).
   const v1Types = join(dir, 'apis/cache/v1/memcached_types.ts');
-  writeFileSync(v1Types, readFileSync(v1Types, 'utf8').replace(' * Memcached is the Schema for the memcacheds API.\n', ' * Memcached is the Schema for the memcacheds API.\n * +kubebuilder:storageversion\n'));
+  writeFileSync(
+    v1Types,
+    readFileSync(v1Types, 'utf8').replace(
+      ' * Memcached is the Schema for the memcacheds API.\n',
+      ' * Memcached is the Schema for the memcacheds API.\n * +kubebuilder:storageversion\n',
+    ),
+  );
   runCliOk(['generate', 'manifests'], dir);
   const conditionCrd = readFileSync(join(dir, 'config/crd/bases/cache.example.com_conditions.yaml'), 'utf8');
   assert.match(conditionCrd, /conditions:\n(.*\n)*? +lastTransitionTime:/);
-  assert.match(readFileSync(join(dir, 'config/crd/bases/cache.example.com_functions.yaml'), 'utf8'), /kind: Function\n/);
+  assert.match(
+    readFileSync(join(dir, 'config/crd/bases/cache.example.com_functions.yaml'), 'utf8'),
+    /kind: Function\n/,
+  );
 });
 
 test('the same kind in a group and without a group: main.ts aliases the second reconciler', () => {
@@ -85,7 +150,10 @@ test('the same kind in a group and without a group: main.ts aliases the second r
   runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'], dir);
   runCliOk(['create', 'api', '--version', 'v1', '--kind', 'Memcached'], dir);
   const main = readFileSync(join(dir, 'main.ts'), 'utf8');
-  assert.match(main, /import \{ MemcachedReconciler as ExampleComMemcachedReconciler \} from '\.\/controllers\/memcached_controller\.js';/);
+  assert.match(
+    main,
+    /import \{ MemcachedReconciler as ExampleComMemcachedReconciler \} from '\.\/controllers\/memcached_controller\.js';/,
+  );
   linkDependencies(dir);
   const { status, output } = typecheck(dir);
   assert.equal(output, '', 'tsc reported errors');
@@ -100,14 +168,26 @@ test('PROJECT rewrites keep unknown keys, plugin configs and comments', () => {
   const original = readFileSync(path, 'utf8')
     .replace(/^domain: /m, 'cliVersion: 4.6.0\n# Our team owns this operator.\ndomain: ')
     .replace(/^projectName: (.*)$/m, 'projectName: $1 # keep this name\nrepo: github.com/example/memcached-operator')
-    .replace('  scorecard.sdk.operatorframework.io/v2: {}', '  scorecard.sdk.operatorframework.io/v2: {}\n  deploy-image.go.kubebuilder.io/v1-alpha:\n    resources:\n    - kind: Memcached\n      options:\n        image: memcached:1.6 # pinned')
+    .replace(
+      '  scorecard.sdk.operatorframework.io/v2: {}',
+      '  scorecard.sdk.operatorframework.io/v2: {}\n  deploy-image.go.kubebuilder.io/v1-alpha:\n    resources:\n    - kind: Memcached\n      options:\n        image: memcached:1.6 # pinned',
+    )
     .replace('  kind: Memcached\n', '  kind: Memcached\n  x-custom: kept\n');
   writeFileSync(path, original);
 
   runCliOk(['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Other'], dir);
   runCliOk(['edit', '--multigroup'], dir);
   const after = readFileSync(path, 'utf8');
-  for (const kept of ['cliVersion: 4.6.0', '# Our team owns this operator.', '# keep this name', 'repo: github.com/example/memcached-operator', 'deploy-image.go.kubebuilder.io/v1-alpha:', 'image: memcached:1.6 # pinned', 'x-custom: kept', '# Code generated by tool. DO NOT EDIT.']) {
+  for (const kept of [
+    'cliVersion: 4.6.0',
+    '# Our team owns this operator.',
+    '# keep this name',
+    'repo: github.com/example/memcached-operator',
+    'deploy-image.go.kubebuilder.io/v1-alpha:',
+    'image: memcached:1.6 # pinned',
+    'x-custom: kept',
+    '# Code generated by tool. DO NOT EDIT.',
+  ]) {
     assert.ok(after.includes(kept), `PROJECT lost ${JSON.stringify(kept)}:\n${after}`);
   }
   assert.match(after, /^multigroup: true$/m);

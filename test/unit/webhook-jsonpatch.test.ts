@@ -17,7 +17,10 @@ function applyPatch(document: unknown, operations: JsonPatchOperation[]): unknow
       root = structuredClone(operation.value);
       continue;
     }
-    const tokens = operation.path.slice(1).split('/').map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const tokens = operation.path
+      .slice(1)
+      .split('/')
+      .map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
     const last = tokens.pop()!;
     let parent = root as Record<string, unknown>;
     for (const token of tokens) {
@@ -44,24 +47,35 @@ const roundTrip = (before: unknown, after: unknown): JsonPatchOperation[] => {
 
 describe('createJsonPatch', () => {
   it('no change, no operations', () => {
-    assert.deepEqual(roundTrip({ spec: { size: 1, list: [1, { a: 2 }] } }, { spec: { list: [1, { a: 2 }], size: 1 } }), []);
+    assert.deepEqual(
+      roundTrip({ spec: { size: 1, list: [1, { a: 2 }] } }, { spec: { list: [1, { a: 2 }], size: 1 } }),
+      [],
+    );
   });
 
   it('adds a missing member deep inside, and a missing parent whole', () => {
     assert.deepEqual(roundTrip({ spec: {} }, { spec: { size: 1 } }), [{ op: 'add', path: '/spec/size', value: 1 }]);
-    assert.deepEqual(roundTrip({ metadata: { name: 'a' } }, { metadata: { name: 'a' }, spec: { size: 1 } }), [{ op: 'add', path: '/spec', value: { size: 1 } }]);
-  });
-
-  it('replaces changed scalars and type changes, removes deleted members', () => {
-    assert.deepEqual(roundTrip({ spec: { size: 1, mode: 'a', gone: true } }, { spec: { size: 2, mode: { deep: 'b' } } }), [
-      { op: 'remove', path: '/spec/gone' },
-      { op: 'replace', path: '/spec/size', value: 2 },
-      { op: 'replace', path: '/spec/mode', value: { deep: 'b' } },
+    assert.deepEqual(roundTrip({ metadata: { name: 'a' } }, { metadata: { name: 'a' }, spec: { size: 1 } }), [
+      { op: 'add', path: '/spec', value: { size: 1 } },
     ]);
   });
 
+  it('replaces changed scalars and type changes, removes deleted members', () => {
+    assert.deepEqual(
+      roundTrip({ spec: { size: 1, mode: 'a', gone: true } }, { spec: { size: 2, mode: { deep: 'b' } } }),
+      [
+        { op: 'remove', path: '/spec/gone' },
+        { op: 'replace', path: '/spec/size', value: 2 },
+        { op: 'replace', path: '/spec/mode', value: { deep: 'b' } },
+      ],
+    );
+  });
+
   it('replaces a changed array whole (documented), and leaves an equal one alone', () => {
-    assert.deepEqual(roundTrip({ spec: { ports: [1, 2, 3], same: [{ a: 1 }] } }, { spec: { ports: [1, 3], same: [{ a: 1 }] } }), [{ op: 'replace', path: '/spec/ports', value: [1, 3] }]);
+    assert.deepEqual(
+      roundTrip({ spec: { ports: [1, 2, 3], same: [{ a: 1 }] } }, { spec: { ports: [1, 3], same: [{ a: 1 }] } }),
+      [{ op: 'replace', path: '/spec/ports', value: [1, 3] }],
+    );
   });
 
   it('escapes ~ and / in member names (RFC 6901), ~ first', () => {
@@ -75,10 +89,15 @@ describe('createJsonPatch', () => {
   });
 
   it('treats undefined members of the mutated object as absent, as JSON does', () => {
-    assert.deepEqual(roundTrip({ spec: { size: 1, mode: 'a' } }, { spec: { size: 1, mode: undefined, extra: undefined } }), [{ op: 'remove', path: '/spec/mode' }]);
+    assert.deepEqual(
+      roundTrip({ spec: { size: 1, mode: 'a' } }, { spec: { size: 1, mode: undefined, extra: undefined } }),
+      [{ op: 'remove', path: '/spec/mode' }],
+    );
   });
 
   it('null is a value, not an absence', () => {
-    assert.deepEqual(roundTrip({ spec: { size: 1 } }, { spec: { size: null } }), [{ op: 'replace', path: '/spec/size', value: null }]);
+    assert.deepEqual(roundTrip({ spec: { size: 1 } }, { spec: { size: null } }), [
+      { op: 'replace', path: '/spec/size', value: null },
+    ]);
   });
 });

@@ -7,7 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { formatProblem, UsageError } from '../../src/errors.js';
 import { generateManifests, type ManifestInputs } from '../../src/generators/manifests.js';
 import { ProblemList } from '../../src/generators/problems.js';
-import { buildWebhookConfigurations, readWebhookMarkers, WEBHOOK_MANIFEST_PATH } from '../../src/generators/webhook/webhook.js';
+import {
+  buildWebhookConfigurations,
+  readWebhookMarkers,
+  WEBHOOK_MANIFEST_PATH,
+} from '../../src/generators/webhook/webhook.js';
 
 // Fixture projects live in the source tree; tests run from dist/test/unit.
 const CRD_MEMCACHED = fileURLToPath(new URL('../../../test/fixtures/crd/memcached/', import.meta.url));
@@ -18,7 +22,9 @@ const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
 const MEMCACHED_INPUTS: Omit<ManifestInputs, 'projectDir'> = {
   domain: 'example.com',
   multigroup: false,
-  resources: [{ group: 'cache', domain: 'example.com', version: 'v1', kind: 'Memcached', path: 'apis/v1', namespaced: true }],
+  resources: [
+    { group: 'cache', domain: 'example.com', version: 'v1', kind: 'Memcached', path: 'apis/v1', namespaced: true },
+  ],
 };
 
 const MUTATING_MARKER =
@@ -51,11 +57,14 @@ async function problemsOf(dir: string): Promise<string[]> {
 /** Builds the configurations from inline source, as one file `internal/webhook/v1/x.ts`. */
 function build(source: string): { configurations: ReturnType<typeof buildWebhookConfigurations>; problems: string[] } {
   const problems = new ProblemList();
-  const configurations = buildWebhookConfigurations(readWebhookMarkers(source, 'internal/webhook/v1/x.ts', problems), problems);
+  const configurations = buildWebhookConfigurations(
+    readWebhookMarkers(source, 'internal/webhook/v1/x.ts', problems),
+    problems,
+  );
   return { configurations, problems: problems.items.map(formatProblem) };
 }
 
-test('webhook golden: Memcached defaulting + validation markers give kubebuilder\'s config/webhook/manifests.yaml, byte-identical on re-run', async () => {
+test("webhook golden: Memcached defaulting + validation markers give kubebuilder's config/webhook/manifests.yaml, byte-identical on re-run", async () => {
   await withProject(true, async (dir) => {
     const first = await generateManifests({ projectDir: dir, ...MEMCACHED_INPUTS });
     const manifest = first.find((f) => f.path === WEBHOOK_MANIFEST_PATH);
@@ -77,7 +86,10 @@ test('webhook: no markers, no manifest, and an existing one is not touched', asy
     writeFileSync(path.join(dir, WEBHOOK_MANIFEST_PATH), '# hand-written\n');
     const files = await generateManifests({ projectDir: dir, ...MEMCACHED_INPUTS });
     assert.ok(!files.some((f) => f.path === WEBHOOK_MANIFEST_PATH), 'nothing to write for webhooks');
-    assert.ok(files.some((f) => f.path === 'config/rbac/role.yaml'), 'the other manifests are still generated');
+    assert.ok(
+      files.some((f) => f.path === 'config/rbac/role.yaml'),
+      'the other manifests are still generated',
+    );
     assert.equal(readFileSync(path.join(dir, WEBHOOK_MANIFEST_PATH), 'utf8'), '# hand-written\n');
   });
 });
@@ -87,9 +99,15 @@ test('webhook: markers are found in apis/, controllers/, internal/ and webhooks/
     const marker = (name: string, mutating: boolean) =>
       `+kubebuilder:webhook:path=/p-${name},mutating=${mutating},sideEffects=None,groups=cache.example.com,resources=memcacheds,verbs=create,versions=v1,name=${name}.example.com,admissionReviewVersions=v1`;
     const typesFile = path.join(dir, 'apis/v1/memcached_types.ts');
-    const types = readFileSync(typesFile, 'utf8').replace('export interface Memcached extends', `// ${marker('in-apis', false)}\nexport interface Memcached extends`);
+    const types = readFileSync(typesFile, 'utf8').replace(
+      'export interface Memcached extends',
+      `// ${marker('in-apis', false)}\nexport interface Memcached extends`,
+    );
     writeFileSync(typesFile, types);
-    writeFileSync(path.join(dir, 'controllers/hooks.ts'), `/**\n * ${marker('in-controllers', true)}\n */\nexport {};\n`);
+    writeFileSync(
+      path.join(dir, 'controllers/hooks.ts'),
+      `/**\n * ${marker('in-controllers', true)}\n */\nexport {};\n`,
+    );
     mkdirSync(path.join(dir, 'webhooks'), { recursive: true });
     writeFileSync(path.join(dir, 'webhooks/pods.ts'), `// ${marker('in-webhooks', false)}\n`);
     // Tests and declaration files are not sources of markers.
@@ -131,11 +149,20 @@ test('webhook: every controller-gen argument maps to its v1 field; webhooks sort
         {
           name: 'zpod.example.com',
           admissionReviewVersions: ['v1', 'v1beta1'],
-          clientConfig: { service: { name: 'webhook-service', namespace: 'system', path: '/mutate-v1-pod', port: undefined } },
+          clientConfig: {
+            service: { name: 'webhook-service', namespace: 'system', path: '/mutate-v1-pod', port: undefined },
+          },
           failurePolicy: 'Ignore',
           matchPolicy: 'Equivalent',
           reinvocationPolicy: 'IfNeeded',
-          rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'], resources: ['pods'] }],
+          rules: [
+            {
+              apiGroups: [''],
+              apiVersions: ['v1'],
+              operations: ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'],
+              resources: ['pods'],
+            },
+          ],
           sideEffects: 'NoneOnDryRun',
           timeoutSeconds: 5,
         },
@@ -153,7 +180,14 @@ test('webhook: every controller-gen argument maps to its v1 field; webhooks sort
           failurePolicy: 'Fail',
           matchPolicy: 'Exact',
           reinvocationPolicy: undefined,
-          rules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['deployments', 'statefulsets'] }],
+          rules: [
+            {
+              apiGroups: ['apps'],
+              apiVersions: ['v1'],
+              operations: ['UPDATE'],
+              resources: ['deployments', 'statefulsets'],
+            },
+          ],
           sideEffects: 'None',
           timeoutSeconds: undefined,
         },
@@ -164,7 +198,10 @@ test('webhook: every controller-gen argument maps to its v1 field; webhooks sort
 
 test('webhook: only validating markers give only a ValidatingWebhookConfiguration', () => {
   const { configurations } = build(MUTATING_MARKER.replace('mutating=true', 'mutating=false'));
-  assert.deepEqual(configurations.map((c) => c.kind), ['ValidatingWebhookConfiguration']);
+  assert.deepEqual(
+    configurations.map((c) => c.kind),
+    ['ValidatingWebhookConfiguration'],
+  );
 });
 
 test('webhook errors: each bad marker is reported at its file:line with the fix', async () => {
@@ -177,8 +214,14 @@ test('webhook errors: each bad marker is reported at its file:line with the fix'
     /* 6 */ MUTATING_MARKER,
     /* 7 */ MUTATING_MARKER.replace('path=/mutate', 'pth=/mutate'),
     /* 8 */ MUTATING_MARKER.replace('mmemcached-v1.kb.io', 'memcached'),
-    /* 9 */ MUTATING_MARKER.replace('admissionReviewVersions=v1', 'admissionReviewVersions=v1,webhookVersions=v1beta1,timeoutSeconds=31').replace('mmemcached-v1', 'a4'),
-    /* 10 */ MUTATING_MARKER.replace('mutating=true', 'mutating=false,reinvocationPolicy=IfNeeded,url="https://x.example.com/v"').replace('mmemcached-v1', 'a5'),
+    /* 9 */ MUTATING_MARKER.replace(
+      'admissionReviewVersions=v1',
+      'admissionReviewVersions=v1,webhookVersions=v1beta1,timeoutSeconds=31',
+    ).replace('mmemcached-v1', 'a4'),
+    /* 10 */ MUTATING_MARKER.replace(
+      'mutating=true',
+      'mutating=false,reinvocationPolicy=IfNeeded,url="https://x.example.com/v"',
+    ).replace('mmemcached-v1', 'a5'),
     /* 11 */ MUTATING_MARKER.replace('failurePolicy=fail', 'matchPolicy=Fuzzy').replace('mmemcached-v1', 'a6'),
   ];
   await withProject(true, async (dir) => {
@@ -187,20 +230,42 @@ test('webhook errors: each bad marker is reported at its file:line with the fix'
     const file = 'internal/webhook/v1/rejected_webhook.ts';
     const problems = await problemsOf(dir);
     const at = (line: number) => problems.filter((p) => p.startsWith(`${file}:${line}: `));
-    assert.match(at(2).join('\n'), /missing path=, name=, sideEffects=, admissionReviewVersions=: controller-gen needs them, e\.g\. \+kubebuilder:webhook:path=/);
+    assert.match(
+      at(2).join('\n'),
+      /missing path=, name=, sideEffects=, admissionReviewVersions=: controller-gen needs them, e\.g\. \+kubebuilder:webhook:path=/,
+    );
     assert.match(at(3).join('\n'), /failurePolicy=sometimes is not valid: use fail or ignore/);
-    assert.match(at(4).join('\n'), /sideEffects=Some is not valid for admissionregistration\.k8s\.io\/v1: use None, or NoneOnDryRun/);
-    assert.match(at(5).join('\n'), /verbs= has "patch", which is not an admission operation: use create, update, delete, connect or \*/);
+    assert.match(
+      at(4).join('\n'),
+      /sideEffects=Some is not valid for admissionregistration\.k8s\.io\/v1: use None, or NoneOnDryRun/,
+    );
+    assert.match(
+      at(5).join('\n'),
+      /verbs= has "patch", which is not an admission operation: use create, update, delete, connect or \*/,
+    );
     // Line 6 duplicates the fixture's mmemcached-v1.kb.io; the problem names where the first one is.
-    assert.match(at(6).join('\n'), /already has a webhook named mmemcached-v1\.kb\.io \(internal\/webhook\/v1\/memcached_webhook\.ts:7\): give each webhook a unique name=/);
-    assert.match(at(7).join('\n'), /marker \+kubebuilder:webhook has no argument "pth": use one of path, url, mutating/);
-    assert.match(at(8).join('\n'), /name=memcached is not a fully qualified name: use lower-case DNS labels with at least three segments/);
+    assert.match(
+      at(6).join('\n'),
+      /already has a webhook named mmemcached-v1\.kb\.io \(internal\/webhook\/v1\/memcached_webhook\.ts:7\): give each webhook a unique name=/,
+    );
+    assert.match(
+      at(7).join('\n'),
+      /marker \+kubebuilder:webhook has no argument "pth": use one of path, url, mutating/,
+    );
+    assert.match(
+      at(8).join('\n'),
+      /name=memcached is not a fully qualified name: use lower-case DNS labels with at least three segments/,
+    );
     assert.match(at(9).join('\n'), /webhookVersions=v1beta1 is not supported/);
     assert.match(at(9).join('\n'), /timeoutSeconds=31 is out of range: the API server accepts 1 to 30/);
     assert.match(at(10).join('\n'), /reinvocationPolicy= applies only to mutating webhooks/);
     assert.match(at(10).join('\n'), /url= cannot be combined with path=/);
     assert.match(at(11).join('\n'), /matchPolicy=Fuzzy is not valid: use Exact or Equivalent/);
-    assert.deepEqual(problems.filter((p) => !p.startsWith(`${file}:`)), [], 'the good fixture markers are not blamed');
+    assert.deepEqual(
+      problems.filter((p) => !p.startsWith(`${file}:`)),
+      [],
+      'the good fixture markers are not blamed',
+    );
     assert.equal(problems.filter((p) => p.startsWith(`${file}:1:`)).length, 0);
     assert.ok(!existsSync(path.join(dir, WEBHOOK_MANIFEST_PATH)));
   });

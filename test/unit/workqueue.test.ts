@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ManagerMetrics } from '../../src/runtime/metrics.js';
-import { BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, defaultControllerRateLimiter } from '../../src/runtime/ratelimiter.js';
+import {
+  BucketRateLimiter,
+  ItemExponentialFailureRateLimiter,
+  MaxOfRateLimiter,
+  defaultControllerRateLimiter,
+} from '../../src/runtime/ratelimiter.js';
 import { LOW_PRIORITY, WorkQueue } from '../../src/runtime/workqueue.js';
 
 test('duplicate adds of a waiting key fold into one', async () => {
@@ -25,7 +30,11 @@ test('a key added while processing is handed out again only after done()', async
   const key = await queue.get();
   queue.add('k');
   const second = queue.get();
-  assert.equal(await Promise.race([second, sleep(50).then(() => 'nothing')]), 'nothing', 'must not be handed to a second worker while processing');
+  assert.equal(
+    await Promise.race([second, sleep(50).then(() => 'nothing')]),
+    'nothing',
+    'must not be handed to a second worker while processing',
+  );
   queue.done(key!);
   assert.equal(await second, 'k', 'the add made while processing is not lost');
 });
@@ -107,7 +116,7 @@ test('the default backoff has no overall bucket: many keys requeue after 5 ms ea
   const queue = new WorkQueue({ name: 'no-bucket' });
   for (let i = 0; i < 300; i++) queue.addRateLimited(`k${i}`);
   await sleep(200);
-  assert.equal(queue.len(), 300, 'with client-go\'s 10 qps / 100 bucket, 200 of them would still wait');
+  assert.equal(queue.len(), 300, "with client-go's 10 qps / 100 bucket, 200 of them would still wait");
   queue.shutDown();
 });
 
@@ -150,8 +159,11 @@ test('the bucket allows a burst of 100 and then 10 per second', () => {
   assert.equal(bucket.when(), 100);
 });
 
-test('defaultControllerRateLimiter is client-go\'s max of both limiters', () => {
-  const limiter = new MaxOfRateLimiter(new ItemExponentialFailureRateLimiter(5, 1_000_000), new BucketRateLimiter(10, 100, () => 0));
+test("defaultControllerRateLimiter is client-go's max of both limiters", () => {
+  const limiter = new MaxOfRateLimiter(
+    new ItemExponentialFailureRateLimiter(5, 1_000_000),
+    new BucketRateLimiter(10, 100, () => 0),
+  );
   assert.equal(limiter.when('a'), 5);
   assert.equal(limiter.when('a'), 10);
   assert.ok(defaultControllerRateLimiter().when('x') === 5);
@@ -159,7 +171,11 @@ test('defaultControllerRateLimiter is client-go\'s max of both limiters', () => 
 
 test('workqueue metrics count adds, retries and depth under controller-runtime names', async () => {
   const metrics = new ManagerMetrics();
-  const queue = new WorkQueue({ name: 'memcached', metrics, rateLimiter: new ItemExponentialFailureRateLimiter(1, 10) });
+  const queue = new WorkQueue({
+    name: 'memcached',
+    metrics,
+    rateLimiter: new ItemExponentialFailureRateLimiter(1, 10),
+  });
   queue.add('a');
   queue.add('b');
   queue.addRateLimited('c');

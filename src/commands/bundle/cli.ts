@@ -14,11 +14,21 @@ export function registerBundleValidate(program: Command, ctx: CliContext): void 
     .command('validate')
     .description('Validate an OLM bundle directory (manifests/ + metadata/) the way operator-sdk bundle validate does')
     .argument('[directory]', 'the bundle directory, e.g. ./bundle (image references are not supported)')
-    .option('--select-optional <selector>', 'label selector of optional validators to run, e.g. suite=operatorframework or name=good-practices')
+    .option(
+      '--select-optional <selector>',
+      'label selector of optional validators to run, e.g. suite=operatorframework or name=good-practices',
+    )
     .option('--list-optional', 'list the optional validators and their labels, and run nothing', false)
-    .option('--optional-values <key=value>', 'values for the validators, e.g. k8s-version=1.25 (repeatable, or comma-separated)', (value: string, previous: string[]) => [...previous, value], [] as string[])
+    .option(
+      '--optional-values <key=value>',
+      'values for the validators, e.g. k8s-version=1.25 (repeatable, or comma-separated)',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
     .option('-o, --output <format>', 'result format: text or json-alpha1', 'text')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   # What \`make bundle\` runs
   $ ts-operator-sdk bundle validate ./bundle
@@ -27,18 +37,24 @@ Examples:
   $ ts-operator-sdk bundle validate ./bundle --select-optional suite=operatorframework --optional-values=k8s-version=1.25
 
   # Machine-readable results
-  $ ts-operator-sdk bundle validate ./bundle -o json-alpha1`)
-    .action(async (directory: string | undefined, opts: { selectOptional?: string; listOptional: boolean; optionalValues: string[]; output: string }) => {
-      const { bundleValidateCommand } = await import('./validate.js');
-      const code = bundleValidateCommand({ directory, ...opts }, ctx.io, {
-        cwd: ctx.cwd,
-        // isatty, not process.stdout.isTTY: creating process.stdout would make a piped stdout non-blocking.
-        stdoutIsTty: isatty(1),
-        stderrIsTty: isatty(2),
-        now: () => new Date(),
-      });
-      // Validation findings are not CLI errors: the report is already printed,
-      // so only the exit status is left to set.
-      ctx.exitCode = code;
-    });
+  $ ts-operator-sdk bundle validate ./bundle -o json-alpha1`,
+    )
+    .action(
+      async (
+        directory: string | undefined,
+        opts: { selectOptional?: string; listOptional: boolean; optionalValues: string[]; output: string },
+      ) => {
+        const { bundleValidateCommand } = await import('./validate.js');
+        const code = bundleValidateCommand({ directory, ...opts }, ctx.io, {
+          cwd: ctx.cwd,
+          // isatty, not process.stdout.isTTY: creating process.stdout would make a piped stdout non-blocking.
+          stdoutIsTty: isatty(1),
+          stderrIsTty: isatty(2),
+          now: () => new Date(),
+        });
+        // Validation findings are not CLI errors: the report is already printed,
+        // so only the exit status is left to set.
+        ctx.exitCode = code;
+      },
+    );
 }

@@ -37,7 +37,11 @@ export interface BundleValidateEnvironment {
  * on `io.progress`. Bad flags throw a UsageError; a bundle that cannot be
  * loaded is one fatal log line and exit code 1.
  */
-export function bundleValidateCommand(options: BundleValidateOptions, io: CommandIO, env: BundleValidateEnvironment): number {
+export function bundleValidateCommand(
+  options: BundleValidateOptions,
+  io: CommandIO,
+  env: BundleValidateEnvironment,
+): number {
   if (options.listOptional) {
     io.out(optionalValidatorTable().replace(/\n$/, ''));
     return 0;
@@ -46,7 +50,10 @@ export function bundleValidateCommand(options: BundleValidateOptions, io: Comman
     throw new UsageError('a bundle directory is a required argument', 'run `ts-operator-sdk bundle validate ./bundle`');
   }
   if (!(OUTPUT_FORMATS as readonly string[]).includes(options.output)) {
-    throw new UsageError(`invalid value for output flag: ${options.output}`, `use one of: ${OUTPUT_FORMATS.join(', ')}`);
+    throw new UsageError(
+      `invalid value for output flag: ${options.output}`,
+      `use one of: ${OUTPUT_FORMATS.join(', ')}`,
+    );
   }
   const optionalValues = parseOptionalValues(options.optionalValues);
   const startedAt = env.now();
@@ -58,7 +65,12 @@ export function bundleValidateCommand(options: BundleValidateOptions, io: Comman
   selectValidators(options.selectOptional);
   let report;
   try {
-    report = validateBundleDirectory({ directory: options.directory, cwd: env.cwd, selector: options.selectOptional, optionalValues });
+    report = validateBundleDirectory({
+      directory: options.directory,
+      cwd: env.cwd,
+      selector: options.selectOptional,
+      optionalValues,
+    });
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     log('fatal', error.chained, env.stderrIsTty, (line) => io.progress(line));
@@ -79,7 +91,10 @@ export function parseOptionalValues(entries: readonly string[]): Map<string, str
       if (pair.trim() === '') continue;
       const equals = pair.indexOf('=');
       if (equals <= 0) {
-        throw new UsageError(`invalid --optional-values entry ${JSON.stringify(pair)}: expected key=value`, 'pass e.g. --optional-values=k8s-version=1.25');
+        throw new UsageError(
+          `invalid --optional-values entry ${JSON.stringify(pair)}: expected key=value`,
+          'pass e.g. --optional-values=k8s-version=1.25',
+        );
       }
       values.set(pair.slice(0, equals).trim(), pair.slice(equals + 1).trim());
     }

@@ -18,7 +18,10 @@ function commandWords(root: Command): CommandWords[] {
     result.push({
       path,
       subcommands: command.commands.map((child) => child.name()),
-      flags: [...command.options.map((option) => option.long).filter((flag): flag is string => Boolean(flag)), '--help'],
+      flags: [
+        ...command.options.map((option) => option.long).filter((flag): flag is string => Boolean(flag)),
+        '--help',
+      ],
     });
     for (const child of command.commands) walk(child, path ? `${path} ${child.name()}` : child.name());
   };
@@ -53,7 +56,9 @@ complete -F ${fn} ${name}
 `;
     }
     case 'zsh': {
-      const cases = words.map((entry) => `    "${entry.path}") words=(${[...entry.subcommands, ...entry.flags].join(' ')}) ;;`).join('\n');
+      const cases = words
+        .map((entry) => `    "${entry.path}") words=(${[...entry.subcommands, ...entry.flags].join(' ')}) ;;`)
+        .join('\n');
       return `#compdef ${name}
 # zsh completion for ${name}; load with: source <(${name} completion zsh)
 ${fn}() {
@@ -74,9 +79,11 @@ compdef ${fn} ${name}
       const lines = [`# fish completion for ${name}; load with: ${name} completion fish | source`];
       for (const entry of words) {
         const parts = entry.path ? entry.path.split(' ') : [];
-        const condition = parts.length === 0 ? '__fish_use_subcommand' : `__fish_seen_subcommand_from ${parts[parts.length - 1]}`;
+        const condition =
+          parts.length === 0 ? '__fish_use_subcommand' : `__fish_seen_subcommand_from ${parts[parts.length - 1]}`;
         for (const sub of entry.subcommands) lines.push(`complete -c ${name} -f -n '${condition}' -a ${sub}`);
-        if (parts.length > 0) for (const flag of entry.flags) lines.push(`complete -c ${name} -f -n '${condition}' -l ${flag.slice(2)}`);
+        if (parts.length > 0)
+          for (const flag of entry.flags) lines.push(`complete -c ${name} -f -n '${condition}' -l ${flag.slice(2)}`);
       }
       return `${lines.join('\n')}\n`;
     }

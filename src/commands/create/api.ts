@@ -1,108 +1,31 @@
 import { resolve } from 'node:path';
 import { boilerplateHeader } from '../../scaffold/boilerplate.js';
 import { UsageError } from '../../errors.js';
-import { scaffoldFiles, type FileSpec, type IfExists } from '../../scaffold/files.js';
-import { applyInserters, Markers, uncommentLine, type Inserter } from '../../scaffold/inserter.js';
-import { apiData, type ApiData } from '../../scaffold/layout.js';
+import { scaffoldFiles } from '../../scaffold/files.js';
+import { applyInserters, uncommentLine } from '../../scaffold/inserter.js';
+import { apiData } from '../../scaffold/layout.js';
 import { pluralize } from '../../scaffold/names.js';
-import { validateDerivedPlural, validateGroup, validateKind, validatePlural, validateVersion } from '../../scaffold/names.js';
-import { assertOurLayout, qualifiedGroup, readProject, sameGvk, writeProject, type ProjectResource } from '../../scaffold/project.js';
+import {
+  validateDerivedPlural,
+  validateGroup,
+  validateKind,
+  validatePlural,
+  validateVersion,
+} from '../../scaffold/names.js';
+import {
+  assertOurLayout,
+  qualifiedGroup,
+  readProject,
+  sameGvk,
+  writeProject,
+  type ProjectResource,
+} from '../../scaffold/project.js';
 import { VirtualTree } from '../../scaffold/tree.js';
 import { finishTree, type CommandIO } from '../../cli/io.js';
+import { apiFiles, apiInserters, reconcilerLocalName, type CreateApiOptions } from './api-scaffold.js';
 
-/** Options of `ts-operator-sdk create api`. */
-export interface CreateApiOptions {
-  directory: string;
-  /** Empty: the API group is the project domain itself. */
-  group: string;
-  version?: string;
-  kind?: string;
-  plural?: string;
-  /** Undefined when the flag was not given: ask on a terminal, else yes. */
-  resource?: boolean;
-  controller?: boolean;
-  namespaced: boolean;
-  force: boolean;
-  dryRun: boolean;
-  /** Whether stdin is a terminal (prompts are allowed). */
-  interactive: boolean;
-  /** A kind another project owns: the project directory of its TypeScript types (see ./external-api.ts). */
-  externalApiPath?: string;
-  externalApiDomain?: string;
-  fromCrd?: string;
-  fromCluster?: string;
-  /** --timeout: how long --from-cluster may take (see ./external-api.ts). */
-  timeout?: string;
-}
-
-const MULTIGROUP_HINT = 'multiple groups are not allowed by default, to enable multi-group run `ts-operator-sdk edit --multigroup`';
-
-/** The files of one API; `force` turns `error` into `overwrite` for exactly these. */
-export function apiFiles(data: ApiData, parts: { resource: boolean; controller: boolean; force: boolean }): FileSpec[] {
-  const owned: IfExists = parts.force ? 'overwrite' : 'error';
-  const specs: FileSpec[] = [];
-  if (parts.resource) {
-    specs.push(
-      { path: data.layout.groupVersionFile, template: 'api/apis/version/groupversion_info.ts.hbs', ifExists: 'skip' },
-      { path: data.layout.typesFile, template: 'api/apis/version/kind_types.ts.hbs', ifExists: owned },
-      { path: 'config/crd/kustomization.yaml', template: 'api/config/crd/kustomization.yaml.hbs', ifExists: 'skip' },
-      { path: 'config/crd/kustomizeconfig.yaml', template: 'api/config/crd/kustomizeconfig.yaml.hbs', ifExists: 'skip' },
-      { path: 'config/samples/kustomization.yaml', template: 'api/config/samples/kustomization.yaml.hbs', ifExists: 'skip' },
-      { path: data.layout.sampleFile, template: 'api/config/samples/group_version_kind.yaml.hbs', ifExists: owned },
-    );
-    for (const role of ['admin', 'editor', 'viewer']) {
-      // One set of roles per kind covers all its versions, so a new version reuses them.
-      specs.push({ path: `config/rbac/${data.rbacRolePrefix}_${role}_role.yaml`, template: `api/config/rbac/kind_${role}_role.yaml.hbs`, ifExists: parts.force ? 'overwrite' : 'skip' });
-    }
-  }
-  if (parts.controller) {
-    specs.push(
-      { path: data.layout.controllerFile, template: 'api/controllers/kind_controller.ts.hbs', ifExists: owned },
-      { path: data.layout.controllerTestFile, template: 'api/controllers/kind_controller.test.ts.hbs', ifExists: owned },
-    );
-  }
-  return specs;
-}
-
-/**
- * The name main.ts gives an API's reconciler: `<Kind>Reconciler`, or, when
- * main.ts already imports that name from another group's controller (the
- * same kind in two groups), `<Group><Kind>Reconciler`.
- */
-export function reconcilerLocalName(mainTs: string, data: ApiData): string {
-  const name = `${data.kind}Reconciler`;
-  const importsName = new RegExp(`^import \\{[^}]*\\b${name}\\b[^}]*\\} from '([^']+)';$`, 'm').exec(mainTs);
-  if (!importsName || importsName[1] === data.controllerImportFromMain) return name;
-  const groupWords = (data.group || data.qualifiedGroup).split(/[^a-z0-9]+/).filter(Boolean);
-  return `${groupWords.map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('')}${name}`;
-}
-
-/** The code `create api` adds to files that already exist, at their markers. */
-export function apiInserters(data: ApiData, parts: { resource: boolean; controller: boolean }, reconcilerName = `${data.kind}Reconciler`): Inserter[] {
-  const inserters: Inserter[] = [];
-  if (parts.resource) {
-    inserters.push(
-      { path: 'config/crd/kustomization.yaml', marker: Markers.crdResources, fragments: [`- bases/${data.qualifiedGroup}_${data.plural}.yaml`] },
-      { path: 'config/samples/kustomization.yaml', marker: Markers.samples, fragments: [`- ${data.layout.sampleFile.slice('config/samples/'.length)}`] },
-      {
-        path: 'config/rbac/kustomization.yaml',
-        marker: Markers.rbacRoles,
-        fragments: ['admin', 'editor', 'viewer'].map((role) => `- ${data.rbacRolePrefix}_${role}_role.yaml`),
-      },
-    );
-  }
-  if (parts.controller) {
-    inserters.push(
-      {
-        path: 'main.ts',
-        marker: Markers.imports,
-        fragments: [`import { ${reconcilerName === `${data.kind}Reconciler` ? reconcilerName : `${data.kind}Reconciler as ${reconcilerName}`} } from '${data.controllerImportFromMain}';`],
-      },
-      { path: 'main.ts', marker: Markers.builder, fragments: [`new ${reconcilerName}(mgr.getClient()).setupWithManager(mgr);`] },
-    );
-  }
-  return inserters;
-}
+const MULTIGROUP_HINT =
+  'multiple groups are not allowed by default, to enable multi-group run `ts-operator-sdk edit --multigroup`';
 
 /** `ts-operator-sdk create api`: adds an API (types) and/or its controller. */
 export async function createApi(options: CreateApiOptions, io: CommandIO): Promise<void> {
@@ -110,14 +33,25 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   const project = readProject(tree);
   assertOurLayout(project);
   if (options.timeout !== undefined && options.fromCluster === undefined) {
-    throw new UsageError('--timeout is for reading a CRD from the cluster, and needs --from-cluster', 'leave out --timeout, or pass --from-cluster <crd-name>');
+    throw new UsageError(
+      '--timeout is for reading a CRD from the cluster, and needs --from-cluster',
+      'leave out --timeout, or pass --from-cluster <crd-name>',
+    );
   }
   if (options.externalApiPath !== undefined) {
     const { createExternalApi } = await import('./external-api.js');
     return createExternalApi(tree, project, { ...options, externalApiPath: options.externalApiPath }, io);
   }
-  for (const [flag, value] of [['--external-api-domain', options.externalApiDomain], ['--from-crd', options.fromCrd], ['--from-cluster', options.fromCluster]] as const) {
-    if (value !== undefined) throw new UsageError(`${flag} is for kinds another project owns, and needs --external-api-path`, 'pass --external-api-path <directory for the types>, e.g. apis/external/route/v1');
+  for (const [flag, value] of [
+    ['--external-api-domain', options.externalApiDomain],
+    ['--from-crd', options.fromCrd],
+    ['--from-cluster', options.fromCluster],
+  ] as const) {
+    if (value !== undefined)
+      throw new UsageError(
+        `${flag} is for kinds another project owns, and needs --external-api-path`,
+        'pass --external-api-path <directory for the types>, e.g. apis/external/route/v1',
+      );
   }
   if (!options.version) throw new UsageError('missing --version', 'pass the API version, e.g. --version v1');
   if (!options.kind) throw new UsageError('missing --kind', 'pass the kind, e.g. --kind Memcached');
@@ -127,7 +61,12 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   validateKind(options.kind);
   if (options.plural !== undefined) validatePlural(options.plural);
 
-  const requested: ProjectResource = { group: options.group || undefined, domain, version: options.version, kind: options.kind };
+  const requested: ProjectResource = {
+    group: options.group || undefined,
+    domain,
+    version: options.version,
+    kind: options.kind,
+  };
   const resources = project.resources ?? [];
   const existing = resources.find((resource) => sameGvk(resource, requested));
   if (options.plural === undefined && existing?.plural === undefined) validateDerivedPlural(options.kind);
@@ -140,7 +79,9 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   }
   if (!project.multigroup) {
     // External and core kinds are used, not served, so their groups do not make a project multigroup.
-    const otherGroup = resources.find((resource) => !resource.external && !resource.core && qualifiedGroup(resource) !== qualifiedGroup(requested));
+    const otherGroup = resources.find(
+      (resource) => !resource.external && !resource.core && qualifiedGroup(resource) !== qualifiedGroup(requested),
+    );
     if (otherGroup) {
       throw new UsageError(
         `this project already has group ${qualifiedGroup(otherGroup)}: ${MULTIGROUP_HINT}`,
@@ -152,10 +93,18 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   const resource = options.resource ?? (options.interactive ? await io.confirm('Create Resource [y/n]') : true);
   const controller = options.controller ?? (options.interactive ? await io.confirm('Create Controller [y/n]') : true);
   if (!resource && !controller) {
-    throw new UsageError('nothing to create: both --resource and --controller are false', 'pass --resource or --controller');
+    throw new UsageError(
+      'nothing to create: both --resource and --controller are false',
+      'pass --resource or --controller',
+    );
   }
 
-  const otherVersions = resources.filter((item) => qualifiedGroup(item) === qualifiedGroup(requested) && item.kind === requested.kind && item.version !== requested.version);
+  const otherVersions = resources.filter(
+    (item) =>
+      qualifiedGroup(item) === qualifiedGroup(requested) &&
+      item.kind === requested.kind &&
+      item.version !== requested.version,
+  );
   // Even with --force: the controller file is the kind's, not this version's, and --force would overwrite the user's code.
   if (controller) {
     const served = otherVersions.find((item) => item.controller);
@@ -176,7 +125,12 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
   };
   // The version created first keeps kubebuilder's `<kind>-sample`; the others get their own name, so
   // `kubectl apply -k config/samples` creates one object per version instead of writing one twice.
-  const firstSampled = otherVersions.length > 0 ? resources.find((item) => item.api && qualifiedGroup(item) === qualifiedGroup(requested) && item.kind === requested.kind) : undefined;
+  const firstSampled =
+    otherVersions.length > 0
+      ? resources.find(
+          (item) => item.api && qualifiedGroup(item) === qualifiedGroup(requested) && item.kind === requested.kind,
+        )
+      : undefined;
   const data = apiData(entry, {
     multigroup: project.multigroup === true,
     projectName: project.projectName ?? '',
@@ -194,17 +148,23 @@ export async function createApi(options: CreateApiOptions, io: CommandIO): Promi
 
   const parts = { resource, controller, force: options.force };
   scaffoldFiles(tree, apiFiles(data, parts), data);
-  applyInserters(tree, apiInserters(data, parts, controller ? reconcilerLocalName(tree.read('main.ts') ?? '', data) : undefined));
+  applyInserters(
+    tree,
+    apiInserters(data, parts, controller ? reconcilerLocalName(tree.read('main.ts') ?? '', data) : undefined),
+  );
   if (resource) uncommentLine(tree, 'config/default/kustomization.yaml', '- ../crd');
 
   project.resources = existing ? resources.map((item) => (item === existing ? entry : item)) : [...resources, entry];
   writeProject(tree, project);
 
   const report: string[] = [];
-  if (resource) report.push('Next: implement your new API and generate the manifests (e.g. CRDs, CRs) with:\n$ make manifests');
+  if (resource)
+    report.push('Next: implement your new API and generate the manifests (e.g. CRDs, CRs) with:\n$ make manifests');
   if (resource && otherVersions.length > 0) {
     const versions = [...otherVersions.map((item) => item.version), options.version].sort();
-    report.push(`Note: ${options.kind} now has ${versions.length} versions (${versions.join(', ')}): mark exactly one of them with \`+kubebuilder:storageversion\` in its ${options.kind} type's comment before running \`make manifests\`.`);
+    report.push(
+      `Note: ${options.kind} now has ${versions.length} versions (${versions.join(', ')}): mark exactly one of them with \`+kubebuilder:storageversion\` in its ${options.kind} type's comment before running \`make manifests\`.`,
+    );
   }
   await finishTree(tree, io, options.dryRun, report);
 }
@@ -227,7 +187,10 @@ function checkKindNames(resources: readonly ProjectResource[], requested: Projec
     }
     const itemPlural = item.plural ?? pluralize(item.kind);
     if (item.kind !== requested.kind && itemPlural === plural) {
-      throw new UsageError(`plural "${plural}" is already the resource name of kind ${item.kind} in group ${group}`, 'pass a different --plural');
+      throw new UsageError(
+        `plural "${plural}" is already the resource name of kind ${item.kind} in group ${group}`,
+        'pass a different --plural',
+      );
     }
     if (item.kind === requested.kind && item.version !== requested.version && itemPlural !== plural && item.api) {
       throw new UsageError(

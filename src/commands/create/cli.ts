@@ -2,14 +2,19 @@ import type { Command } from 'commander';
 import { commandGroup } from '../../cli/command-group.js';
 import type { CliContext } from '../../cli/context.js';
 import { parseBooleanFlag } from '../../cli/flags.js';
+// Type only: erased, so the command's modules still load on use.
+import type { CreateApiOptions } from './api-scaffold.js';
 
 /** The `create` command group; `create api` and `create webhook` register on it. */
 export function createCommand(program: Command): Command {
   return commandGroup(program, 'create', 'Scaffold a Kubernetes API or webhook', (create) =>
-    create.addHelpText('after', `
+    create.addHelpText(
+      'after',
+      `
 Examples:
   $ ts-operator-sdk create api --group cache --version v1 --kind Memcached
-  $ ts-operator-sdk create webhook --group cache --version v1 --kind Memcached --defaulting --programmatic-validation`),
+  $ ts-operator-sdk create webhook --group cache --version v1 --kind Memcached --defaulting --programmatic-validation`,
+    ),
   );
 }
 
@@ -27,12 +32,20 @@ export function registerCreateApi(program: Command, ctx: CliContext): void {
     .option('--namespaced [bool]', 'resource is namespaced (false: cluster-scoped)', parseBooleanFlag, true)
     .option('--force', "overwrite this API's scaffold files if they exist", false)
     .option('--dry-run', 'print the files that would be created or updated, write nothing', false)
-    .option('--external-api-path <dir>', 'a kind another project owns: the project directory of its TypeScript types (no CRD is scaffolded)')
+    .option(
+      '--external-api-path <dir>',
+      'a kind another project owns: the project directory of its TypeScript types (no CRD is scaffolded)',
+    )
     .option('--external-api-domain <domain>', "the external kind's domain: its API group is <group>.<domain>")
     .option('--from-crd <file>', "with --external-api-path: generate the kind's types from this CRD file")
-    .option('--from-cluster <crd-name>', "with --external-api-path: generate the kind's types from this CRD in the kubeconfig's cluster")
+    .option(
+      '--from-cluster <crd-name>',
+      "with --external-api-path: generate the kind's types from this CRD in the kubeconfig's cluster",
+    )
     .option('--timeout <duration>', 'with --from-cluster: time to wait for the cluster before failing (default 30s)')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   # Create a Memcached API with group cache and version v1
   $ ts-operator-sdk create api --group cache --version v1 --kind Memcached
@@ -47,8 +60,9 @@ Examples:
   $ ts-operator-sdk create api --group cache --version v1 --kind Memcached --resource=false --controller
 
   # A kind you don't own (OpenShift's Route): types generated from its CRD, and a controller
-  $ ts-operator-sdk create api --group route --version v1 --kind Route --external-api-path apis/external/route/v1 --external-api-domain openshift.io --from-crd route-crd.yaml`)
-    .action(async (opts: { group: string; version?: string; kind?: string; plural?: string; resource?: boolean; controller?: boolean; namespaced: boolean; force: boolean; dryRun: boolean; externalApiPath?: string; externalApiDomain?: string; fromCrd?: string; fromCluster?: string; timeout?: string }) => {
+  $ ts-operator-sdk create api --group route --version v1 --kind Route --external-api-path apis/external/route/v1 --external-api-domain openshift.io --from-crd route-crd.yaml`,
+    )
+    .action(async (opts: Omit<CreateApiOptions, 'directory' | 'interactive'>) => {
       // Loaded on use: only the command that runs pays for its templates and modules.
       const { createApi } = await import('./api.js');
       await createApi({ directory: ctx.cwd, interactive: ctx.interactive, ...opts }, ctx.io);
@@ -71,10 +85,16 @@ export function registerCreateWebhook(program: Command, ctx: CliContext): void {
     .option('--defaulting', 'scaffold a defaulting (mutating) webhook', false)
     .option('--programmatic-validation', 'scaffold a validating webhook', false)
     .option('--conversion', 'scaffold a conversion webhook, with --version as the hub', false)
-    .option('--spoke <versions>', 'for --conversion: the versions that convert to and from the hub (comma-separated or repeated)', collectVersions)
+    .option(
+      '--spoke <versions>',
+      'for --conversion: the versions that convert to and from the hub (comma-separated or repeated)',
+      collectVersions,
+    )
     .option('--force', "scaffold this kind's webhook files again, overwriting them", false)
     .option('--dry-run', 'print the files that would be created or updated, write nothing', false)
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   # Defaulting and validating webhooks for Memcached v1
   $ ts-operator-sdk create webhook --group cache --version v1 --kind Memcached --defaulting --programmatic-validation
@@ -82,9 +102,22 @@ Examples:
   # A conversion webhook: v1 is the hub (storage version), v1alpha1 a spoke
   $ ts-operator-sdk create webhook --group cache --version v1 --kind Memcached --conversion --spoke v1alpha1
 
-Then run \`make manifests\` to write config/webhook/manifests.yaml from the webhook markers.`)
-    .action(async (opts: { group: string; version?: string; kind?: string; defaulting: boolean; programmaticValidation: boolean; conversion: boolean; spoke?: string[]; force: boolean; dryRun: boolean }) => {
-      const { createWebhook } = await import('./webhook.js');
-      await createWebhook({ directory: ctx.cwd, ...opts }, ctx.io);
-    });
+Then run \`make manifests\` to write config/webhook/manifests.yaml from the webhook markers.`,
+    )
+    .action(
+      async (opts: {
+        group: string;
+        version?: string;
+        kind?: string;
+        defaulting: boolean;
+        programmaticValidation: boolean;
+        conversion: boolean;
+        spoke?: string[];
+        force: boolean;
+        dryRun: boolean;
+      }) => {
+        const { createWebhook } = await import('./webhook.js');
+        await createWebhook({ directory: ctx.cwd, ...opts }, ctx.io);
+      },
+    );
 }

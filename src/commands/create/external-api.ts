@@ -1,7 +1,6 @@
 import { posix, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { UsageError } from '../../errors.js';
-import type { CreateApiOptions } from './api.js';
 import { chooseVersion, crdModel, readCrdFile, type CrdModel } from '../../generators/crd-to-typescript/crd-source.js';
 import { crdToTypeScript } from '../../generators/crd-to-typescript/schema-to-typescript.js';
 import { boilerplateHeader } from '../../scaffold/boilerplate.js';
@@ -9,10 +8,16 @@ import { scaffoldFiles, type FileSpec } from '../../scaffold/files.js';
 import { applyInserters } from '../../scaffold/inserter.js';
 import { apiData, relativeImport } from '../../scaffold/layout.js';
 import { pluralize, validateGroup, validateKind, validatePlural, validateVersion } from '../../scaffold/names.js';
-import { qualifiedGroup, sameGvk, writeProject, type ProjectConfig, type ProjectResource } from '../../scaffold/project.js';
+import {
+  qualifiedGroup,
+  sameGvk,
+  writeProject,
+  type ProjectConfig,
+  type ProjectResource,
+} from '../../scaffold/project.js';
 import type { VirtualTree } from '../../scaffold/tree.js';
 import { finishTree, type CommandIO } from '../../cli/io.js';
-import { apiInserters, reconcilerLocalName } from './api.js';
+import { apiInserters, reconcilerLocalName, type CreateApiOptions } from './api-scaffold.js';
 
 /**
  * Where envtest finds the CRDs of kinds the project does not own: copies of
@@ -28,7 +33,10 @@ export const EXTERNAL_CRD_DIR = 'config/crd/external';
 export const FROM_CLUSTER_TIMEOUT = '30s';
 
 /** The options of `create api` that apply to a kind another project owns. */
-export type ExternalApiOptions = Pick<CreateApiOptions, 'group' | 'version' | 'kind' | 'plural' | 'controller' | 'namespaced' | 'force' | 'dryRun' | 'interactive' | 'timeout'> & {
+export type ExternalApiOptions = Pick<
+  CreateApiOptions,
+  'group' | 'version' | 'kind' | 'plural' | 'controller' | 'namespaced' | 'force' | 'dryRun' | 'interactive' | 'timeout'
+> & {
   /** Undefined when the flag was not given: external kinds never get a CRD, so only `true` is refused. */
   resource?: boolean;
   /** Project directory of the kind's TypeScript types (kubebuilder: the Go import path); PROJECT `path`. */
@@ -49,22 +57,38 @@ export type ExternalApiOptions = Pick<CreateApiOptions, 'group' | 'version' | 'k
  * types and `defineKind` are generated from the CRD's schema; the controller
  * (optional) gets RBAC markers for the kind's group.
  */
-export async function createExternalApi(tree: VirtualTree, project: ProjectConfig, options: ExternalApiOptions, io: CommandIO): Promise<void> {
+export async function createExternalApi(
+  tree: VirtualTree,
+  project: ProjectConfig,
+  options: ExternalApiOptions,
+  io: CommandIO,
+): Promise<void> {
   if (options.resource === true) {
-    throw new UsageError('--resource cannot be used with --external-api-path: an external kind\'s CRD belongs to the project that owns it', 'leave out --resource (or pass --resource=false)');
+    throw new UsageError(
+      "--resource cannot be used with --external-api-path: an external kind's CRD belongs to the project that owns it",
+      'leave out --resource (or pass --resource=false)',
+    );
   }
-  if (options.fromCrd !== undefined && options.fromCluster !== undefined) throw new UsageError('--from-crd and --from-cluster both name the CRD to read', 'pass only one of them');
-  const { parseDuration } = await import('../olm/kube.js');
+  if (options.fromCrd !== undefined && options.fromCluster !== undefined)
+    throw new UsageError('--from-crd and --from-cluster both name the CRD to read', 'pass only one of them');
+  const { parseDuration } = await import('../../cluster/session.js');
   const timeoutMs = parseDuration('--timeout', options.timeout ?? FROM_CLUSTER_TIMEOUT);
   const typesDir = checkedTypesDir(options.externalApiPath, project);
 
-  const crd = options.fromCrd !== undefined
-    ? readCrdFile(resolve(tree.root, options.fromCrd), options.fromCrd, options.kind)
-    : options.fromCluster !== undefined ? await readCrdFromCluster(options.fromCluster, timeoutMs) : undefined;
+  const crd =
+    options.fromCrd !== undefined
+      ? readCrdFile(resolve(tree.root, options.fromCrd), options.fromCrd, options.kind)
+      : options.fromCluster !== undefined
+        ? await readCrdFromCluster(options.fromCluster, timeoutMs)
+        : undefined;
   const kind = options.kind ?? crd?.kind;
   if (!kind) throw new UsageError('missing --kind', 'pass the kind, e.g. --kind Route');
   validateKind(kind);
-  if (crd && crd.kind !== kind) throw new UsageError(`the CRD ${crd.name} is for kind ${crd.kind}, not ${kind}`, `pass --kind ${crd.kind}, or the CRD of ${kind}`);
+  if (crd && crd.kind !== kind)
+    throw new UsageError(
+      `the CRD ${crd.name} is for kind ${crd.kind}, not ${kind}`,
+      `pass --kind ${crd.kind}, or the CRD of ${kind}`,
+    );
   const crdVersion = crd ? chooseVersion(crd, options.version) : undefined;
   const version = crdVersion?.name ?? options.version;
   if (!version) throw new UsageError('missing --version', 'pass the API version, e.g. --version v1');
@@ -73,26 +97,48 @@ export async function createExternalApi(tree: VirtualTree, project: ProjectConfi
   validateGroup(options.group, domain);
   const requested: ProjectResource = { group: options.group || undefined, domain, version, kind };
   if (crd && crd.group !== qualifiedGroup(requested)) {
-    throw new UsageError(`the CRD ${crd.name} is in group ${crd.group}, not ${qualifiedGroup(requested)}`, 'pass --group and --external-api-domain that join to the CRD\'s group, or leave --external-api-domain out');
+    throw new UsageError(
+      `the CRD ${crd.name} is in group ${crd.group}, not ${qualifiedGroup(requested)}`,
+      "pass --group and --external-api-domain that join to the CRD's group, or leave --external-api-domain out",
+    );
   }
   if (options.plural !== undefined) validatePlural(options.plural);
-  if (crd && options.plural !== undefined && options.plural !== crd.plural) throw new UsageError(`the CRD ${crd.name} names its plural "${crd.plural}", not "${options.plural}"`, 'leave out --plural: the CRD decides it');
+  if (crd && options.plural !== undefined && options.plural !== crd.plural)
+    throw new UsageError(
+      `the CRD ${crd.name} names its plural "${crd.plural}", not "${options.plural}"`,
+      'leave out --plural: the CRD decides it',
+    );
   const plural = crd?.plural ?? options.plural ?? pluralize(kind);
 
   const resources = project.resources ?? [];
   const existing = resources.find((resource) => sameGvk(resource, requested));
   if (existing && !options.force) {
-    throw new UsageError(`API ${qualifiedGroup(requested)}/${version}, Kind=${kind} already exists`, 'pass --force to regenerate its types, or choose another --kind or --version');
+    throw new UsageError(
+      `API ${qualifiedGroup(requested)}/${version}, Kind=${kind} already exists`,
+      'pass --force to regenerate its types, or choose another --kind or --version',
+    );
   }
   if (existing && !existing.external) {
-    throw new UsageError(`${qualifiedGroup(requested)}/${version}, Kind=${kind} is an API of this project, not an external one`, 'leave out --external-api-path to work on it');
+    throw new UsageError(
+      `${qualifiedGroup(requested)}/${version}, Kind=${kind} is an API of this project, not an external one`,
+      'leave out --external-api-path to work on it',
+    );
   }
 
   const typesFile = `${typesDir}/${kind.toLowerCase()}_types.ts`;
   const controller = options.controller ?? (options.interactive ? await io.confirm('Create Controller [y/n]') : true);
-  if (!crd && !controller) throw new UsageError('nothing to create: no CRD to generate types from and --controller is false', 'pass --from-crd <file> or --from-cluster <crd-name>, or --controller');
+  if (!crd && !controller)
+    throw new UsageError(
+      'nothing to create: no CRD to generate types from and --controller is false',
+      'pass --from-crd <file> or --from-cluster <crd-name>, or --controller',
+    );
   if (!crd && !tree.exists(typesFile)) {
-    throw new UsageError(`the controller of ${kind} needs its types in ${typesFile}, which does not exist`, 'generate them with --from-crd <file> or --from-cluster <crd-name>, or write that file (an interface and a defineKind named ' + kind + ')');
+    throw new UsageError(
+      `the controller of ${kind} needs its types in ${typesFile}, which does not exist`,
+      'generate them with --from-crd <file> or --from-cluster <crd-name>, or write that file (an interface and a defineKind named ' +
+        kind +
+        ')',
+    );
   }
 
   const entry: ProjectResource = {
@@ -104,29 +150,62 @@ export async function createExternalApi(tree: VirtualTree, project: ProjectConfi
     // Recorded only when it is not the derived one, as for --plural; later commands need it for RBAC.
     plural: plural === pluralize(kind) ? undefined : plural,
   };
-  const data = apiData({ ...entry, plural, api: { crdVersion: 'v1', namespaced: crd?.namespaced ?? options.namespaced } }, { multigroup: project.multigroup === true, projectName: project.projectName ?? '', boilerplate: boilerplateHeader(tree) });
+  const data = apiData(
+    { ...entry, plural, api: { crdVersion: 'v1', namespaced: crd?.namespaced ?? options.namespaced } },
+    {
+      multigroup: project.multigroup === true,
+      projectName: project.projectName ?? '',
+      boilerplate: boilerplateHeader(tree),
+    },
+  );
   data.typesImportFromController = relativeImport(data.layout.controllerFile, typesFile);
 
   if (crd && crdVersion) {
-    if (tree.exists(typesFile) && !options.force) throw new UsageError(`${typesFile} already exists`, 'pass --force to regenerate it from the CRD');
-    const source = options.fromCrd !== undefined ? `--from-crd ${options.fromCrd}` : `--from-cluster ${options.fromCluster}`;
-    tree.write(typesFile, crdToTypeScript(crd, crdVersion, {
-      header: data.boilerplate,
-      printWidth: projectPrintWidth(tree),
-      regenerate: `npx ts-operator-sdk create api --group ${options.group || '""'} --version ${version} --kind ${kind} --external-api-path ${typesDir} --external-api-domain ${domain} ${source} --controller=false --force`,
-    }));
-    tree.write(`${EXTERNAL_CRD_DIR}/${crd.group}_${crd.plural}.yaml`, crdCopy(crd, options.fromCrd ?? `the cluster's ${crd.name}`));
+    if (tree.exists(typesFile) && !options.force)
+      throw new UsageError(`${typesFile} already exists`, 'pass --force to regenerate it from the CRD');
+    const source =
+      options.fromCrd !== undefined ? `--from-crd ${options.fromCrd}` : `--from-cluster ${options.fromCluster}`;
+    tree.write(
+      typesFile,
+      crdToTypeScript(crd, crdVersion, {
+        header: data.boilerplate,
+        printWidth: projectPrintWidth(tree),
+        regenerate: `npx ts-operator-sdk create api --group ${options.group || '""'} --version ${version} --kind ${kind} --external-api-path ${typesDir} --external-api-domain ${domain} ${source} --controller=false --force`,
+      }),
+    );
+    tree.write(
+      `${EXTERNAL_CRD_DIR}/${crd.group}_${crd.plural}.yaml`,
+      crdCopy(crd, options.fromCrd ?? `the cluster's ${crd.name}`),
+    );
   }
   if (controller) {
     // The controller only: its test creates an object of the kind, whose required fields only the user knows.
-    const specs: FileSpec[] = [{ path: data.layout.controllerFile, template: 'api/controllers/external/kind_controller.ts.hbs', ifExists: options.force ? 'overwrite' : 'error' }];
+    const specs: FileSpec[] = [
+      {
+        path: data.layout.controllerFile,
+        template: 'api/controllers/external/kind_controller.ts.hbs',
+        ifExists: options.force ? 'overwrite' : 'error',
+      },
+    ];
     scaffoldFiles(tree, specs, data);
-    applyInserters(tree, apiInserters(data, { resource: false, controller: true }, reconcilerLocalName(tree.read('main.ts') ?? '', data)));
+    applyInserters(
+      tree,
+      apiInserters(data, { resource: false, controller: true }, reconcilerLocalName(tree.read('main.ts') ?? '', data)),
+    );
   }
   project.resources = existing ? resources.map((item) => (item === existing ? entry : item)) : [...resources, entry];
   writeProject(tree, project);
 
-  await finishTree(tree, io, options.dryRun, crd ? [`Next: install the CRD in envtest with crdDirectoryPaths: ['${EXTERNAL_CRD_DIR}'] (it is not deployed with your operator), and import ${kind} from ${typesFile}`] : []);
+  await finishTree(
+    tree,
+    io,
+    options.dryRun,
+    crd
+      ? [
+          `Next: install the CRD in envtest with crdDirectoryPaths: ['${EXTERNAL_CRD_DIR}'] (it is not deployed with your operator), and import ${kind} from ${typesFile}`,
+        ]
+      : [],
+  );
 }
 
 /**
@@ -136,10 +215,17 @@ export async function createExternalApi(tree: VirtualTree, project: ProjectConfi
  */
 function externalDomain(options: ExternalApiOptions, crd: CrdModel | undefined): string {
   if (options.externalApiDomain !== undefined) return options.externalApiDomain;
-  if (!crd) throw new UsageError('missing --external-api-domain', 'pass the domain of the external kind, e.g. --external-api-domain openshift.io for route.openshift.io');
+  if (!crd)
+    throw new UsageError(
+      'missing --external-api-domain',
+      'pass the domain of the external kind, e.g. --external-api-domain openshift.io for route.openshift.io',
+    );
   if (options.group === '') return crd.group;
   if (crd.group.startsWith(`${options.group}.`)) return crd.group.slice(options.group.length + 1);
-  throw new UsageError(`the CRD ${crd.name} is in group ${crd.group}, which does not start with --group ${options.group}`, `pass the CRD's group: --group ${crd.group.split('.')[0]}`);
+  throw new UsageError(
+    `the CRD ${crd.name} is in group ${crd.group}, which does not start with --group ${options.group}`,
+    `pass the CRD's group: --group ${crd.group.split('.')[0]}`,
+  );
 }
 
 /**
@@ -149,7 +235,11 @@ function externalDomain(options: ExternalApiOptions, crd: CrdModel | undefined):
  * Other config formats (YAML, JavaScript) are not read.
  */
 function projectPrintWidth(tree: VirtualTree): number | undefined {
-  for (const [file, pick] of [['.prettierrc.json', (c: unknown) => c], ['.prettierrc', (c: unknown) => c], ['package.json', (c: unknown) => (c as { prettier?: unknown } | null)?.prettier]] as const) {
+  for (const [file, pick] of [
+    ['.prettierrc.json', (c: unknown) => c],
+    ['.prettierrc', (c: unknown) => c],
+    ['package.json', (c: unknown) => (c as { prettier?: unknown } | null)?.prettier],
+  ] as const) {
     const text = tree.read(file);
     if (text === undefined) continue;
     let config: unknown;
@@ -171,20 +261,34 @@ function projectPrintWidth(tree: VirtualTree): number | undefined {
  * ~/.kube/config or in-cluster), within `timeoutMs` in all.
  */
 async function readCrdFromCluster(name: string, timeoutMs: number): Promise<CrdModel> {
-  const { KubeSession } = await import('../olm/kube.js');
+  const { KubeSession } = await import('../../cluster/session.js');
   const { NotFoundError } = await import('../../runtime/errors.js');
   const { loadKubeConfig } = await import('../../runtime/kubeconfig.js');
   let config;
   try {
     config = loadKubeConfig();
   } catch (error) {
-    throw new UsageError(`cannot read the CRD ${name} from a cluster: ${(error as Error).message}`, 'point KUBECONFIG at the cluster, or pass the CRD as a file with --from-crd', { cause: error });
+    throw new UsageError(
+      `cannot read the CRD ${name} from a cluster: ${(error as Error).message}`,
+      'point KUBECONFIG at the cluster, or pass the CRD as a file with --from-crd',
+      { cause: error },
+    );
   }
   const session = await KubeSession.connect({ config, timeoutMs, hint: 'KUBECONFIG' });
   try {
-    return crdModel(await session.rest.request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`), `the cluster's CRD ${name}`);
+    return crdModel(
+      await session.rest.request(
+        'GET',
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`,
+      ),
+      `the cluster's CRD ${name}`,
+    );
   } catch (error) {
-    if (error instanceof NotFoundError) throw new UsageError(`the cluster ${session.server} has no CRD named ${name}`, 'pass the name `kubectl get crd` lists (<plural>.<group>), or install the CRD first');
+    if (error instanceof NotFoundError)
+      throw new UsageError(
+        `the cluster ${session.server} has no CRD named ${name}`,
+        'pass the name `kubectl get crd` lists (<plural>.<group>), or install the CRD first',
+      );
     throw session.failure(error, `reading the CRD ${name}`);
   } finally {
     await session.close();
@@ -195,12 +299,24 @@ async function readCrdFromCluster(name: string, timeoutMs: number): Promise<CrdM
 function checkedTypesDir(path: string, project: ProjectConfig): string {
   const normal = posix.normalize(path.replace(/\\/g, '/')).replace(/\/+$/, '');
   if (normal === '' || normal === '.' || posix.isAbsolute(normal) || normal.startsWith('../') || normal === '..') {
-    throw new UsageError(`--external-api-path "${path}" is not a directory inside the project`, 'pass a project directory for the types, e.g. apis/external/route/v1');
+    throw new UsageError(
+      `--external-api-path "${path}" is not a directory inside the project`,
+      'pass a project directory for the types, e.g. apis/external/route/v1',
+    );
   }
-  if (!/^[A-Za-z0-9_.\-/]+$/.test(normal)) throw new UsageError(`--external-api-path "${path}" has characters an import path cannot carry`, 'use letters, digits, "-", "_", "." and "/"');
-  const owned = (project.resources ?? []).find((resource) => !resource.external && !resource.core && resource.path === normal);
+  if (!/^[A-Za-z0-9_.\-/]+$/.test(normal))
+    throw new UsageError(
+      `--external-api-path "${path}" has characters an import path cannot carry`,
+      'use letters, digits, "-", "_", "." and "/"',
+    );
+  const owned = (project.resources ?? []).find(
+    (resource) => !resource.external && !resource.core && resource.path === normal,
+  );
   if (owned) {
-    throw new UsageError(`--external-api-path ${normal} holds the types of this project's ${owned.kind}, and \`generate manifests\` would read the external types as its own`, 'pass another directory, e.g. apis/external/<group>/<version>');
+    throw new UsageError(
+      `--external-api-path ${normal} holds the types of this project's ${owned.kind}, and \`generate manifests\` would read the external types as its own`,
+      'pass another directory, e.g. apis/external/<group>/<version>',
+    );
   }
   return normal;
 }

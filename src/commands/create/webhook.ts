@@ -3,12 +3,27 @@ import { boilerplateHeader } from '../../scaffold/boilerplate.js';
 import { UsageError } from '../../errors.js';
 import { scaffoldFiles, type FileSpec } from '../../scaffold/files.js';
 import { applyInserters, Markers, uncommentBlock, uncommentLine, type Inserter } from '../../scaffold/inserter.js';
-import { apiData, apiLayout, relativeImport, webhookLayout, type ApiData, type WebhookLayout } from '../../scaffold/layout.js';
+import {
+  apiData,
+  apiLayout,
+  relativeImport,
+  webhookLayout,
+  type ApiData,
+  type WebhookLayout,
+} from '../../scaffold/layout.js';
 import { validateGroup, validateKind, validateVersion } from '../../scaffold/names.js';
 import { DNS1123_LABEL_MAX } from '../../validation/names.js';
 import { readProjectWebhookMarkers } from '../../generators/webhook/webhook.js';
 import { ProblemList } from '../../generators/problems.js';
-import { assertOurLayout, qualifiedGroup, readProject, sameGvk, writeProject, type ProjectResource, type ResourceWebhooks } from '../../scaffold/project.js';
+import {
+  assertOurLayout,
+  qualifiedGroup,
+  readProject,
+  sameGvk,
+  writeProject,
+  type ProjectResource,
+  type ResourceWebhooks,
+} from '../../scaffold/project.js';
 import { renderTemplate } from '../../scaffold/render.js';
 import { VirtualTree } from '../../scaffold/tree.js';
 import { finishTree, type CommandIO } from '../../cli/io.js';
@@ -32,7 +47,11 @@ export interface CreateWebhookOptions {
 /** The webhook types of one `create webhook` run, as kubebuilder names them in PROJECT. */
 type WebhookType = 'defaulting' | 'validation' | 'conversion';
 
-const TYPE_FLAGS: Record<WebhookType, string> = { defaulting: '--defaulting', validation: '--programmatic-validation', conversion: '--conversion' };
+const TYPE_FLAGS: Record<WebhookType, string> = {
+  defaulting: '--defaulting',
+  validation: '--programmatic-validation',
+  conversion: '--conversion',
+};
 
 /** One spoke version of a conversion webhook, as the hub's webhook file sees it. */
 export interface SpokeData {
@@ -81,7 +100,9 @@ export function webhookPath(prefix: 'mutate' | 'validate', group: string, versio
  * kubebuilder's form.
  */
 export function webhookName(prefix: 'm' | 'v', resource: Pick<ProjectResource, 'group' | 'version' | 'kind'>): string {
-  return [`${prefix}${resource.kind.toLowerCase()}-${resource.version}`, resource.group, 'kb.io'].filter(Boolean).join('.');
+  return [`${prefix}${resource.kind.toLowerCase()}-${resource.version}`, resource.group, 'kb.io']
+    .filter(Boolean)
+    .join('.');
 }
 
 const pascal = (word: string): string => word.charAt(0).toUpperCase() + word.slice(1);
@@ -89,22 +110,70 @@ const pascal = (word: string): string => word.charAt(0).toUpperCase() + word.sli
 /** The config files every webhook needs; kept when they exist, because the user may have changed them. */
 function sharedFiles(conversion: boolean, data: WebhookData, force: boolean): FileSpec[] {
   const specs: FileSpec[] = [
-    { path: 'config/webhook/kustomization.yaml', template: 'webhook/config/webhook/kustomization.yaml.hbs', ifExists: 'skip' },
-    { path: 'config/webhook/kustomizeconfig.yaml', template: 'webhook/config/webhook/kustomizeconfig.yaml.hbs', ifExists: 'skip' },
+    {
+      path: 'config/webhook/kustomization.yaml',
+      template: 'webhook/config/webhook/kustomization.yaml.hbs',
+      ifExists: 'skip',
+    },
+    {
+      path: 'config/webhook/kustomizeconfig.yaml',
+      template: 'webhook/config/webhook/kustomizeconfig.yaml.hbs',
+      ifExists: 'skip',
+    },
     { path: 'config/webhook/service.yaml', template: 'webhook/config/webhook/service.yaml.hbs', ifExists: 'skip' },
-    { path: 'config/certmanager/issuer.yaml', template: 'webhook/config/certmanager/issuer.yaml.hbs', ifExists: 'skip' },
-    { path: 'config/certmanager/certificate-webhook.yaml', template: 'webhook/config/certmanager/certificate-webhook.yaml.hbs', ifExists: 'skip' },
-    { path: 'config/certmanager/certificate-metrics.yaml', template: 'webhook/config/certmanager/certificate-metrics.yaml.hbs', ifExists: 'skip' },
-    { path: 'config/certmanager/kustomization.yaml', template: 'webhook/config/certmanager/kustomization.yaml.hbs', ifExists: 'skip' },
-    { path: 'config/certmanager/kustomizeconfig.yaml', template: 'webhook/config/certmanager/kustomizeconfig.yaml.hbs', ifExists: 'skip' },
-    { path: 'config/default/manager_webhook_patch.yaml', template: 'webhook/config/default/manager_webhook_patch.yaml.hbs', ifExists: 'skip' },
-    { path: 'config/network-policy/allow-webhook-traffic.yaml', template: 'webhook/config/network-policy/allow-webhook-traffic.yaml.hbs', ifExists: 'skip' },
+    {
+      path: 'config/certmanager/issuer.yaml',
+      template: 'webhook/config/certmanager/issuer.yaml.hbs',
+      ifExists: 'skip',
+    },
+    {
+      path: 'config/certmanager/certificate-webhook.yaml',
+      template: 'webhook/config/certmanager/certificate-webhook.yaml.hbs',
+      ifExists: 'skip',
+    },
+    {
+      path: 'config/certmanager/certificate-metrics.yaml',
+      template: 'webhook/config/certmanager/certificate-metrics.yaml.hbs',
+      ifExists: 'skip',
+    },
+    {
+      path: 'config/certmanager/kustomization.yaml',
+      template: 'webhook/config/certmanager/kustomization.yaml.hbs',
+      ifExists: 'skip',
+    },
+    {
+      path: 'config/certmanager/kustomizeconfig.yaml',
+      template: 'webhook/config/certmanager/kustomizeconfig.yaml.hbs',
+      ifExists: 'skip',
+    },
+    {
+      path: 'config/default/manager_webhook_patch.yaml',
+      template: 'webhook/config/default/manager_webhook_patch.yaml.hbs',
+      ifExists: 'skip',
+    },
+    {
+      path: 'config/network-policy/allow-webhook-traffic.yaml',
+      template: 'webhook/config/network-policy/allow-webhook-traffic.yaml.hbs',
+      ifExists: 'skip',
+    },
     // The kind's own files: a second webhook type adds to them at their markers, so they are kept unless --force.
-    { path: data.webhook.webhookFile, template: 'webhook/webhooks/version/kind_webhook.ts.hbs', ifExists: force ? 'overwrite' : 'skip' },
-    { path: data.webhook.webhookTestFile, template: 'webhook/webhooks/version/kind_webhook.test.ts.hbs', ifExists: force ? 'overwrite' : 'skip' },
+    {
+      path: data.webhook.webhookFile,
+      template: 'webhook/webhooks/version/kind_webhook.ts.hbs',
+      ifExists: force ? 'overwrite' : 'skip',
+    },
+    {
+      path: data.webhook.webhookTestFile,
+      template: 'webhook/webhooks/version/kind_webhook.test.ts.hbs',
+      ifExists: force ? 'overwrite' : 'skip',
+    },
   ];
   if (conversion) {
-    specs.push({ path: data.webhook.crdPatchFile, template: 'webhook/config/crd/patches/webhook_in_plural.yaml.hbs', ifExists: force ? 'overwrite' : 'error' });
+    specs.push({
+      path: data.webhook.crdPatchFile,
+      template: 'webhook/config/crd/patches/webhook_in_plural.yaml.hbs',
+      ifExists: force ? 'overwrite' : 'error',
+    });
   }
   return specs;
 }
@@ -126,7 +195,11 @@ function typeInserters(types: readonly WebhookType[], data: WebhookData): Insert
   for (const type of types) {
     inserters.push(
       // One fragment per import line, so a line two types share is written once.
-      { path: data.webhook.webhookFile, marker: WebhookMarkers.imports, fragments: fragment(`${type}-imports`).split('\n') },
+      {
+        path: data.webhook.webhookFile,
+        marker: WebhookMarkers.imports,
+        fragments: fragment(`${type}-imports`).split('\n'),
+      },
       { path: data.webhook.webhookFile, marker: WebhookMarkers.builder, fragments: [fragment(`${type}-builder`)] },
       { path: data.webhook.webhookFile, marker: WebhookMarkers.types, fragments: [fragment(`${type}-types`)] },
       { path: data.webhook.webhookTestFile, marker: WebhookMarkers.tests, fragments: [fragment(`${type}-tests`)] },
@@ -134,11 +207,31 @@ function typeInserters(types: readonly WebhookType[], data: WebhookData): Insert
   }
   if (types.includes('conversion')) {
     inserters.push(
-      { path: data.webhook.webhookTestFile, marker: WebhookMarkers.testImports, fragments: fragment('conversion-test-imports').split('\n') },
-      { path: data.webhook.webhookTestFile, marker: WebhookMarkers.conversionCrds, fragments: [`'${data.plural}.${data.qualifiedGroup}',`] },
-      { path: 'config/crd/kustomization.yaml', marker: Markers.crdWebhookPatch, fragments: [`- path: ${data.webhook.crdPatchFile.slice('config/crd/'.length)}`] },
-      { path: 'config/default/kustomization.yaml', marker: Markers.caInjectionNamespace, fragments: [fragment('cainjection-crd-namespace')] },
-      { path: 'config/default/kustomization.yaml', marker: Markers.caInjectionName, fragments: [fragment('cainjection-crd-name')] },
+      {
+        path: data.webhook.webhookTestFile,
+        marker: WebhookMarkers.testImports,
+        fragments: fragment('conversion-test-imports').split('\n'),
+      },
+      {
+        path: data.webhook.webhookTestFile,
+        marker: WebhookMarkers.conversionCrds,
+        fragments: [`'${data.plural}.${data.qualifiedGroup}',`],
+      },
+      {
+        path: 'config/crd/kustomization.yaml',
+        marker: Markers.crdWebhookPatch,
+        fragments: [`- path: ${data.webhook.crdPatchFile.slice('config/crd/'.length)}`],
+      },
+      {
+        path: 'config/default/kustomization.yaml',
+        marker: Markers.caInjectionNamespace,
+        fragments: [fragment('cainjection-crd-namespace')],
+      },
+      {
+        path: 'config/default/kustomization.yaml',
+        marker: Markers.caInjectionName,
+        fragments: [fragment('cainjection-crd-name')],
+      },
     );
   }
   return inserters
@@ -149,12 +242,25 @@ function typeInserters(types: readonly WebhookType[], data: WebhookData): Insert
 /** The lines main.ts gets: the import, and the registration guarded by ENABLE_WEBHOOKS as kubebuilder's main.go does. */
 function mainInserters(mainTs: string, data: WebhookData): Inserter[] {
   const importPath = relativeImport('main.ts', data.webhook.webhookFile);
-  const importsName = new RegExp(`^import \\{[^}]*\\b${data.setupFunction}\\b[^}]*\\} from '([^']+)';$`, 'm').exec(mainTs);
-  const local = !importsName || importsName[1] === importPath
-    ? data.setupFunction
-    : `setup${(data.group || data.qualifiedGroup).split(/[^a-z0-9]+/).filter(Boolean).map(pascal).join('')}${data.kind}${pascal(data.version)}Webhook`;
+  const importsName = new RegExp(`^import \\{[^}]*\\b${data.setupFunction}\\b[^}]*\\} from '([^']+)';$`, 'm').exec(
+    mainTs,
+  );
+  const local =
+    !importsName || importsName[1] === importPath
+      ? data.setupFunction
+      : `setup${(data.group || data.qualifiedGroup)
+          .split(/[^a-z0-9]+/)
+          .filter(Boolean)
+          .map(pascal)
+          .join('')}${data.kind}${pascal(data.version)}Webhook`;
   return [
-    { path: 'main.ts', marker: Markers.imports, fragments: [`import { ${local === data.setupFunction ? local : `${data.setupFunction} as ${local}`} } from '${importPath}';`] },
+    {
+      path: 'main.ts',
+      marker: Markers.imports,
+      fragments: [
+        `import { ${local === data.setupFunction ? local : `${data.setupFunction} as ${local}`} } from '${importPath}';`,
+      ],
+    },
     {
       path: 'main.ts',
       marker: Markers.builder,
@@ -186,7 +292,8 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
   const tree = new VirtualTree(resolve(options.directory));
   const project = readProject(tree);
   assertOurLayout(project);
-  if (!options.version) throw new UsageError('missing --version', 'pass the API version of the webhook, e.g. --version v1');
+  if (!options.version)
+    throw new UsageError('missing --version', 'pass the API version of the webhook, e.g. --version v1');
   if (!options.kind) throw new UsageError('missing --kind', 'pass the kind of the webhook, e.g. --kind Memcached');
   const domain = project.domain ?? '';
   validateGroup(options.group, domain);
@@ -198,31 +305,57 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
   if (options.programmaticValidation) requestedTypes.push('validation');
   if (options.conversion) requestedTypes.push('conversion');
   if (requestedTypes.length === 0) {
-    throw new UsageError('no webhook type given', 'pass at least one of --defaulting, --programmatic-validation and --conversion');
+    throw new UsageError(
+      'no webhook type given',
+      'pass at least one of --defaulting, --programmatic-validation and --conversion',
+    );
   }
   const spokes = options.spoke ?? [];
   if (spokes.length > 0 && !options.conversion) {
-    throw new UsageError('--spoke is only meaningful for a conversion webhook', 'add --conversion, or leave out --spoke');
+    throw new UsageError(
+      '--spoke is only meaningful for a conversion webhook',
+      'add --conversion, or leave out --spoke',
+    );
   }
 
-  const requested: ProjectResource = { group: options.group || undefined, domain, version: options.version, kind: options.kind };
+  const requested: ProjectResource = {
+    group: options.group || undefined,
+    domain,
+    version: options.version,
+    kind: options.kind,
+  };
   const gvk = `${qualifiedGroup(requested)}/${options.version}, Kind=${options.kind}`;
   const resources = project.resources ?? [];
   // An external or core API is recorded with its own full group, which --group names whole.
-  const existing = resources.find((resource) => sameGvk(resource, requested))
-    ?? resources.find((resource) => (resource.external || resource.core) && qualifiedGroup(resource) === options.group && resource.version === options.version && resource.kind === options.kind);
+  const existing =
+    resources.find((resource) => sameGvk(resource, requested)) ??
+    resources.find(
+      (resource) =>
+        (resource.external || resource.core) &&
+        qualifiedGroup(resource) === options.group &&
+        resource.version === options.version &&
+        resource.kind === options.kind,
+    );
   if (!existing) {
-    const versions = resources.filter((item) => qualifiedGroup(item) === qualifiedGroup(requested) && item.kind === options.kind).map((item) => item.version);
+    const versions = resources
+      .filter((item) => qualifiedGroup(item) === qualifiedGroup(requested) && item.kind === options.kind)
+      .map((item) => item.version);
     throw new UsageError(
       `API ${gvk} does not exist in this project${versions.length > 0 ? ` (${options.kind} has ${versions.join(', ')})` : ''}`,
       `create it first with \`ts-operator-sdk create api --group ${options.group || '""'} --version ${options.version} --kind ${options.kind}\`, or correct --group/--version/--kind`,
     );
   }
   if (existing.external || existing.core) {
-    throw new UsageError(`API ${gvk} is ${existing.core ? 'a core' : 'an external'} type, and webhooks can only be scaffolded for this project's own APIs`, 'write the webhook by hand with newWebhookManagedBy, or choose one of your own kinds');
+    throw new UsageError(
+      `API ${gvk} is ${existing.core ? 'a core' : 'an external'} type, and webhooks can only be scaffolded for this project's own APIs`,
+      'write the webhook by hand with newWebhookManagedBy, or choose one of your own kinds',
+    );
   }
   if (!existing.api) {
-    throw new UsageError(`API ${gvk} has no types in this project (it was created with --resource=false)`, `create its types with \`ts-operator-sdk create api ... --resource --controller=false\` first`);
+    throw new UsageError(
+      `API ${gvk} has no types in this project (it was created with --resource=false)`,
+      `create its types with \`ts-operator-sdk create api ... --resource --controller=false\` first`,
+    );
   }
   const had: ResourceWebhooks = existing.webhooks ?? {};
   const already = requestedTypes.filter((type) => had[type] === true);
@@ -233,7 +366,9 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
     );
   }
 
-  const sameKind = resources.filter((item) => qualifiedGroup(item) === qualifiedGroup(requested) && item.kind === options.kind && item !== existing);
+  const sameKind = resources.filter(
+    (item) => qualifiedGroup(item) === qualifiedGroup(requested) && item.kind === options.kind && item !== existing,
+  );
   if (options.conversion) {
     const withApi = sameKind.filter((item) => item.api);
     if (withApi.length === 0) {
@@ -244,20 +379,34 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
     }
     const otherHub = sameKind.find((item) => item.webhooks?.conversion);
     if (otherHub) {
-      throw new UsageError(`${options.kind} already converts through the hub version ${otherHub.version}, and a kind has one hub`, `add the new versions to that hub with \`create webhook --version ${otherHub.version} --conversion --force --spoke ...\``);
+      throw new UsageError(
+        `${options.kind} already converts through the hub version ${otherHub.version}, and a kind has one hub`,
+        `add the new versions to that hub with \`create webhook --version ${otherHub.version} --conversion --force --spoke ...\``,
+      );
     }
     if (spokes.length === 0) {
-      throw new UsageError('--conversion needs the spoke versions that convert to and from the hub', `pass --spoke ${withApi.map((item) => item.version).join(',')}`);
+      throw new UsageError(
+        '--conversion needs the spoke versions that convert to and from the hub',
+        `pass --spoke ${withApi.map((item) => item.version).join(',')}`,
+      );
     }
     const seen = new Set<string>();
     for (const spoke of spokes) {
       try {
         validateVersion(spoke);
       } catch (error) {
-        if (error instanceof UsageError) throw new UsageError(`--spoke ${JSON.stringify(spoke)} is not a valid version: ${error.problem}`, 'pass versions such as v1alpha1 or v2beta1, separated by commas');
+        if (error instanceof UsageError)
+          throw new UsageError(
+            `--spoke ${JSON.stringify(spoke)} is not a valid version: ${error.problem}`,
+            'pass versions such as v1alpha1 or v2beta1, separated by commas',
+          );
         throw error;
       }
-      if (spoke === options.version) throw new UsageError(`--spoke ${spoke} is the hub version itself (--version)`, `leave ${spoke} out of --spoke; the spokes are the other versions`);
+      if (spoke === options.version)
+        throw new UsageError(
+          `--spoke ${spoke} is the hub version itself (--version)`,
+          `leave ${spoke} out of --spoke; the spokes are the other versions`,
+        );
       if (seen.has(spoke)) throw new UsageError(`--spoke lists ${spoke} twice`, 'list each spoke version once');
       seen.add(spoke);
       if (!withApi.some((item) => item.version === spoke)) {
@@ -279,7 +428,11 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
     spoke: options.conversion ? [...new Set([...(had.spoke ?? []), ...spokes])].sort() : had.spoke,
   };
   const entry: ProjectResource = { ...existing, webhooks };
-  const base = apiData(entry, { multigroup, projectName: project.projectName ?? '', boilerplate: boilerplateHeader(tree) });
+  const base = apiData(entry, {
+    multigroup,
+    projectName: project.projectName ?? '',
+    boilerplate: boilerplateHeader(tree),
+  });
   const layout = webhookLayout(entry, multigroup);
   const data: WebhookData = {
     ...base,
@@ -309,19 +462,35 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
   checkWebhookNames(tree, data, requestedTypes);
 
   // --force scaffolds the kind's files again, so every type the kind has goes back in, not only the requested ones.
-  const typesToInsert: WebhookType[] = options.force ? (['defaulting', 'validation', 'conversion'] as const).filter((type) => webhooks[type]) : requestedTypes;
+  const typesToInsert: WebhookType[] = options.force
+    ? (['defaulting', 'validation', 'conversion'] as const).filter((type) => webhooks[type])
+    : requestedTypes;
   scaffoldFiles(tree, sharedFiles(options.conversion, data, options.force), data);
   for (const spoke of data.spokes.filter((item) => options.force || spokes.includes(item.version))) {
-    const spec: FileSpec = { path: spoke.conversionFile, template: 'webhook/apis/version/kind_conversion.ts.hbs', ifExists: options.force ? 'overwrite' : 'error' };
-    scaffoldFiles(tree, [spec], { ...data, spokeVersion: spoke.version, hubImportFromConversion: spoke.hubImportFromConversion });
+    const spec: FileSpec = {
+      path: spoke.conversionFile,
+      template: 'webhook/apis/version/kind_conversion.ts.hbs',
+      ifExists: options.force ? 'overwrite' : 'error',
+    };
+    scaffoldFiles(tree, [spec], {
+      ...data,
+      spokeVersion: spoke.version,
+      hubImportFromConversion: spoke.hubImportFromConversion,
+    });
   }
   // config/default of a project scaffolded before webhooks existed has no CA-injection markers: the
   // replacements there are commented-out help, so their absence is reported, not an error.
   const notes: string[] = [];
   const defaultKustomization = tree.read('config/default/kustomization.yaml') ?? '';
   const inserters = typeInserters(typesToInsert, data).filter((inserter) => {
-    if (inserter.path !== 'config/default/kustomization.yaml' || defaultKustomization.split('\n').some((line) => line.trim() === inserter.marker)) return true;
-    notes.push(`config/default/kustomization.yaml has no "${inserter.marker}" marker: to have cert-manager inject the CA into the ${data.plural}.${data.qualifiedGroup} CRD, add its replacement targets by hand`);
+    if (
+      inserter.path !== 'config/default/kustomization.yaml' ||
+      defaultKustomization.split('\n').some((line) => line.trim() === inserter.marker)
+    )
+      return true;
+    notes.push(
+      `config/default/kustomization.yaml has no "${inserter.marker}" marker: to have cert-manager inject the CA into the ${data.plural}.${data.qualifiedGroup} CRD, add its replacement targets by hand`,
+    );
     return false;
   });
   applyInserters(tree, [...inserters, ...mainInserters(tree.read('main.ts') ?? '', data)]);
@@ -329,12 +498,19 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
   addNetworkPolicy(tree);
   includeWebhookSources(tree);
   uncommentLine(tree, 'config/default/kustomization.yaml', '- ../webhook');
-  uncommentBlock(tree, 'config/default/kustomization.yaml', ['- path: manager_webhook_patch.yaml', '  target:', '    kind: Deployment']);
+  uncommentBlock(tree, 'config/default/kustomization.yaml', [
+    '- path: manager_webhook_patch.yaml',
+    '  target:',
+    '    kind: Deployment',
+  ]);
   if (!/^- path: manager_webhook_patch\.yaml$/m.test(tree.read('config/default/kustomization.yaml') ?? '')) {
-    notes.push('config/default/kustomization.yaml does not apply manager_webhook_patch.yaml: add it under `patches:` (with `target: {kind: Deployment}`) so the manager serves the webhooks with the mounted certificate');
+    notes.push(
+      'config/default/kustomization.yaml does not apply manager_webhook_patch.yaml: add it under `patches:` (with `target: {kind: Deployment}`) so the manager serves the webhooks with the mounted certificate',
+    );
   }
   uncommentBlock(tree, 'config/manifests/kustomization.yaml', OLM_CERT_PATCH_START);
-  if (options.conversion) uncommentBlock(tree, 'config/crd/kustomization.yaml', ['configurations:', '- kustomizeconfig.yaml']);
+  if (options.conversion)
+    uncommentBlock(tree, 'config/crd/kustomization.yaml', ['configurations:', '- kustomizeconfig.yaml']);
 
   project.resources = resources.map((item) => (item === existing ? entry : item));
   writeProject(tree, project);
@@ -342,7 +518,11 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
   await finishTree(tree, io, options.dryRun, [
     `Next: implement the webhook in ${data.webhook.webhookFile}, then generate config/webhook/manifests.yaml with:\n$ make manifests`,
     ...notes.map((note) => `Note: ${note}.`),
-    ...(options.conversion ? [`Conversion: fill in the conversion functions of ${data.spokes.map((spoke) => spoke.conversionFile).join(', ')}; ${options.version} is the hub (the storage version).`] : []),
+    ...(options.conversion
+      ? [
+          `Conversion: fill in the conversion functions of ${data.spokes.map((spoke) => spoke.conversionFile).join(', ')}; ${options.version} is the hub (the storage version).`,
+        ]
+      : []),
   ]);
 }
 
@@ -353,7 +533,10 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
  * hand): `generate manifests` would refuse the project afterwards.
  */
 function checkWebhookNames(tree: VirtualTree, data: WebhookData, types: readonly WebhookType[]): void {
-  const names = [...(types.includes('defaulting') ? [data.mutatingName] : []), ...(types.includes('validation') ? [data.validatingName] : [])];
+  const names = [
+    ...(types.includes('defaulting') ? [data.mutatingName] : []),
+    ...(types.includes('validation') ? [data.validatingName] : []),
+  ];
   for (const name of names) {
     // Only the first label can be too long: the group's labels are DNS labels already. (The whole name
     // cannot pass 253 characters: the files named after the group would pass the file system's limit first.)
@@ -399,7 +582,12 @@ const STORAGE_MARKER = '+kubebuilder:storageversion';
  * hub). Refuses when another version of the kind carries the storage marker:
  * silently moving it would change what the cluster stores.
  */
-function checkStorageVersion(tree: VirtualTree, data: WebhookData, sameKind: readonly ProjectResource[], multigroup: boolean): void {
+function checkStorageVersion(
+  tree: VirtualTree,
+  data: WebhookData,
+  sameKind: readonly ProjectResource[],
+  multigroup: boolean,
+): void {
   for (const item of sameKind) {
     const typesFile = apiLayout(item, multigroup).typesFile;
     const text = tree.read(typesFile);
@@ -411,7 +599,10 @@ function checkStorageVersion(tree: VirtualTree, data: WebhookData, sameKind: rea
     }
   }
   if (!tree.exists(data.layout.typesFile)) {
-    throw new UsageError(`${data.layout.typesFile} is missing`, 'restore the types of the hub version and run the command again');
+    throw new UsageError(
+      `${data.layout.typesFile} is missing`,
+      'restore the types of the hub version and run the command again',
+    );
   }
 }
 

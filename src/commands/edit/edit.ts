@@ -38,7 +38,8 @@ export async function edit(options: EditOptions, io: CommandIO): Promise<void> {
     applyMoves(tree, moves);
     project.multigroup = wanted;
     for (const resource of project.resources ?? []) {
-      if (resource.path !== undefined && !resource.core && !resource.external) resource.path = apiLayout(resource, wanted).typesDir;
+      if (resource.path !== undefined && !resource.core && !resource.external)
+        resource.path = apiLayout(resource, wanted).typesDir;
     }
     writeProject(tree, project);
     summary = `switched to the ${layout} layout: moved ${moves.size} file${moves.size === 1 ? '' : 's'}, updated PROJECT`;

@@ -11,7 +11,25 @@
  * target's directory, with the target's mode, under kubectl's `<path>.lock`;
  * a symlink is followed to the file it names.
  */
-import { accessSync, chmodSync, chownSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  chownSync,
+  closeSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  type Stats,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Document, isMap, isSeq, parseDocument, type YAMLMap, type YAMLSeq } from 'yaml';
 import type { CommandIO } from '../../cli/io.js';
@@ -86,22 +104,43 @@ export function planKubeconfig(cwd: string, path: string, named = true): Kubecon
       target = realpathSync(path);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      const why = code === 'ENOENT' ? 'which does not exist' : code === 'ELOOP' ? 'a loop of symlinks' : `which cannot be resolved (${code ?? 'realpath failed'})`;
+      const why =
+        code === 'ENOENT'
+          ? 'which does not exist'
+          : code === 'ELOOP'
+            ? 'a loop of symlinks'
+            : `which cannot be resolved (${code ?? 'realpath failed'})`;
       throw new UsageError(`--kubeconfig ${shown} is a symlink to ${readlinkSync(path)}, ${why}`, fix, { cause: err });
     }
   }
   const stat = statSync(target);
-  if (stat.isDirectory()) throw new UsageError(`--kubeconfig ${shown} is a directory`, 'pass a file path, e.g. --kubeconfig bin/envtest.kubeconfig');
+  if (stat.isDirectory())
+    throw new UsageError(
+      `--kubeconfig ${shown} is a directory`,
+      'pass a file path, e.g. --kubeconfig bin/envtest.kubeconfig',
+    );
   if (!stat.isFile()) throw new UsageError(`--kubeconfig ${shown} is not a regular file`, fix);
-  if (stat.size > MAX_KUBECONFIG_BYTES) throw new UsageError(`--kubeconfig ${shown} is ${stat.size} bytes, too big for a kubeconfig`, fix);
+  if (stat.size > MAX_KUBECONFIG_BYTES)
+    throw new UsageError(`--kubeconfig ${shown} is ${stat.size} bytes, too big for a kubeconfig`, fix);
   let original: Buffer;
   try {
     original = readFileSync(target);
   } catch (err) {
-    throw new UsageError(`cannot read --kubeconfig ${shown} (${(err as NodeJS.ErrnoException).code ?? 'read failed'})`, `make it readable, or ${fix}`, { cause: err });
+    throw new UsageError(
+      `cannot read --kubeconfig ${shown} (${(err as NodeJS.ErrnoException).code ?? 'read failed'})`,
+      `make it readable, or ${fix}`,
+      { cause: err },
+    );
   }
-  for (const [what, file] of [['it is', target], ['its directory is', dirname(target)]] as const) {
-    if (!isWritable(file)) throw new UsageError(`cannot add envtest's context to --kubeconfig ${shown}: ${what} not writable`, `make it writable, or ${fix}`);
+  for (const [what, file] of [
+    ['it is', target],
+    ['its directory is', dirname(target)],
+  ] as const) {
+    if (!isWritable(file))
+      throw new UsageError(
+        `cannot add envtest's context to --kubeconfig ${shown}: ${what} not writable`,
+        `make it writable, or ${fix}`,
+      );
   }
   const text = original.toString('utf8');
   const owner = MARKER_LINE.exec(text);
@@ -110,7 +149,10 @@ export function planKubeconfig(cwd: string, path: string, named = true): Kubecon
   if (owner) {
     const pid = Number(owner[1]);
     if (pid !== process.pid && isRunningEnvtest(pid)) {
-      throw new UsageError(`--kubeconfig ${shown} belongs to an envtest start that is still running (pid ${pid})`, `stop that one (kill -INT ${pid}), or ${fix}`);
+      throw new UsageError(
+        `--kubeconfig ${shown} belongs to an envtest start that is still running (pid ${pid})`,
+        `stop that one (kill -INT ${pid}), or ${fix}`,
+      );
     }
     return { ...kept, action: 'replace' };
   }
@@ -123,12 +165,26 @@ export function planKubeconfig(cwd: string, path: string, named = true): Kubecon
  * Planned again here, under kubectl's lock: the file may have changed (or
  * appeared) while the control plane started.
  */
-export function writeKubeconfig(cwd: string, path: string, access: EnvtestAccess, io: CommandIO, named = true): WrittenKubeconfig {
+export function writeKubeconfig(
+  cwd: string,
+  path: string,
+  access: EnvtestAccess,
+  io: CommandIO,
+  named = true,
+): WrittenKubeconfig {
   const name = `${ENTRY_PREFIX}${new URL(access.server).port || '443'}`;
   return withKubectlLock(path, () => {
     const plan = planKubeconfig(cwd, path, named);
     if (plan.action !== 'merge') {
-      const doc = new Document({ apiVersion: 'v1', kind: 'Config', clusters: [], users: [], contexts: [], 'current-context': name, preferences: {} });
+      const doc = new Document({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [],
+        users: [],
+        contexts: [],
+        'current-context': name,
+        preferences: {},
+      });
       doc.commentBefore = ` ${MARKER} (pid ${process.pid}); removed when it stops.`;
       addEntries(doc, name, access);
       const createdDir = plan.action === 'create' ? mkdirSync(dirname(plan.target), { recursive: true }) : undefined;
@@ -144,7 +200,9 @@ export function writeKubeconfig(cwd: string, path: string, access: EnvtestAccess
     (doc.contents as YAMLMap).set('current-context', name);
     const written = Buffer.from(renderLike(doc, text));
     replaceFile(plan.target, written, plan.mode!, plan);
-    io.progress(`envtest: added the context ${name} to ${displayPath(cwd, plan.path)} and made it current; it is removed when envtest stops`);
+    io.progress(
+      `envtest: added the context ${name} to ${displayPath(cwd, plan.path)} and made it current; it is removed when envtest stops`,
+    );
     return { plan, name, written };
   });
 }
@@ -175,14 +233,21 @@ function restoreUnlocked(written: WrittenKubeconfig, io: CommandIO, cwd: string)
   try {
     doc = kubeconfigDocument(text, shown);
   } catch {
-    io.progress(`envtest: ${shown} was changed while envtest ran and is no longer a kubeconfig; left as it is (remove the context ${name} yourself)`);
+    io.progress(
+      `envtest: ${shown} was changed while envtest ran and is no longer a kubeconfig; left as it is (remove the context ${name} yourself)`,
+    );
     return;
   }
   for (const list of ENTRY_LISTS) removeNamed(doc, list, name);
   const root = doc.contents as YAMLMap<unknown, unknown>;
   if (root.get('current-context') === name) {
     // The context that was current before, if it is still there (another envtest's may be gone by now).
-    const before = plan.action === 'merge' ? (kubeconfigDocument(plan.original!.toString('utf8'), shown).contents as YAMLMap<unknown, unknown> | null)?.get('current-context') : undefined;
+    const before =
+      plan.action === 'merge'
+        ? (
+            kubeconfigDocument(plan.original!.toString('utf8'), shown).contents as YAMLMap<unknown, unknown> | null
+          )?.get('current-context')
+        : undefined;
     const contexts = root.get('contexts');
     const stillThere = isSeq(contexts) && contexts.items.some((item) => isMap(item) && item.get('name') === before);
     if (typeof before === 'string' && stillThere) root.set('current-context', before);
@@ -214,7 +279,11 @@ function withKubectlLock<T>(path: string, edit: () => T): T {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return edit();
       if (code !== 'EEXIST') throw err;
-      if (Date.now() >= giveUp) throw new UsageError(`${lock} exists: kubectl (or another tool) is editing the kubeconfig`, `try again; if nothing is editing it, delete ${lock}`);
+      if (Date.now() >= giveUp)
+        throw new UsageError(
+          `${lock} exists: kubectl (or another tool) is editing the kubeconfig`,
+          `try again; if nothing is editing it, delete ${lock}`,
+        );
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
     }
   }
@@ -234,9 +303,22 @@ function withKubectlLock<T>(path: string, edit: () => T): T {
 function writtenByEarlierVersion(text: string): boolean {
   if (!text.startsWith('{')) return false;
   try {
-    const config = JSON.parse(text) as { clusters?: { name?: string; cluster?: { server?: string } }[]; users?: { name?: string }[]; contexts?: { name?: string }[]; 'current-context'?: string };
-    return config.clusters?.length === 1 && config.clusters[0]!.name === 'envtest' && /^https:\/\/127\.0\.0\.1:\d+$/.test(config.clusters[0]!.cluster?.server ?? '') &&
-      config.users?.length === 1 && config.users[0]!.name === 'default' && config.contexts?.length === 1 && config.contexts[0]!.name === 'envtest' && config['current-context'] === 'envtest';
+    const config = JSON.parse(text) as {
+      clusters?: { name?: string; cluster?: { server?: string } }[];
+      users?: { name?: string }[];
+      contexts?: { name?: string }[];
+      'current-context'?: string;
+    };
+    return (
+      config.clusters?.length === 1 &&
+      config.clusters[0]!.name === 'envtest' &&
+      /^https:\/\/127\.0\.0\.1:\d+$/.test(config.clusters[0]!.cluster?.server ?? '') &&
+      config.users?.length === 1 &&
+      config.users[0]!.name === 'default' &&
+      config.contexts?.length === 1 &&
+      config.contexts[0]!.name === 'envtest' &&
+      config['current-context'] === 'envtest'
+    );
   } catch {
     return false;
   }
@@ -249,18 +331,27 @@ function writtenByEarlierVersion(text: string): boolean {
 function kubeconfigDocument(text: string, shown: string): Document {
   const fix = 'fix the file (kubectl config view shows what kubectl reads), or pass another path with --kubeconfig';
   const doc = parseDocument(text, { keepSourceTokens: false, uniqueKeys: false });
-  if (doc.errors.length > 0) throw new UsageError(`--kubeconfig ${shown} is not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`, fix);
+  if (doc.errors.length > 0)
+    throw new UsageError(`--kubeconfig ${shown} is not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`, fix);
   if (doc.contents === null) {
     doc.contents = doc.createNode({ apiVersion: 'v1', kind: 'Config' }) as unknown as typeof doc.contents;
     return doc;
   }
-  if (!isMap(doc.contents)) throw new UsageError(`--kubeconfig ${shown} is not a kubeconfig (its top level is not a mapping)`, fix);
+  if (!isMap(doc.contents))
+    throw new UsageError(`--kubeconfig ${shown} is not a kubeconfig (its top level is not a mapping)`, fix);
   const root = doc.contents as YAMLMap<unknown, unknown>;
   const kind = root.get('kind');
   // `{}` is an empty kubeconfig too.
-  const looksLikeOne = root.items.length === 0 || kind === 'Config' || ['clusters', 'users', 'contexts', 'current-context'].some((key) => root.has(key));
+  const looksLikeOne =
+    root.items.length === 0 ||
+    kind === 'Config' ||
+    ['clusters', 'users', 'contexts', 'current-context'].some((key) => root.has(key));
   if ((kind !== undefined && kind !== 'Config') || !looksLikeOne) {
-    throw new UsageError(`--kubeconfig ${shown} is not a kubeconfig (${kind !== undefined ? `it has kind: ${String(kind)}` : 'it has no clusters, users or contexts'})`, fix);
+    throw new UsageError(
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a mapping or list under kind is a yaml node, whose toString() prints it as YAML
+      `--kubeconfig ${shown} is not a kubeconfig (${kind !== undefined ? `it has kind: ${String(kind)}` : 'it has no clusters, users or contexts'})`,
+      fix,
+    );
   }
   for (const list of ENTRY_LISTS) {
     // Absent, empty (`clusters:`) or a list; anything else is not a kubeconfig.
@@ -268,8 +359,11 @@ function kubeconfigDocument(text: string, shown: string): Document {
     if (value !== undefined && value !== null && !isSeq(value)) {
       throw new UsageError(`--kubeconfig ${shown} is not a kubeconfig (its ${list} is not a list)`, fix);
     }
-    const unnamed = isSeq(value) ? value.items.findIndex((item) => !isMap(item) || typeof item.get('name') !== 'string') : -1;
-    if (unnamed >= 0) throw new UsageError(`--kubeconfig ${shown} is not a kubeconfig (its ${list}[${unnamed}] has no name)`, fix);
+    const unnamed = isSeq(value)
+      ? value.items.findIndex((item) => !isMap(item) || typeof item.get('name') !== 'string')
+      : -1;
+    if (unnamed >= 0)
+      throw new UsageError(`--kubeconfig ${shown} is not a kubeconfig (its ${list}[${unnamed}] has no name)`, fix);
   }
   return doc;
 }
@@ -333,7 +427,8 @@ function replaceFile(target: string, content: Buffer, mode: number, owner?: { ui
   try {
     writeFileSync(staging, content, { mode: 0o600, flag: 'wx' });
     chmodSync(staging, mode);
-    if (owner?.uid !== undefined && owner.gid !== undefined && process.getuid?.() === 0) chownSync(staging, owner.uid, owner.gid);
+    if (owner?.uid !== undefined && owner.gid !== undefined && process.getuid?.() === 0)
+      chownSync(staging, owner.uid, owner.gid);
     renameSync(staging, target);
   } catch (err) {
     rmSync(staging, { force: true });
@@ -348,8 +443,13 @@ function replaceFile(target: string, content: Buffer, mode: number, owner?: { ui
 function checkCreatable(cwd: string, path: string, shown: string): void {
   let ancestor = dirname(path);
   while (!existsSync(ancestor) && dirname(ancestor) !== ancestor) ancestor = dirname(ancestor);
-  const problem = !statSync(ancestor).isDirectory() ? `${displayPath(cwd, ancestor)} is not a directory` : !isWritable(ancestor) ? 'permission denied' : undefined;
-  if (problem) throw new UsageError(`cannot write the kubeconfig ${shown}: ${problem}`, 'pass a writable path with --kubeconfig');
+  const problem = !statSync(ancestor).isDirectory()
+    ? `${displayPath(cwd, ancestor)} is not a directory`
+    : !isWritable(ancestor)
+      ? 'permission denied'
+      : undefined;
+  if (problem)
+    throw new UsageError(`cannot write the kubeconfig ${shown}: ${problem}`, 'pass a writable path with --kubeconfig');
 }
 
 /** The path's own stat, or undefined when there is nothing there (including a path under a file). */

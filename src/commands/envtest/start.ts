@@ -7,7 +7,13 @@ import { UsageError } from '../../errors.js';
 import { displayPath } from '../../paths.js';
 import { locateBinary } from '../../runtime/envtest/assets.js';
 import type { Environment } from '../../runtime/envtest/environment.js';
-import { planKubeconfig, restoreKubeconfig, writeKubeconfig, type EnvtestAccess, type WrittenKubeconfig } from './kubeconfig-file.js';
+import {
+  planKubeconfig,
+  restoreKubeconfig,
+  writeKubeconfig,
+  type EnvtestAccess,
+  type WrittenKubeconfig,
+} from './kubeconfig-file.js';
 
 /** The CRDs `make manifests` writes, installed when present. */
 const DEFAULT_CRD_DIR = join('config', 'crd', 'bases');
@@ -46,15 +52,30 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
       locateBinary(binary, assets);
     } catch (err) {
       // locateBinary's own text names its option, not the flag or variable the user set.
-      const problem = /not executable/.test((err as Error).message) ? `${binary} in ${displayPath(cwd, assets)} is not executable` : `${source} ${displayPath(cwd, assets)} has no ${binary}`;
-      throw new UsageError(problem, `pass --bin-dir with etcd and kube-apiserver, or run \`npx ts-operator-sdk setup-envtest use ${SUGGESTED_VERSION} --bin-dir bin\``, { cause: err });
+      const problem = /not executable/.test((err as Error).message)
+        ? `${binary} in ${displayPath(cwd, assets)} is not executable`
+        : `${source} ${displayPath(cwd, assets)} has no ${binary}`;
+      throw new UsageError(
+        problem,
+        `pass --bin-dir with etcd and kube-apiserver, or run \`npx ts-operator-sdk setup-envtest use ${SUGGESTED_VERSION} --bin-dir bin\``,
+        { cause: err },
+      );
     }
   }
   // Refused before anything starts; nothing is written yet (writeKubeconfig looks again once the plane runs).
   planKubeconfig(cwd, options.kubeconfigPath, options.kubeconfigNamed ?? true);
-  const crdDirs = options.crdDirs.length > 0 ? options.crdDirs : existsSync(join(cwd, DEFAULT_CRD_DIR)) ? [join(cwd, DEFAULT_CRD_DIR)] : [];
+  const crdDirs =
+    options.crdDirs.length > 0
+      ? options.crdDirs
+      : existsSync(join(cwd, DEFAULT_CRD_DIR))
+        ? [join(cwd, DEFAULT_CRD_DIR)]
+        : [];
   for (const dir of options.crdDirs) {
-    if (!existsSync(dir)) throw new UsageError(`--crd-dir ${displayPath(cwd, dir)} does not exist`, 'pass a file or directory of CRD YAML (run `make manifests` first for config/crd/bases)');
+    if (!existsSync(dir))
+      throw new UsageError(
+        `--crd-dir ${displayPath(cwd, dir)} does not exist`,
+        'pass a file or directory of CRD YAML (run `make manifests` first for config/crd/bases)',
+      );
   }
 
   // Loaded once the input is checked: a refusal should not wait for the control plane's modules.
@@ -68,38 +89,59 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
     wake();
   };
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  // Read through a call: onSignal sets it during the awaits below, which TypeScript's narrowing does not see.
+  const stopSignal = (): NodeJS.Signals | undefined => stopRequested;
 
-  const env = new Environment({ binaryAssetsDirectory: assets, crdDirectoryPaths: crdDirs, errorIfCRDPathMissing: true, apiServerPort: options.port });
+  const env = new Environment({
+    binaryAssetsDirectory: assets,
+    crdDirectoryPaths: crdDirs,
+    errorIfCRDPathMissing: true,
+    apiServerPort: options.port,
+  });
   let written: WrittenKubeconfig | undefined;
   try {
-    io.progress(`starting etcd and kube-apiserver from ${displayPath(cwd, assets)}${crdDirs.length > 0 ? `, with the CRDs in ${crdDirs.map((dir) => displayPath(cwd, dir)).join(', ')}` : ''}`);
+    io.progress(
+      `starting etcd and kube-apiserver from ${displayPath(cwd, assets)}${crdDirs.length > 0 ? `, with the CRDs in ${crdDirs.map((dir) => displayPath(cwd, dir)).join(', ')}` : ''}`,
+    );
     try {
       await env.start();
     } catch (err) {
-      if (stopRequested) return;
-      const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.replace(/^envtest: /, '').replace(/[.;:]$/, '');
-      const fix = /already in use/.test(message) ? 'pass another --port, or leave --port out for a free one' : 'run again with KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT=true to see etcd and kube-apiserver output';
+      if (stopSignal()) return;
+      const message = (err instanceof Error ? err.message : String(err))
+        .split('\n')[0]!
+        .replace(/^envtest: /, '')
+        .replace(/[.;:]$/, '');
+      const fix = /already in use/.test(message)
+        ? 'pass another --port, or leave --port out for a free one'
+        : 'run again with KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT=true to see etcd and kube-apiserver output';
       throw new UsageError(`the control plane did not start: ${message}`, fix, { cause: err });
     }
-    if (stopRequested) return;
+    if (stopSignal()) return;
     written = writeKubeconfig(cwd, options.kubeconfigPath, adminAccess(env), io, options.kubeconfigNamed ?? true);
-    io.progress(`envtest: API server ${env.kubeConfig.getCurrentCluster()?.server ?? ''} is ready (user with system:masters); Ctrl-C stops it`);
+    io.progress(
+      `envtest: API server ${env.kubeConfig.getCurrentCluster()?.server ?? ''} is ready (user with system:masters); Ctrl-C stops it`,
+    );
     io.out(`export KUBECONFIG=${shellQuote(options.kubeconfigPath)}`);
 
     // Foreground until a signal, or until a process dies under us.
     for (;;) {
-      if (stopRequested) break;
+      if (stopSignal()) break;
       const { etcd, apiServer } = env.pids;
       if (etcd === undefined || apiServer === undefined) {
-        const dead = [etcd === undefined ? 'etcd' : '', apiServer === undefined ? 'kube-apiserver' : ''].filter(Boolean).join(' and ');
-        throw new UsageError(`${dead} exited unexpectedly; the control plane is stopped`, 'run `envtest start` again (KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT=true shows their output)');
+        const dead = [etcd === undefined ? 'etcd' : '', apiServer === undefined ? 'kube-apiserver' : '']
+          .filter(Boolean)
+          .join(' and ');
+        throw new UsageError(
+          `${dead} exited unexpectedly; the control plane is stopped`,
+          'run `envtest start` again (KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT=true shows their output)',
+        );
       }
       await new Promise<void>((resolve) => {
         wake = resolve;
         void sleep(LIVENESS_POLL_MS).then(resolve);
       });
     }
-    io.progress(`envtest: ${stopRequested} received, stopping`);
+    io.progress(`envtest: ${stopSignal()} received, stopping`);
   } finally {
     await env.stop();
     for (const signal of STOP_SIGNALS) process.removeListener(signal, onSignal);
@@ -108,7 +150,12 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
         restoreKubeconfig(written, io, cwd);
       } catch (err) {
         // Thrown from finally on purpose: a kubeconfig left with our entries must not pass silently.
-        throw new UsageError(`could not put --kubeconfig ${displayPath(cwd, options.kubeconfigPath)} back as it was (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, `remove the context ${written.name} from it yourself (kubectl config delete-context ${written.name})`, { cause: err });
+        // eslint-disable-next-line no-unsafe-finally -- it replaces the command's outcome on purpose (see above)
+        throw new UsageError(
+          `could not put --kubeconfig ${displayPath(cwd, options.kubeconfigPath)} back as it was (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+          `remove the context ${written.name} from it yourself (kubectl config delete-context ${written.name})`,
+          { cause: err },
+        );
       }
       // Only directories this run created, and only if nothing else went into them since.
       if (written.createdDir !== undefined) removeEmptyDirs(written.createdDir, dirname(written.plan.target));
@@ -120,7 +167,8 @@ export async function startEnvtest(options: EnvtestStartOptions): Promise<void> 
 function adminAccess(env: Environment): EnvtestAccess {
   const cluster = env.kubeConfig.getCurrentCluster();
   const user = env.kubeConfig.getCurrentUser();
-  if (!cluster?.caData || !user?.certData || !user.keyData) throw new Error('envtest: the admin kubeconfig has no CA or client certificate');
+  if (!cluster?.caData || !user?.certData || !user.keyData)
+    throw new Error('envtest: the admin kubeconfig has no CA or client certificate');
   return { server: cluster.server, caData: cluster.caData, certData: user.certData, keyData: user.keyData };
 }
 

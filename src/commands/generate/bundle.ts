@@ -70,14 +70,25 @@ export async function generateBundleCommand(options: GenerateBundleOptions, io: 
   if (options.version !== undefined) validateVersion(options.version);
   const project = tree.exists('PROJECT') ? readProject(tree) : undefined;
   const packageName = options.packageName ?? project?.projectName;
-  if (!packageName) throw new UsageError('--package <name> must be set if PROJECT config file is not present', 'pass --package <name>, or run in the project root');
+  if (!packageName)
+    throw new UsageError(
+      '--package <name> must be set if PROJECT config file is not present',
+      'pass --package <name>, or run in the project root',
+    );
   validatePackageName(packageName, options.packageName !== undefined ? '--package' : 'PROJECT');
   const projectLayout = project?.layout?.length ? project.layout.join(',') : 'unknown';
   const builder = `ts-operator-sdk-v${packageInfo.version}`;
-  const channels = (options.channels ?? 'alpha').split(',').map((c) => c.trim()).filter(Boolean);
-  if (channels.length === 0) throw new UsageError('--channels is empty', 'pass at least one channel, e.g. --channels=alpha');
+  const channels = (options.channels ?? 'alpha')
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
+  if (channels.length === 0)
+    throw new UsageError('--channels is empty', 'pass at least one channel, e.g. --channels=alpha');
   if (options.defaultChannel !== undefined && !channels.includes(options.defaultChannel)) {
-    throw new UsageError(`--default-channel ${options.defaultChannel} is not one of --channels (${channels.join(',')})`, `add it to --channels, e.g. --channels=${[...channels, options.defaultChannel].join(',')}`);
+    throw new UsageError(
+      `--default-channel ${options.defaultChannel} is not one of --channels (${channels.join(',')})`,
+      `add it to --channels, e.g. --channels=${[...channels, options.defaultChannel].join(',')}`,
+    );
   }
   const writeManifests = options.manifests || !options.metadata;
   const writeMetadata = (options.metadata || !options.manifests) && !options.stdout;
@@ -102,7 +113,12 @@ export async function generateBundleCommand(options: GenerateBundleOptions, io: 
       info,
     });
     if (options.stdout) {
-      io.out(bundle.manifests.map((f) => `---\n${f.content}`).join('').trimEnd());
+      io.out(
+        bundle.manifests
+          .map((f) => `---\n${f.content}`)
+          .join('')
+          .trimEnd(),
+      );
       return;
     }
     info('Generating bundle manifests');
@@ -125,7 +141,15 @@ export async function generateBundleCommand(options: GenerateBundleOptions, io: 
     info(`Bundle manifests generated successfully in ${outputRel}`);
   }
   if (writeMetadata) {
-    const metadataOptions: BundleMetadataOptions = { packageName, channels, defaultChannel: options.defaultChannel, builder, projectLayout, withScorecard, bundleDir: outputRel };
+    const metadataOptions: BundleMetadataOptions = {
+      packageName,
+      channels,
+      defaultChannel: options.defaultChannel,
+      builder,
+      projectLayout,
+      withScorecard,
+      bundleDir: outputRel,
+    };
     const annotationsPath = `${outputRel}/metadata/annotations.yaml`;
     if (tree.exists(annotationsPath) && !options.overwrite) {
       info('Bundle metadata already exists; not overwriting it (--overwrite=false)');
@@ -161,8 +185,14 @@ function readGeneratedRecord(tree: VirtualTree, path: string): string[] {
     names = undefined;
   }
   // Plain file names only: the record is data from the disk, and never names a path elsewhere.
-  if (!Array.isArray(names) || !names.every((name) => typeof name === 'string' && /^[^/\\\0]+$/.test(name) && name !== '.' && name !== '..')) {
-    throw new UsageError(`${path} is not the list of generated manifests that generate bundle keeps`, `restore it from version control, or delete it (generate bundle then removes no file from ${path.replace(/[^/]+$/, '')}manifests)`);
+  if (
+    !Array.isArray(names) ||
+    !names.every((name) => typeof name === 'string' && /^[^/\\\0]+$/.test(name) && name !== '.' && name !== '..')
+  ) {
+    throw new UsageError(
+      `${path} is not the list of generated manifests that generate bundle keeps`,
+      `restore it from version control, or delete it (generate bundle then removes no file from ${path.replace(/[^/]+$/, '')}manifests)`,
+    );
   }
   return names as string[];
 }
@@ -183,16 +213,28 @@ function validateInputFlags(options: GenerateBundleOptions): void {
   const dirs = options.inputDir !== undefined || options.deployDir !== undefined || options.crdsDir !== undefined;
   if (!options.manifests && options.metadata) return;
   if (options.stdin !== undefined && dirs) {
-    throw new UsageError('none of --input-dir, --deploy-dir, or --crds-dir may be set if reading from stdin', 'drop the flags, or run without piping manifests into the command');
+    throw new UsageError(
+      'none of --input-dir, --deploy-dir, or --crds-dir may be set if reading from stdin',
+      'drop the flags, or run without piping manifests into the command',
+    );
   }
   if (options.stdin === undefined && !dirs) {
-    throw new UsageError('one of stdin, --input-dir, or --deploy-dir (and optionally --crds-dir) must be set', 'pipe manifests in, e.g. `kubectl kustomize config/manifests | ts-operator-sdk generate bundle`, or pass --input-dir');
+    throw new UsageError(
+      'one of stdin, --input-dir, or --deploy-dir (and optionally --crds-dir) must be set',
+      'pipe manifests in, e.g. `kubectl kustomize config/manifests | ts-operator-sdk generate bundle`, or pass --input-dir',
+    );
   }
   if (options.inputDir !== undefined && (options.deployDir !== undefined || options.crdsDir !== undefined)) {
-    throw new UsageError('--input-dir cannot be combined with --deploy-dir or --crds-dir', 'use either --input-dir, or --deploy-dir with optional --crds-dir');
+    throw new UsageError(
+      '--input-dir cannot be combined with --deploy-dir or --crds-dir',
+      'use either --input-dir, or --deploy-dir with optional --crds-dir',
+    );
   }
   if (options.crdsDir !== undefined && options.deployDir === undefined) {
-    throw new UsageError('--crds-dir needs --deploy-dir', 'pass --deploy-dir with the operator\'s Deployment and RBAC manifests');
+    throw new UsageError(
+      '--crds-dir needs --deploy-dir',
+      "pass --deploy-dir with the operator's Deployment and RBAC manifests",
+    );
   }
 }
 
@@ -200,7 +242,10 @@ function validateInputFlags(options: GenerateBundleOptions): void {
 export function validateVersion(version: string): void {
   if (parseSemver(version)) return;
   if (/^v?\d+\.\d+\.\d+/.test(version) || /^\d/.test(version)) {
-    throw new UsageError(`version ${version} contains bad values`, 'use MAJOR.MINOR.PATCH without a leading v or leading zeros, e.g. --version 0.0.1');
+    throw new UsageError(
+      `version ${version} contains bad values`,
+      'use MAJOR.MINOR.PATCH without a leading v or leading zeros, e.g. --version 0.0.1',
+    );
   }
   throw new UsageError(`${version} is not a valid semantic version`, 'use MAJOR.MINOR.PATCH, e.g. --version 0.0.1');
 }

@@ -39,25 +39,43 @@ export interface GenerateKustomizeManifestsOptions {
  * An existing base keeps every user edit; only the marker-derived parts of
  * the owned CRDs are re-applied. Without a terminal it never prompts.
  */
-export async function generateKustomizeManifestsCommand(options: GenerateKustomizeManifestsOptions, io: CommandIO): Promise<void> {
+export async function generateKustomizeManifestsCommand(
+  options: GenerateKustomizeManifestsOptions,
+  io: CommandIO,
+): Promise<void> {
   const projectDir = resolve(options.directory);
   // Tree paths relative to the project (`../` when outside it), so absolute flags are not glued onto it.
   const outputAbs = resolveFlagPath(projectDir, options.outputDir ?? 'config/manifests');
   const tree = new VirtualTree(projectDir, { outputs: options.outputDir === undefined ? [] : [outputAbs] });
   const project = tree.exists('PROJECT') ? readProject(tree) : undefined;
   const packageName = options.packageName ?? project?.projectName;
-  if (!packageName) throw new UsageError('--package <name> must be set if PROJECT config file is not present', 'pass --package, or run in the project root');
+  if (!packageName)
+    throw new UsageError(
+      '--package <name> must be set if PROJECT config file is not present',
+      'pass --package, or run in the project root',
+    );
   validatePackageName(packageName, options.packageName !== undefined ? '--package' : 'PROJECT');
   const outputDir = treePath(projectDir, outputAbs);
-  const inputDir = options.inputDir === undefined ? outputDir : treePath(projectDir, resolveFlagPath(projectDir, options.inputDir));
+  const inputDir =
+    options.inputDir === undefined ? outputDir : treePath(projectDir, resolveFlagPath(projectDir, options.inputDir));
   const apisDir = treePath(projectDir, resolveFlagPath(projectDir, options.apisDir ?? 'apis'));
-  const resources = project ? apiResourcesOf(project).map((r) => (apisDir !== 'apis' && r.path.startsWith('apis/') ? { ...r, path: `${apisDir}/${r.path.slice('apis/'.length)}` } : r)) : [];
+  const resources = project
+    ? apiResourcesOf(project).map((r) =>
+        apisDir !== 'apis' && r.path.startsWith('apis/')
+          ? { ...r, path: `${apisDir}/${r.path.slice('apis/'.length)}` }
+          : r,
+      )
+    : [];
   let owned;
   try {
     owned = readOwnedCrdDescriptions(projectDir, resources);
   } catch (err) {
     if (!(err instanceof UsageError) || err.problems.length === 0) throw err;
-    throw new UsageError(`generate kustomize manifests found ${err.problems.length} marker problem(s) in the API types (listed above); nothing was written`, 'fix them and run it again', { problems: err.problems });
+    throw new UsageError(
+      `generate kustomize manifests found ${err.problems.length} marker problem(s) in the API types (listed above); nothing was written`,
+      'fix them and run it again',
+      { problems: err.problems },
+    );
   }
 
   const baseFile = `bases/${packageName}.clusterserviceversion.yaml`;
@@ -67,18 +85,27 @@ export async function generateKustomizeManifestsCommand(options: GenerateKustomi
     try {
       content = updateBaseCsvText(existing, owned);
     } catch (err) {
-      throw new UsageError(`${inputDir}/${baseFile} is not valid YAML (${(err as Error).message.split('\n')[0]})`, 'fix it, or delete it to start from a fresh base', { cause: err });
+      throw new UsageError(
+        `${inputDir}/${baseFile} is not valid YAML (${(err as Error).message.split('\n')[0]})`,
+        'fix it, or delete it to start from a fresh base',
+        { cause: err },
+      );
     }
   } else {
     const wantsPrompts = options.interactive !== false && options.terminal && options.ask !== undefined;
-    if (options.interactive === true && !options.terminal && !options.quiet) io.progress('Note: --interactive ignored: stdin is not a terminal, so the base CSV gets placeholder UI metadata');
+    if (options.interactive === true && !options.terminal && !options.quiet)
+      io.progress('Note: --interactive ignored: stdin is not a terminal, so the base CSV gets placeholder UI metadata');
     const ui = wantsPrompts ? await askUiMetadata(options.ask!) : {};
     content = renderYaml(newBaseCsv(packageName, owned, ui));
   }
   const outputBase = `${outputDir}/${baseFile}`;
   if (tree.read(outputBase) !== content) tree.write(outputBase, content);
   const kustomization = `${outputDir}/kustomization.yaml`;
-  if (!tree.exists(kustomization)) tree.write(kustomization, renderTemplate('init/config/manifests/kustomization.yaml.hbs', { projectName: packageName }));
+  if (!tree.exists(kustomization))
+    tree.write(
+      kustomization,
+      renderTemplate('init/config/manifests/kustomization.yaml.hbs', { projectName: packageName }),
+    );
   if (!(await finishTree(tree, io, options.dryRun === true))) return;
   if (!options.quiet) io.progress(`Kustomize files generated successfully in ${displayPath(projectDir, outputAbs)}`);
 }
@@ -91,8 +118,14 @@ async function askUiMetadata(ask: (question: string) => Promise<string>): Promis
   ui.providerName = (await ask("Provider's name for the operator (required): ")).trim() || undefined;
   ui.providerUrl = (await ask('Any relevant URL for the provider name (optional): ')).trim() || undefined;
   const keywords = (await ask('Comma-separated list of keywords for your operator (required): ')).trim();
-  if (keywords) ui.keywords = keywords.split(',').map((k) => k.trim()).filter(Boolean);
-  const maintainers = (await ask('Comma-separated list of maintainers and their emails (e.g. \'name1:email1, name2:email2\') (required): ')).trim();
+  if (keywords)
+    ui.keywords = keywords
+      .split(',')
+      .map((k) => k.trim())
+      .filter(Boolean);
+  const maintainers = (
+    await ask("Comma-separated list of maintainers and their emails (e.g. 'name1:email1, name2:email2') (required): ")
+  ).trim();
   if (maintainers) {
     ui.maintainers = maintainers
       .split(',')
@@ -100,7 +133,11 @@ async function askUiMetadata(ask: (question: string) => Promise<string>): Promis
       .filter(Boolean)
       .map((m) => {
         const [name, email] = m.split(':').map((p) => p.trim());
-        if (!name || !email) throw new UsageError(`maintainer "${m}" is not name:email`, "answer like 'Jane Doe:jane@example.com, Joe:joe@example.com'");
+        if (!name || !email)
+          throw new UsageError(
+            `maintainer "${m}" is not name:email`,
+            "answer like 'Jane Doe:jane@example.com, Joe:joe@example.com'",
+          );
         return { name, email };
       });
   }

@@ -53,11 +53,19 @@ export async function generateManifestsCommand(options: GenerateManifestsOptions
     // Past MAX_TYPE_NESTING the generator stops with the place; inline object
     // types that deep already exhaust the TypeScript parser's stack before that.
     if (err instanceof RangeError && /call stack/i.test(err.message)) {
-      throw new UsageError('the API types nest too deeply to read (the TypeScript parser ran out of stack)', `flatten the types to at most ${MAX_TYPE_NESTING} levels, or use RawExtension for free-form data`, { cause: err });
+      throw new UsageError(
+        'the API types nest too deeply to read (the TypeScript parser ran out of stack)',
+        `flatten the types to at most ${MAX_TYPE_NESTING} levels, or use RawExtension for free-form data`,
+        { cause: err },
+      );
     }
     if (!(err instanceof UsageError) || err.problems.length === 0) throw err;
     const count = err.problems.length;
-    throw new UsageError(`generate manifests found ${count} problem${count === 1 ? '' : 's'} in the API types and controllers (listed above); nothing was written`, 'fix them and run it again', { problems: err.problems });
+    throw new UsageError(
+      `generate manifests found ${count} problem${count === 1 ? '' : 's'} in the API types and controllers (listed above); nothing was written`,
+      'fix them and run it again',
+      { problems: err.problems },
+    );
   }
   const written: string[] = [];
   for (const file of files) {
@@ -65,7 +73,12 @@ export async function generateManifestsCommand(options: GenerateManifestsOptions
     tree.write(file.path, file.content);
     written.push(file.path);
   }
-  await finishTree(tree, io, options.dryRun, [manifestsSummary(written, files.map((file) => file.path))]);
+  await finishTree(tree, io, options.dryRun, [
+    manifestsSummary(
+      written,
+      files.map((file) => file.path),
+    ),
+  ]);
 }
 
 /**
@@ -79,6 +92,9 @@ export function manifestsSummary(written: readonly string[], generated: readonly
     const others = paths.filter((path) => !path.startsWith('config/crd/bases/'));
     return [...(crds > 0 ? [`${crds} CRD${crds === 1 ? '' : 's'}`] : []), ...others].join(', ');
   };
-  if (written.length === 0) return generated.length === 0 ? 'no APIs or RBAC markers yet: nothing to write' : `manifests up to date (${describe(generated)})`;
+  if (written.length === 0)
+    return generated.length === 0
+      ? 'no APIs or RBAC markers yet: nothing to write'
+      : `manifests up to date (${describe(generated)})`;
   return `wrote ${describe(written)}`;
 }

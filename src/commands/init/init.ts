@@ -48,19 +48,37 @@ export function initFiles(license: License): FileSpec[] {
     { path: 'main.ts', template: 'init/main.ts.hbs', ifExists: 'error' },
     { path: 'test/envtest-setup.ts', template: 'init/test/envtest-setup.ts.hbs', ifExists: 'error' },
   ];
-  if (license === 'apache2') specs.push({ path: BOILERPLATE_FILE, template: 'init/hack/boilerplate.ts.txt.hbs', ifExists: 'error' });
+  if (license === 'apache2')
+    specs.push({ path: BOILERPLATE_FILE, template: 'init/hack/boilerplate.ts.txt.hbs', ifExists: 'error' });
   const config = [
-    'default/kustomization.yaml', 'default/manager_metrics_patch.yaml', 'default/metrics_service.yaml', 'default/cert_metrics_manager_patch.yaml',
-    'manager/kustomization.yaml', 'manager/manager.yaml',
-    'rbac/kustomization.yaml', 'rbac/service_account.yaml', 'rbac/role.yaml', 'rbac/role_binding.yaml',
-    'rbac/leader_election_role.yaml', 'rbac/leader_election_role_binding.yaml',
-    'rbac/metrics_auth_role.yaml', 'rbac/metrics_auth_role_binding.yaml', 'rbac/metrics_reader_role.yaml',
-    'prometheus/kustomization.yaml', 'prometheus/monitor.yaml', 'prometheus/monitor_tls_patch.yaml',
-    'network-policy/kustomization.yaml', 'network-policy/allow-metrics-traffic.yaml',
+    'default/kustomization.yaml',
+    'default/manager_metrics_patch.yaml',
+    'default/metrics_service.yaml',
+    'default/cert_metrics_manager_patch.yaml',
+    'manager/kustomization.yaml',
+    'manager/manager.yaml',
+    'rbac/kustomization.yaml',
+    'rbac/service_account.yaml',
+    'rbac/role.yaml',
+    'rbac/role_binding.yaml',
+    'rbac/leader_election_role.yaml',
+    'rbac/leader_election_role_binding.yaml',
+    'rbac/metrics_auth_role.yaml',
+    'rbac/metrics_auth_role_binding.yaml',
+    'rbac/metrics_reader_role.yaml',
+    'prometheus/kustomization.yaml',
+    'prometheus/monitor.yaml',
+    'prometheus/monitor_tls_patch.yaml',
+    'network-policy/kustomization.yaml',
+    'network-policy/allow-metrics-traffic.yaml',
     'manifests/kustomization.yaml',
-    'scorecard/kustomization.yaml', 'scorecard/bases/config.yaml', 'scorecard/patches/basic.config.yaml', 'scorecard/patches/olm.config.yaml',
+    'scorecard/kustomization.yaml',
+    'scorecard/bases/config.yaml',
+    'scorecard/patches/basic.config.yaml',
+    'scorecard/patches/olm.config.yaml',
   ];
-  for (const file of config) specs.push({ path: `config/${file}`, template: `init/config/${file}.hbs`, ifExists: 'error' });
+  for (const file of config)
+    specs.push({ path: `config/${file}`, template: `init/config/${file}.hbs`, ifExists: 'error' });
   return specs;
 }
 
@@ -74,12 +92,20 @@ export function checkDirectoryForInit(directory: string): void {
   try {
     entries = readdirSync(directory);
   } catch (error) {
-    throw new UsageError(`cannot read ${directory} (${(error as NodeJS.ErrnoException).code})`, 'run init in an existing, readable directory');
+    throw new UsageError(
+      `cannot read ${directory} (${(error as NodeJS.ErrnoException).code})`,
+      'run init in an existing, readable directory',
+    );
   }
   if (entries.includes(PROJECT_FILE)) {
-    throw new UsageError(`${directory} already has a PROJECT file: it is already a project`, 'run init in a new, empty directory');
+    throw new UsageError(
+      `${directory} already has a PROJECT file: it is already a project`,
+      'run init in a new, empty directory',
+    );
   }
-  const disallowed = entries.filter((entry) => !entry.startsWith('.') && !entry.endsWith('.md') && !/^[A-Z][A-Z0-9_-]*$/.test(entry)).sort();
+  const disallowed = entries
+    .filter((entry) => !entry.startsWith('.') && !entry.endsWith('.md') && !/^[A-Z][A-Z0-9_-]*$/.test(entry))
+    .sort();
   if (disallowed.length > 0) {
     throw new UsageError(
       `target directory is not empty and contains ${disallowed.map((entry) => `"${entry}"`).join(', ')} (only dot-files, *.md and ALL-CAPS files such as LICENSE may be present)`,
@@ -117,31 +143,66 @@ export async function init(options: InitOptions, io: CommandIO): Promise<void> {
   const vendored = vendoredTarball(packageSpec);
   if (vendored) tree.writeBytes(vendored.path, vendored.content);
   const base = {
-    projectName, domain: options.domain, owner, year, apache2: license === 'apache2',
+    projectName,
+    domain: options.domain,
+    owner,
+    year,
+    apache2: license === 'apache2',
     packageLicense: license === 'apache2' ? 'Apache-2.0' : 'UNLICENSED',
-    sdkPackageSpec: vendored?.spec ?? packageSpec, vendoredSdkTarball: vendored?.path ?? false, scorecardImage: SCORECARD_IMAGE,
+    sdkPackageSpec: vendored?.spec ?? packageSpec,
+    vendoredSdkTarball: vendored?.path ?? false,
+    scorecardImage: SCORECARD_IMAGE,
     leaderElectionID: leaderElectionId(projectName, options.domain),
   };
-  scaffoldFiles(tree, specs.filter((spec) => spec.path === BOILERPLATE_FILE), base);
-  scaffoldFiles(tree, specs.filter((spec) => spec.path !== BOILERPLATE_FILE), { ...base, boilerplate: boilerplateHeader(tree) });
-  writeProject(tree, { version: '3', domain: options.domain, layout: [LAYOUT_PLUGIN], plugins: structuredClone(DEFAULT_PLUGINS) as Record<string, Record<string, unknown>>, projectName });
+  scaffoldFiles(
+    tree,
+    specs.filter((spec) => spec.path === BOILERPLATE_FILE),
+    base,
+  );
+  scaffoldFiles(
+    tree,
+    specs.filter((spec) => spec.path !== BOILERPLATE_FILE),
+    { ...base, boilerplate: boilerplateHeader(tree) },
+  );
+  writeProject(tree, {
+    version: '3',
+    domain: options.domain,
+    layout: [LAYOUT_PLUGIN],
+    plugins: structuredClone(DEFAULT_PLUGINS),
+    projectName,
+  });
 
   // The Makefile and the hint below run the CLI from the project's node_modules.
   // Printed before the files are written (see finishTree), so before the install's own output.
   const next = options.skipInstall
-    ? ['Next: install the dependencies (ts-operator-sdk among them) with:', '$ npm install', 'then define a resource with:']
+    ? [
+        'Next: install the dependencies (ts-operator-sdk among them) with:',
+        '$ npm install',
+        'then define a resource with:',
+      ]
     : ['Next: once the dependencies are installed (`npm install` runs now), define a resource with:'];
-  if (!(await finishTree(tree, io, options.dryRun, [...next, '$ npx ts-operator-sdk create api --group <group> --version <version> --kind <Kind>']))) return;
+  if (
+    !(await finishTree(tree, io, options.dryRun, [
+      ...next,
+      '$ npx ts-operator-sdk create api --group <group> --version <version> --kind <Kind>',
+    ]))
+  )
+    return;
 
   if (!options.skipInstall) {
     io.progress('Installing dependencies with `npm install` (this may take a minute)...');
     // execa: it rejects with the cause spelled out (ENOENT when npm is missing, the exit code otherwise).
     const { execa } = await import('execa');
     try {
-      await execa('npm', ['install', '--no-audit', '--no-fund'], { cwd: directory, stdio: ['ignore', 'inherit', 'inherit'] });
+      await execa('npm', ['install', '--no-audit', '--no-fund'], {
+        cwd: directory,
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
     } catch (err) {
       const failure = err as { code?: string; exitCode?: number; shortMessage?: string };
-      const why = failure.code ?? (failure.exitCode !== undefined ? `exit code ${failure.exitCode}` : failure.shortMessage ?? String(err));
+      const why =
+        failure.code ??
+        (failure.exitCode !== undefined ? `exit code ${failure.exitCode}` : (failure.shortMessage ?? String(err)));
       throw new UsageError(
         `the project was scaffolded, but \`npm install\` failed (${why})`,
         `fix the problem npm reported and run \`npm install\` in ${directory}`,

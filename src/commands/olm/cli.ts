@@ -16,9 +16,15 @@ interface OlmFlags {
 export function registerOlm(program: Command, ctx: CliContext): void {
   const group = commandGroup(program, 'olm', 'Manage the Operator Lifecycle Manager installation in your cluster');
   const run = async (which: 'install' | 'status' | 'uninstall', opts: OlmFlags): Promise<void> => {
-    const { parseDuration } = await import('./kube.js');
+    const { parseDuration } = await import('../../cluster/session.js');
     const install = await import('./install.js');
-    const options = { kubeconfig: opts.kubeconfig, version: opts.version, timeoutMs: parseDuration('--timeout', opts.timeout), olmNamespace: opts.olmNamespace ?? install.DEFAULT_OLM_NAMESPACE, io: ctx.io };
+    const options = {
+      kubeconfig: opts.kubeconfig,
+      version: opts.version,
+      timeoutMs: parseDuration('--timeout', opts.timeout),
+      olmNamespace: opts.olmNamespace ?? install.DEFAULT_OLM_NAMESPACE,
+      io: ctx.io,
+    };
     if (which === 'install') await install.olmInstall(options);
     else if (which === 'status') await install.olmStatus(options);
     else await install.olmUninstall(options);
@@ -26,7 +32,11 @@ export function registerOlm(program: Command, ctx: CliContext): void {
   group
     .command('install')
     .description('Install Operator Lifecycle Manager in your cluster')
-    .option('--version <version>', 'version of OLM resources to install (a release such as 0.28.0, or latest)', '0.28.0')
+    .option(
+      '--version <version>',
+      'version of OLM resources to install (a release such as 0.28.0, or latest)',
+      '0.28.0',
+    )
     .option('--timeout <duration>', 'time to wait for the command to complete before failing', '2m')
     .option('--kubeconfig <path>', 'path to the kubeconfig file to use for CLI requests')
     .action((opts: OlmFlags) => run('install', opts));

@@ -6,8 +6,8 @@
  */
 import { parseAllDocuments } from 'yaml';
 import { UsageError } from '../../errors.js';
-import { CommandTimeoutError, formatDuration } from './connection.js';
-import type { KubeObject } from './kube.js';
+import { CommandTimeoutError, formatDuration } from '../../cluster/connection.js';
+import type { KubeObject } from '../../cluster/session.js';
 
 /** operator-sdk v1.42's default `olm install --version`. */
 export const DEFAULT_OLM_VERSION = '0.28.0';
@@ -25,17 +25,26 @@ export interface OlmManifests {
 }
 
 /** The URL of one of a version's manifest files: `<base>/v<version>/<file>` (`<base>/latest/<file>` for latest). */
-export function manifestUrl(version: string, file: 'crds.yaml' | 'olm.yaml', env: NodeJS.ProcessEnv = process.env): string {
+export function manifestUrl(
+  version: string,
+  file: 'crds.yaml' | 'olm.yaml',
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   const override = env[OLM_BASE_URL_VARIABLE];
   const tag = version === 'latest' ? 'latest' : `v${version.replace(/^v/, '')}`;
   if (override) return `${override.replace(/\/+$/, '')}/${tag}/${file}`;
-  return version === 'latest' ? `${GITHUB_RELEASES}/latest/download/${file}` : `${GITHUB_RELEASES}/download/${tag}/${file}`;
+  return version === 'latest'
+    ? `${GITHUB_RELEASES}/latest/download/${file}`
+    : `${GITHUB_RELEASES}/download/${tag}/${file}`;
 }
 
 /** Refuses a --version that is not an OLM release version (before anything is fetched). */
 export function checkOlmVersion(version: string): void {
   if (version !== 'latest' && !/^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)) {
-    throw new UsageError(`--version ${version} is not an OLM version`, 'pass a release version such as 0.28.0, or latest');
+    throw new UsageError(
+      `--version ${version} is not an OLM version`,
+      'pass a release version such as 0.28.0, or latest',
+    );
   }
 }
 
@@ -46,7 +55,10 @@ export function checkOlmVersion(version: string): void {
  */
 export async function fetchOlmManifests(version: string, signal: AbortSignal): Promise<OlmManifests> {
   checkOlmVersion(version);
-  const [crds, resources] = await Promise.all([fetchObjects(manifestUrl(version, 'crds.yaml'), signal), fetchObjects(manifestUrl(version, 'olm.yaml'), signal)]);
+  const [crds, resources] = await Promise.all([
+    fetchObjects(manifestUrl(version, 'crds.yaml'), signal),
+    fetchObjects(manifestUrl(version, 'olm.yaml'), signal),
+  ]);
   return { version: version.replace(/^v/, ''), crds, resources };
 }
 
@@ -57,18 +69,40 @@ async function fetchObjects(url: string, signal: AbortSignal): Promise<KubeObjec
     response = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS)]) });
     text = await response.text();
   } catch (err) {
-    if (signal.aborted) throw new UsageError(`downloading ${url} did not finish within the --timeout${signal.reason instanceof CommandTimeoutError ? ` of ${formatDuration(signal.reason.timeoutMs)}` : ''}`, `pass a longer --timeout, or serve crds.yaml and olm.yaml nearer and set ${OLM_BASE_URL_VARIABLE}`, { cause: err });
+    if (signal.aborted)
+      throw new UsageError(
+        `downloading ${url} did not finish within the --timeout${signal.reason instanceof CommandTimeoutError ? ` of ${formatDuration(signal.reason.timeoutMs)}` : ''}`,
+        `pass a longer --timeout, or serve crds.yaml and olm.yaml nearer and set ${OLM_BASE_URL_VARIABLE}`,
+        { cause: err },
+      );
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
-    throw new UsageError(`cannot download OLM manifests from ${url} (${cause})`, `check the network, or serve crds.yaml and olm.yaml yourself and set ${OLM_BASE_URL_VARIABLE}`, { cause: err });
+    throw new UsageError(
+      `cannot download OLM manifests from ${url} (${cause})`,
+      `check the network, or serve crds.yaml and olm.yaml yourself and set ${OLM_BASE_URL_VARIABLE}`,
+      { cause: err },
+    );
   }
-  if (response.status === 404) throw new UsageError(`OLM has no release manifest at ${url} (HTTP 404)`, 'pass an existing OLM release to --version, e.g. 0.28.0');
-  if (!response.ok) throw new UsageError(`downloading ${url} failed with HTTP ${response.status}`, 'try again later, or pass another --version');
+  if (response.status === 404)
+    throw new UsageError(
+      `OLM has no release manifest at ${url} (HTTP 404)`,
+      'pass an existing OLM release to --version, e.g. 0.28.0',
+    );
+  if (!response.ok)
+    throw new UsageError(
+      `downloading ${url} failed with HTTP ${response.status}`,
+      'try again later, or pass another --version',
+    );
   const objects: KubeObject[] = [];
   for (const doc of parseAllDocuments(text)) {
-    if (doc.errors.length > 0) throw new UsageError(`${url} is not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`, `check ${OLM_BASE_URL_VARIABLE} or --version`);
+    if (doc.errors.length > 0)
+      throw new UsageError(
+        `${url} is not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`,
+        `check ${OLM_BASE_URL_VARIABLE} or --version`,
+      );
     const value = doc.toJS() as KubeObject | null;
     if (value && typeof value === 'object' && value.kind) objects.push(value);
   }
-  if (objects.length === 0) throw new UsageError(`${url} holds no Kubernetes objects`, `check ${OLM_BASE_URL_VARIABLE} or --version`);
+  if (objects.length === 0)
+    throw new UsageError(`${url} holds no Kubernetes objects`, `check ${OLM_BASE_URL_VARIABLE} or --version`);
   return objects;
 }

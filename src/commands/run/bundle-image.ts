@@ -5,7 +5,7 @@
  */
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { UsageError } from '../../errors.js';
-import type { KubeObject } from '../olm/kube.js';
+import type { KubeObject } from '../../cluster/session.js';
 
 const ANNOTATION = 'operators.operatorframework.io.bundle';
 
@@ -35,26 +35,37 @@ export function bundleVersion(bundle: Bundle): string {
 /** Reads a bundle from an image's files; a UsageError when the image is not a registry+v1 bundle. */
 export function readBundle(image: string, files: ReadonlyMap<string, Buffer>): Bundle {
   const notBundle = (problem: string): never => {
-    throw new UsageError(`image ${image} is not an operator bundle: ${problem}`, 'pass a bundle image built from `make bundle bundle-build` (bundle.Dockerfile)');
+    throw new UsageError(
+      `image ${image} is not an operator bundle: ${problem}`,
+      'pass a bundle image built from `make bundle bundle-build` (bundle.Dockerfile)',
+    );
   };
   const annotationsFile = files.get('metadata/annotations.yaml') ?? files.get('metadata/annotations.yml');
   if (!annotationsFile) return notBundle('it has no metadata/annotations.yaml');
   let annotations: Record<string, string>;
   try {
-    annotations = ((parseYaml(annotationsFile.toString('utf8')) as { annotations?: Record<string, string> } | null)?.annotations ?? {}) as Record<string, string>;
+    annotations =
+      (parseYaml(annotationsFile.toString('utf8')) as { annotations?: Record<string, string> } | null)?.annotations ??
+      {};
   } catch (err) {
     return notBundle(`metadata/annotations.yaml is not valid YAML (${(err as Error).message.split('\n')[0]})`);
   }
   const packageName = annotations[`${ANNOTATION}.package.v1`];
   if (!packageName) return notBundle(`metadata/annotations.yaml has no ${ANNOTATION}.package.v1`);
-  const channels = (annotations[`${ANNOTATION}.channels.v1`] ?? '').split(',').map((c) => c.trim()).filter(Boolean);
+  const channels = (annotations[`${ANNOTATION}.channels.v1`] ?? '')
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
   if (channels.length === 0) return notBundle(`metadata/annotations.yaml has no ${ANNOTATION}.channels.v1`);
-  const manifestsDir = (annotations[`${ANNOTATION}.manifests.v1`] ?? 'manifests/').replace(/^\.?\/+/, '').replace(/\/?$/, '/');
+  const manifestsDir = (annotations[`${ANNOTATION}.manifests.v1`] ?? 'manifests/')
+    .replace(/^\.?\/+/, '')
+    .replace(/\/?$/, '/');
   const objects: KubeObject[] = [];
   for (const [path, data] of [...files].sort(([a], [b]) => a.localeCompare(b))) {
     if (!path.startsWith(manifestsDir) || !/\.(ya?ml|json)$/.test(path)) continue;
     for (const doc of parseAllDocuments(data.toString('utf8'))) {
-      if (doc.errors.length > 0) return notBundle(`${path} is not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`);
+      if (doc.errors.length > 0)
+        return notBundle(`${path} is not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`);
       const value = doc.toJS() as KubeObject | null;
       if (value && typeof value === 'object' && value.kind) objects.push(value);
     }
@@ -63,15 +74,19 @@ export function readBundle(image: string, files: ReadonlyMap<string, Buffer>): B
   if (csvs.length !== 1) return notBundle(`${manifestsDir} holds ${csvs.length} ClusterServiceVersions, not one`);
   const csv = csvs[0]!;
   if (!csv.metadata?.name) return notBundle('its ClusterServiceVersion has no metadata.name');
-  return { image, packageName, channels, defaultChannel: annotations[`${ANNOTATION}.channel.default.v1`] || undefined, csv, objects };
+  return {
+    image,
+    packageName,
+    channels,
+    defaultChannel: annotations[`${ANNOTATION}.channel.default.v1`] || undefined,
+    csv,
+    objects,
+  };
 }
 
 /** The install modes the CSV supports (AllNamespaces, OwnNamespace, SingleNamespace, MultiNamespace). */
 export function supportedInstallModes(bundle: Bundle): string[] {
-  return ((bundle.csv.spec?.installModes ?? []) as { type: string; supported: boolean }[]).filter((mode) => mode.supported).map((mode) => mode.type);
-}
-
-/** The names of the CRDs the CSV owns (`memcacheds.cache.example.com`). */
-export function ownedCrdNames(csv: KubeObject | undefined): string[] {
-  return ((csv?.spec?.customresourcedefinitions?.owned ?? []) as { name?: string }[]).map((crd) => crd.name).filter((name): name is string => Boolean(name));
+  return ((bundle.csv.spec?.installModes ?? []) as { type: string; supported: boolean }[])
+    .filter((mode) => mode.supported)
+    .map((mode) => mode.type);
 }

@@ -22,8 +22,17 @@ export interface CatalogBlob {
 
 /** A catalog with just this bundle, in each of its channels. */
 export function catalogFor(bundle: Bundle): CatalogBlob[] {
-  const channels = bundle.channels.map((channel): CatalogBlob => ({ schema: 'olm.channel', name: channel, package: bundle.packageName, entries: [{ name: csvName(bundle) }] }));
-  return [{ schema: 'olm.package', name: bundle.packageName, defaultChannel: bundle.defaultChannel ?? bundle.channels[0] }, ...channels, bundleBlob(bundle)];
+  const channels = bundle.channels.map((channel): CatalogBlob => ({
+    schema: 'olm.channel',
+    name: channel,
+    package: bundle.packageName,
+    entries: [{ name: csvName(bundle) }],
+  }));
+  return [
+    { schema: 'olm.package', name: bundle.packageName, defaultChannel: bundle.defaultChannel ?? bundle.channels[0] },
+    ...channels,
+    bundleBlob(bundle),
+  ];
 }
 
 /**
@@ -33,13 +42,19 @@ export function catalogFor(bundle: Bundle): CatalogBlob[] {
 export function catalogWithUpgrade(catalog: readonly CatalogBlob[], bundle: Bundle, replaces: string): CatalogBlob[] {
   const name = csvName(bundle);
   if (catalog.some((blob) => blob.schema === 'olm.bundle' && blob.name === name)) {
-    throw new UsageError(`bundle ${name} is already in the catalog of package ${bundle.packageName}`, 'build and push a bundle with a new version (make bundle VERSION=... bundle-build bundle-push), then run bundle-upgrade with it');
+    throw new UsageError(
+      `bundle ${name} is already in the catalog of package ${bundle.packageName}`,
+      'build and push a bundle with a new version (make bundle VERSION=... bundle-build bundle-push), then run bundle-upgrade with it',
+    );
   }
-  const next: CatalogBlob[] = catalog.map((blob) => (blob.entries ? { ...blob, entries: blob.entries.map((entry) => ({ ...entry })) } : { ...blob }));
+  const next: CatalogBlob[] = catalog.map((blob) =>
+    blob.entries ? { ...blob, entries: blob.entries.map((entry) => ({ ...entry })) } : { ...blob },
+  );
   for (const channel of bundle.channels) {
     const existing = next.find((blob) => blob.schema === 'olm.channel' && blob.name === channel);
     if (existing) existing.entries!.push({ name, replaces });
-    else next.push({ schema: 'olm.channel', name: channel, package: bundle.packageName, entries: [{ name, replaces }] });
+    else
+      next.push({ schema: 'olm.channel', name: channel, package: bundle.packageName, entries: [{ name, replaces }] });
   }
   next.push(bundleBlob(bundle));
   return next;
@@ -52,19 +67,40 @@ export function serializeCatalog(catalog: readonly CatalogBlob[]): string {
 
 /** Parses what {@link serializeCatalog} wrote. */
 export function parseCatalog(text: string): CatalogBlob[] {
-  return text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as CatalogBlob);
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as CatalogBlob);
 }
 
 function bundleBlob(bundle: Bundle): CatalogBlob {
-  const spec = bundle.csv.spec ?? {};
-  const gvks = (list: { name?: string; version?: string; kind?: string }[] | undefined, type: string) =>
-    (list ?? []).map((crd) => ({ type, value: { group: (crd.name ?? '').split('.').slice(1).join('.'), kind: crd.kind, version: crd.version } }));
+  type CrdDescription = { name?: string; version?: string; kind?: string };
+  const crds = bundle.csv.spec?.customresourcedefinitions as
+    { owned?: CrdDescription[]; required?: CrdDescription[] } | undefined;
+  const gvks = (list: CrdDescription[] | undefined, type: string) =>
+    (list ?? []).map((crd) => ({
+      type,
+      value: { group: (crd.name ?? '').split('.').slice(1).join('.'), kind: crd.kind, version: crd.version },
+    }));
   const properties: { type: string; value: unknown }[] = [
     { type: 'olm.package', value: { packageName: bundle.packageName, version: bundleVersion(bundle) } },
-    ...gvks(spec.customresourcedefinitions?.owned, 'olm.gvk'),
-    ...gvks(spec.customresourcedefinitions?.required, 'olm.gvk.required'),
-    ...bundle.objects.map((obj) => ({ type: 'olm.bundle.object', value: { data: Buffer.from(JSON.stringify(obj)).toString('base64') } })),
+    ...gvks(crds?.owned, 'olm.gvk'),
+    ...gvks(crds?.required, 'olm.gvk.required'),
+    ...bundle.objects.map((obj) => ({
+      type: 'olm.bundle.object',
+      value: { data: Buffer.from(JSON.stringify(obj)).toString('base64') },
+    })),
   ];
-  const related = ((spec.relatedImages ?? []) as { name?: string; image: string }[]).map((image) => ({ name: image.name ?? '', image: image.image }));
-  return { schema: 'olm.bundle', name: csvName(bundle), package: bundle.packageName, image: bundle.image, properties, relatedImages: [{ name: '', image: bundle.image }, ...related] };
+  const related = ((bundle.csv.spec?.relatedImages ?? []) as { name?: string; image: string }[]).map((image) => ({
+    name: image.name ?? '',
+    image: image.image,
+  }));
+  return {
+    schema: 'olm.bundle',
+    name: csvName(bundle),
+    package: bundle.packageName,
+    image: bundle.image,
+    properties,
+    relatedImages: [{ name: '', image: bundle.image }, ...related],
+  };
 }

@@ -12,9 +12,12 @@ export function registerVersion(program: Command, ctx: CliContext): void {
   program
     .command('version')
     .description('Print the ts-operator-sdk version')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
-  $ ts-operator-sdk version`)
+  $ ts-operator-sdk version`,
+    )
     .action(() => {
       ctx.io.out(versionLine());
     });

@@ -9,11 +9,19 @@ import YAML from 'yaml';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { displayPath, resolveFlagPath } from '../../paths.js';
-import { checkRegularFile, fileError, formatSize, MAX_MANIFEST_STREAM_BYTES, parseYamlDocuments, readManifestFile } from '../../yaml-input.js';
+import {
+  checkRegularFile,
+  fileError,
+  formatSize,
+  MAX_MANIFEST_STREAM_BYTES,
+  parseYamlDocuments,
+  readManifestFile,
+} from '../../yaml-input.js';
 import { checkBaseCsvShape } from './shapes.js';
 import { CSV_API_VERSION, CSV_KIND, newBaseCsv, renderYaml, type CsvObject } from '../csv/base.js';
 import { fillCsv, type RelatedImage } from '../csv/fill.js';
-import { collectManifests, parseManifests, type CollectedManifests, type KubeObject } from './collector.js';
+import { collectManifests, parseManifests } from './collector.js';
+import type { CollectedManifests, KubeObject } from './input-objects.js';
 import { resolveImageDigest } from './digests.js';
 import { chooseCreatedAt, manifestFiles, withCreatedAt, withoutNamespace, type ManifestFile } from './writer.js';
 
@@ -46,7 +54,7 @@ export interface BundleInputs {
   /** Injected for the digest resolver's tests. */
   fetchImpl?: typeof fetch;
   /** Receives progress lines (e.g. that no base CSV was found). */
-  info(line: string): void;
+  info: (line: string) => void;
 }
 
 /** The generated bundle content. */
@@ -69,7 +77,12 @@ export async function generateBundle(inputs: BundleInputs): Promise<GeneratedBun
   // build fails; taking it as "the operator has no manifests" would wipe the bundle.
   if (objects.length === 0) {
     const where = 'stdin' in inputs.source ? 'stdin' : inputs.source.directories.join(', ');
-    throw new UsageError(`${where} holds no Kubernetes objects, so there is nothing to build a bundle from; the bundle was left as it was`, 'stdin' in inputs.source ? 'check that the command piping into generate bundle (kustomize build config/manifests) succeeded' : 'pass the directory that holds the operator\'s manifests');
+    throw new UsageError(
+      `${where} holds no Kubernetes objects, so there is nothing to build a bundle from; the bundle was left as it was`,
+      'stdin' in inputs.source
+        ? 'check that the command piping into generate bundle (kustomize build config/manifests) succeeded'
+        : "pass the directory that holds the operator's manifests",
+    );
   }
   const manifests = collectManifests(objects);
   const base = chooseBase(manifests.csvs, inputs.packageName, inputs.projectDir, inputs.kustomizeDir, inputs.info);
@@ -98,11 +111,19 @@ export async function generateBundle(inputs: BundleInputs): Promise<GeneratedBun
  */
 function checkInputIsWhole(manifests: CollectedManifests, base: CsvObject, inputs: BundleInputs): void {
   const where = 'stdin' in inputs.source ? 'the input on stdin' : `the input (${inputs.source.directories.join(', ')})`;
-  const wholeInput = 'pass all of the operator\'s manifests, e.g. `kubectl kustomize config/manifests | ts-operator-sdk generate bundle`, or --input-dir with a directory that holds them all';
+  const wholeInput =
+    "pass all of the operator's manifests, e.g. `kubectl kustomize config/manifests | ts-operator-sdk generate bundle`, or --input-dir with a directory that holds them all";
   if (manifests.deployments.length === 0) {
-    throw new UsageError(`${where} has no Deployment, so the bundle's CSV would install no operator; the bundle was left as it was`, wholeInput);
+    throw new UsageError(
+      `${where} has no Deployment, so the bundle's CSV would install no operator; the bundle was left as it was`,
+      wholeInput,
+    );
   }
-  const owned = ((base.spec['customresourcedefinitions'] as { owned?: Array<{ name?: unknown }> } | undefined)?.owned ?? []).map((crd) => crd.name).filter((name): name is string => typeof name === 'string');
+  const owned = (
+    (base.spec['customresourcedefinitions'] as { owned?: Array<{ name?: unknown }> } | undefined)?.owned ?? []
+  )
+    .map((crd) => crd.name)
+    .filter((name): name is string => typeof name === 'string');
   const present = new Set(manifests.crds.map((crd) => crd.metadata.name));
   const missing = owned.filter((name) => !present.has(name));
   if (missing.length > 0) {
@@ -113,7 +134,10 @@ function checkInputIsWhole(manifests: CollectedManifests, base: CsvObject, input
   }
   const hadRbac = previousPermissions(inputs.previousCsv);
   if (hadRbac && manifests.roles.length + manifests.clusterRoles.length === 0) {
-    throw new UsageError(`${where} has no Role or ClusterRole, but the bundle's CSV grants the operator permissions now; the bundle was left as it was`, wholeInput);
+    throw new UsageError(
+      `${where} has no Role or ClusterRole, but the bundle's CSV grants the operator permissions now; the bundle was left as it was`,
+      wholeInput,
+    );
   }
 }
 
@@ -122,7 +146,8 @@ function previousPermissions(previousCsv: string | undefined): boolean {
   if (previousCsv === undefined) return false;
   let install: { permissions?: unknown; clusterPermissions?: unknown } | undefined;
   try {
-    install = (YAML.parse(previousCsv) as { spec?: { install?: { spec?: typeof install } } } | null)?.spec?.install?.spec;
+    install = (YAML.parse(previousCsv) as { spec?: { install?: { spec?: typeof install } } } | null)?.spec?.install
+      ?.spec;
   } catch {
     return false;
   }
@@ -135,12 +160,19 @@ function readSource(source: BundleSource, projectDir: string): KubeObject[] {
   let total = 0;
   for (const dir of source.directories) {
     const abs = resolveFlagPath(projectDir, dir);
-    if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new UsageError(`input directory ${dir} does not exist`, 'pass a directory of manifests, e.g. --input-dir config/default');
+    if (!existsSync(abs) || !statSync(abs).isDirectory())
+      throw new UsageError(
+        `input directory ${dir} does not exist`,
+        'pass a directory of manifests, e.g. --input-dir config/default',
+      );
     for (const file of listManifestFiles(abs, dir)) {
       const display = displayPath(projectDir, file);
       total += checkRegularFile(file, display);
       if (total > MAX_MANIFEST_STREAM_BYTES) {
-        throw new UsageError(`the manifests in ${source.directories.join(', ')} add up to more than ${formatSize(MAX_MANIFEST_STREAM_BYTES)}`, 'pass the directory of the operator\'s own manifests (Deployment, RBAC, CRDs, samples)');
+        throw new UsageError(
+          `the manifests in ${source.directories.join(', ')} add up to more than ${formatSize(MAX_MANIFEST_STREAM_BYTES)}`,
+          "pass the directory of the operator's own manifests (Deployment, RBAC, CRDs, samples)",
+        );
       }
       objects.push(...parseManifests(readManifestFile(file, display), display));
     }
@@ -171,20 +203,41 @@ function listManifestFiles(dir: string, display: string): string[] {
 const KUSTOMIZE_FILES = new Set(['kustomization.yaml', 'kustomization.yml', 'Kustomization']);
 
 /** The base CSV: one named `<package>.*` in the input, else the kustomize base, else a default. */
-function chooseBase(csvs: readonly KubeObject[], packageName: string, projectDir: string, kustomizeDir: string, info: (line: string) => void): CsvObject {
+function chooseBase(
+  csvs: readonly KubeObject[],
+  packageName: string,
+  projectDir: string,
+  kustomizeDir: string,
+  info: (line: string) => void,
+): CsvObject {
   const fromInput = csvs.find((c) => c.metadata.name.startsWith(`${packageName}.`));
   if (fromInput) {
     checkBaseCsvShape(fromInput, `${fromInput.metadata.name} in the input`);
     return fromInput as unknown as CsvObject;
   }
-  const baseFile = join(resolveFlagPath(projectDir, kustomizeDir), 'bases', `${packageName}.clusterserviceversion.yaml`);
+  const baseFile = join(
+    resolveFlagPath(projectDir, kustomizeDir),
+    'bases',
+    `${packageName}.clusterserviceversion.yaml`,
+  );
   const basePath = displayPath(projectDir, baseFile);
   // lstat, not exists: a symlink loop or a dangling link is an error to report, not "no base".
   if (lstatSync(baseFile, { throwIfNoEntry: false })) {
-    const [parsed] = parseYamlDocuments(readManifestFile(baseFile, basePath), basePath, (_index, reason) =>
-      new UsageError(`${basePath} is not valid YAML (${reason})`, 'fix it, or regenerate it with `ts-operator-sdk generate kustomize manifests`'));
+    const [parsed] = parseYamlDocuments(
+      readManifestFile(baseFile, basePath),
+      basePath,
+      (_index, reason) =>
+        new UsageError(
+          `${basePath} is not valid YAML (${reason})`,
+          'fix it, or regenerate it with `ts-operator-sdk generate kustomize manifests`',
+        ),
+    );
     const csv = parsed as Partial<CsvObject> | null | undefined;
-    if (!csv || typeof csv !== 'object' || csv.kind !== CSV_KIND || !csv.metadata || !csv.spec) throw new UsageError(`${basePath} is not a ClusterServiceVersion`, 'regenerate it with `ts-operator-sdk generate kustomize manifests`');
+    if (!csv || typeof csv !== 'object' || csv.kind !== CSV_KIND || !csv.metadata || !csv.spec)
+      throw new UsageError(
+        `${basePath} is not a ClusterServiceVersion`,
+        'regenerate it with `ts-operator-sdk generate kustomize manifests`',
+      );
     checkBaseCsvShape(csv, basePath);
     return { apiVersion: CSV_API_VERSION, ...csv } as CsvObject;
   }
@@ -209,7 +262,21 @@ async function pinImages(csv: CsvObject, fetchImpl: typeof fetch | undefined): P
   };
   const related = ((csv.spec['relatedImages'] as RelatedImage[] | undefined) ?? []).map((r) => ({ ...r }));
   for (const entry of related) entry.image = await pin(entry.image);
-  const install = csv.spec['install'] as { spec?: { deployments?: Array<{ name: string; spec?: { template?: { spec?: { containers?: Array<{ name?: string; image?: string }>; initContainers?: Array<{ name?: string; image?: string }> } } } }> } };
+  const install = csv.spec['install'] as {
+    spec?: {
+      deployments?: Array<{
+        name: string;
+        spec?: {
+          template?: {
+            spec?: {
+              containers?: Array<{ name?: string; image?: string }>;
+              initContainers?: Array<{ name?: string; image?: string }>;
+            };
+          };
+        };
+      }>;
+    };
+  };
   for (const deployment of install.spec?.deployments ?? []) {
     const pod = deployment.spec?.template?.spec;
     for (const container of [...(pod?.containers ?? []), ...(pod?.initContainers ?? [])]) {
@@ -217,7 +284,10 @@ async function pinImages(csv: CsvObject, fetchImpl: typeof fetch | undefined): P
       container.image = await pin(container.image);
       if (related.some((r) => r.image === container.image)) continue;
       const name = container.name ?? 'image';
-      related.push({ name: related.some((r) => r.name === name) ? `${deployment.name}-${name}` : name, image: container.image });
+      related.push({
+        name: related.some((r) => r.name === name) ? `${deployment.name}-${name}` : name,
+        image: container.image,
+      });
     }
   }
   if (related.length > 0) csv.spec['relatedImages'] = related.sort((a, b) => a.name.localeCompare(b.name));

@@ -2,41 +2,9 @@ import { createHash } from 'node:crypto';
 import { UsageError } from '../../errors.js';
 import { sortKeysDeep } from '../render-yaml.js';
 import { parseYamlDocuments } from '../../yaml-input.js';
+import type { CollectedManifests, KubeObject } from './input-objects.js';
 import { checkManifestShapes } from './shapes.js';
 import { isDns1123Label, isDns1123Subdomain, objectNameProblem } from '../../validation/names.js';
-
-/** Any Kubernetes object read from the input manifests. */
-export interface KubeObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; [key: string]: unknown };
-  [key: string]: unknown;
-}
-
-/** One webhook of a Validating/MutatingWebhookConfiguration. */
-export interface CollectedWebhook {
-  type: 'ValidatingAdmissionWebhook' | 'MutatingAdmissionWebhook';
-  webhook: Record<string, unknown>;
-}
-
-/** The input manifests sorted the way operator-sdk's collector sorts them. */
-export interface CollectedManifests {
-  csvs: KubeObject[];
-  roles: KubeObject[];
-  clusterRoles: KubeObject[];
-  roleBindings: KubeObject[];
-  clusterRoleBindings: KubeObject[];
-  serviceAccounts: KubeObject[];
-  services: KubeObject[];
-  deployments: KubeObject[];
-  crds: KubeObject[];
-  webhooks: CollectedWebhook[];
-  scorecardConfig?: KubeObject;
-  /** Instances of the collected CRDs (the samples): the source of alm-examples. */
-  customResources: KubeObject[];
-  /** Everything else, written to the bundle when OLM supports its kind. */
-  others: KubeObject[];
-}
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
@@ -50,24 +18,48 @@ const KUSTOMIZE_GROUP = 'kustomize.config.k8s.io';
  */
 export function parseManifests(text: string, source: string): KubeObject[] {
   const objects: KubeObject[] = [];
-  const documents = parseYamlDocuments(text, source, (index, reason) =>
-    new UsageError(`${source} is not valid YAML (document ${index + 1}: ${reason})`, 'fix the YAML, or check the command that produced it'));
+  const documents = parseYamlDocuments(
+    text,
+    source,
+    (index, reason) =>
+      new UsageError(
+        `${source} is not valid YAML (document ${index + 1}: ${reason})`,
+        'fix the YAML, or check the command that produced it',
+      ),
+  );
   documents.forEach((value, index) => {
     if (value === null || value === undefined) return;
     const add = (item: unknown): void => {
       const object = item as Partial<KubeObject> | null;
-      if (!object || typeof object !== 'object' || Array.isArray(object) || typeof object.kind !== 'string' || typeof object.apiVersion !== 'string') {
-        throw new UsageError(`document ${index + 1} of ${source} is not a Kubernetes object (it needs apiVersion and kind)`, 'pass only Kubernetes manifests, e.g. the output of `kubectl kustomize config/manifests`');
+      if (
+        !object ||
+        typeof object !== 'object' ||
+        Array.isArray(object) ||
+        typeof object.kind !== 'string' ||
+        typeof object.apiVersion !== 'string'
+      ) {
+        throw new UsageError(
+          `document ${index + 1} of ${source} is not a Kubernetes object (it needs apiVersion and kind)`,
+          'pass only Kubernetes manifests, e.g. the output of `kubectl kustomize config/manifests`',
+        );
       }
       if (object.apiVersion.startsWith(`${KUSTOMIZE_GROUP}/`)) return;
       if (object.kind === 'List' || (object.kind.endsWith('List') && object['items'] !== undefined)) {
         if (!Array.isArray(object['items'])) {
-          throw new UsageError(`a ${object.kind} in document ${index + 1} of ${source} has no items list`, 'give it `items:` with the objects, or pass the objects as separate documents');
+          throw new UsageError(
+            `a ${object.kind} in document ${index + 1} of ${source} has no items list`,
+            'give it `items:` with the objects, or pass the objects as separate documents',
+          );
         }
         for (const child of object['items'] as unknown[]) add(child);
         return;
       }
-      if (!object.metadata || typeof object.metadata !== 'object' || typeof object.metadata.name !== 'string' || object.metadata.name === '') {
+      if (
+        !object.metadata ||
+        typeof object.metadata !== 'object' ||
+        typeof object.metadata.name !== 'string' ||
+        object.metadata.name === ''
+      ) {
         throw new UsageError(`a ${object.kind} in ${source} has no metadata.name`, 'give every object a name');
       }
       checkNamesForFiles(object as KubeObject, source);
@@ -91,9 +83,13 @@ function checkNamesForFiles(object: KubeObject, source: string): void {
   const parts = object.apiVersion.split('/');
   const [group, version] = parts.length === 2 ? parts : ['', parts[0]!];
   if (parts.length > 2 || (group !== '' && !isDns1123Subdomain(group!)) || !isDns1123Label(version!)) {
-    throw new UsageError(`the apiVersion ${JSON.stringify(object.apiVersion)} of ${what} is not <group>/<version> or <version>`, fix);
+    throw new UsageError(
+      `the apiVersion ${JSON.stringify(object.apiVersion)} of ${what} is not <group>/<version> or <version>`,
+      fix,
+    );
   }
-  if (!/^[A-Za-z][A-Za-z0-9]*$/.test(object.kind)) throw new UsageError(`the kind of ${what} is not a Kubernetes kind (letters and digits)`, fix);
+  if (!/^[A-Za-z][A-Za-z0-9]*$/.test(object.kind))
+    throw new UsageError(`the kind of ${what} is not a Kubernetes kind (letters and digits)`, fix);
   const nameProblem = objectNameProblem(group!, object.kind, object.metadata.name);
   if (nameProblem !== undefined) throw new UsageError(`the name of ${what} is invalid: it ${nameProblem}`, fix);
   if (group === 'apiextensions.k8s.io' && object.kind === 'CustomResourceDefinition') {
@@ -101,9 +97,12 @@ function checkNamesForFiles(object: KubeObject, source: string): void {
     // A missing or mistyped field is the shape check's to report (checkManifestShapes); a present one must be a name.
     const crdGroup = typeof spec.group === 'string' && spec.group !== '' ? spec.group : undefined;
     const plural = typeof spec.names?.plural === 'string' && spec.names.plural !== '' ? spec.names.plural : undefined;
-    if (crdGroup !== undefined && !isDns1123Subdomain(crdGroup)) throw new UsageError(`spec.group ${JSON.stringify(crdGroup)} of ${what} is not a DNS-1123 subdomain`, fix);
-    if (plural !== undefined && !isDns1123Label(plural)) throw new UsageError(`spec.names.plural ${JSON.stringify(plural)} of ${what} is not a DNS-1123 label`, fix);
-    if (crdGroup !== undefined && plural !== undefined && object.metadata.name !== `${plural}.${crdGroup}`) throw new UsageError(`the name of ${what} must be ${plural}.${crdGroup} (<plural>.<group>)`, fix);
+    if (crdGroup !== undefined && !isDns1123Subdomain(crdGroup))
+      throw new UsageError(`spec.group ${JSON.stringify(crdGroup)} of ${what} is not a DNS-1123 subdomain`, fix);
+    if (plural !== undefined && !isDns1123Label(plural))
+      throw new UsageError(`spec.names.plural ${JSON.stringify(plural)} of ${what} is not a DNS-1123 label`, fix);
+    if (crdGroup !== undefined && plural !== undefined && object.metadata.name !== `${plural}.${crdGroup}`)
+      throw new UsageError(`the name of ${what} must be ${plural}.${crdGroup} (<plural>.<group>)`, fix);
   }
 }
 
@@ -123,11 +122,26 @@ export function versionOf(object: Pick<KubeObject, 'apiVersion'>): string {
  * twice), and finds the custom resources among the rest.
  */
 export function collectManifests(objects: readonly KubeObject[]): CollectedManifests {
-  const collected: CollectedManifests = { csvs: [], roles: [], clusterRoles: [], roleBindings: [], clusterRoleBindings: [], serviceAccounts: [], services: [], deployments: [], crds: [], webhooks: [], customResources: [], others: [] };
+  const collected: CollectedManifests = {
+    csvs: [],
+    roles: [],
+    clusterRoles: [],
+    roleBindings: [],
+    clusterRoleBindings: [],
+    serviceAccounts: [],
+    services: [],
+    deployments: [],
+    crds: [],
+    webhooks: [],
+    customResources: [],
+    others: [],
+  };
   const seen = new Set<string>();
   const candidates: KubeObject[] = [];
   for (const object of objects) {
-    const digest = createHash('sha256').update(JSON.stringify(sortKeysDeep(object))).digest('hex');
+    const digest = createHash('sha256')
+      .update(JSON.stringify(sortKeysDeep(object)))
+      .digest('hex');
     if (seen.has(digest)) continue;
     seen.add(digest);
     const group = groupOf(object);
@@ -162,15 +176,23 @@ export function collectManifests(objects: readonly KubeObject[]): CollectedManif
         break;
       case 'admissionregistration.k8s.io/ValidatingWebhookConfiguration':
       case 'admissionregistration.k8s.io/MutatingWebhookConfiguration': {
-        const type = object.kind === 'ValidatingWebhookConfiguration' ? 'ValidatingAdmissionWebhook' : 'MutatingAdmissionWebhook';
+        const type =
+          object.kind === 'ValidatingWebhookConfiguration' ? 'ValidatingAdmissionWebhook' : 'MutatingAdmissionWebhook';
         const webhooks = object['webhooks'] ?? [];
-        if (!Array.isArray(webhooks)) throw new UsageError(`webhooks of ${object.kind} ${object.metadata.name} is not a list`, 'fix the webhook configuration in the input manifests');
+        if (!Array.isArray(webhooks))
+          throw new UsageError(
+            `webhooks of ${object.kind} ${object.metadata.name} is not a list`,
+            'fix the webhook configuration in the input manifests',
+          );
         for (const webhook of webhooks as Record<string, unknown>[]) collected.webhooks.push({ type, webhook });
         break;
       }
       case 'scorecard.operatorframework.io/Configuration':
         if (collected.scorecardConfig) {
-          throw new UsageError('the input has more than one scorecard Configuration', 'keep one (config/scorecard builds exactly one)');
+          throw new UsageError(
+            'the input has more than one scorecard Configuration',
+            'keep one (config/scorecard builds exactly one)',
+          );
         }
         collected.scorecardConfig = object;
         break;
@@ -182,8 +204,14 @@ export function collectManifests(objects: readonly KubeObject[]): CollectedManif
   checkManifestShapes(collected);
   const crdKinds = new Set<string>();
   for (const crd of collected.crds) {
-    const spec = (crd['spec'] ?? {}) as { group?: string; names?: { kind?: string }; versions?: Array<{ name: string; served?: boolean }>; version?: string };
-    const versions = spec.versions?.filter((v) => v.served !== false).map((v) => v.name) ?? (spec.version ? [spec.version] : []);
+    const spec = (crd['spec'] ?? {}) as {
+      group?: string;
+      names?: { kind?: string };
+      versions?: Array<{ name: string; served?: boolean }>;
+      version?: string;
+    };
+    const versions =
+      spec.versions?.filter((v) => v.served !== false).map((v) => v.name) ?? (spec.version ? [spec.version] : []);
     for (const version of versions) crdKinds.add(`${spec.group}/${version}/${spec.names?.kind}`);
   }
   for (const object of candidates) {

@@ -2,7 +2,12 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
-import { InvalidReferenceError, isLoopbackRegistry, parseImageReference, type ImageReference } from '../../oci/reference.js';
+import {
+  InvalidReferenceError,
+  isLoopbackRegistry,
+  parseImageReference,
+  type ImageReference,
+} from '../../oci/reference.js';
 
 const MANIFEST_TYPES = [
   'application/vnd.oci.image.index.v1+json',
@@ -16,7 +21,10 @@ function parseReference(image: string): ImageReference {
   try {
     return parseImageReference(image);
   } catch (err) {
-    if (err instanceof InvalidReferenceError) throw new UsageError(`--use-image-digests cannot resolve ${err.message}`, 'write it as registry/repository:tag', { cause: err });
+    if (err instanceof InvalidReferenceError)
+      throw new UsageError(`--use-image-digests cannot resolve ${err.message}`, 'write it as registry/repository:tag', {
+        cause: err,
+      });
     throw err;
   }
 }
@@ -35,26 +43,40 @@ export async function resolveImageDigest(image: string, fetchImpl: typeof fetch 
   const scheme = isInsecureRegistry(host) ? 'http' : 'https';
   const url = `${scheme}://${host}/v2/${ref.repository}/manifests/${ref.tag}`;
   const unreachable = (cause: unknown): UsageError => {
-    const code = (cause as { cause?: { code?: string } }).cause?.code ?? (cause instanceof Error ? cause.message : String(cause));
-    return new UsageError(`--use-image-digests cannot resolve ${image}: registry ${ref.registry} is unreachable (${code})`, 'check the network and the image name, or run without --use-image-digests (USE_IMAGE_DIGESTS=false)', { cause });
+    const code =
+      (cause as { cause?: { code?: string } }).cause?.code ?? (cause instanceof Error ? cause.message : String(cause));
+    return new UsageError(
+      `--use-image-digests cannot resolve ${image}: registry ${ref.registry} is unreachable (${code})`,
+      'check the network and the image name, or run without --use-image-digests (USE_IMAGE_DIGESTS=false)',
+      { cause },
+    );
   };
   const head = async (authorization?: string): Promise<Response> => {
     try {
-      return await fetchImpl(url, { method: 'HEAD', headers: { Accept: MANIFEST_TYPES, ...(authorization ? { Authorization: authorization } : {}) }, signal: AbortSignal.timeout(15_000) });
+      return await fetchImpl(url, {
+        method: 'HEAD',
+        headers: { Accept: MANIFEST_TYPES, ...(authorization ? { Authorization: authorization } : {}) },
+        signal: AbortSignal.timeout(15_000),
+      });
     } catch (err) {
       throw unreachable(err);
     }
   };
   let response = await head();
   if (response.status === 401) {
-    const token = await anonymousToken(response.headers.get('www-authenticate') ?? '', fetchImpl).catch((err: unknown) => {
-      throw unreachable(err);
-    });
+    const token = await anonymousToken(response.headers.get('www-authenticate') ?? '', fetchImpl).catch(
+      (err: unknown) => {
+        throw unreachable(err);
+      },
+    );
     if (token) response = await head(`Bearer ${token}`);
   }
   const digest = response.headers.get('docker-content-digest');
   if (!response.ok || !digest) {
-    throw new UsageError(`--use-image-digests cannot resolve ${image}: the registry answered HTTP ${response.status}${response.ok ? ' without a Docker-Content-Digest header' : ''}`, 'check that the image is pushed and public, or run without --use-image-digests');
+    throw new UsageError(
+      `--use-image-digests cannot resolve ${image}: the registry answered HTTP ${response.status}${response.ok ? ' without a Docker-Content-Digest header' : ''}`,
+      'check that the image is pushed and public, or run without --use-image-digests',
+    );
   }
   return `${ref.registry === 'docker.io' ? 'docker.io' : ref.registry}/${ref.repository}@${digest}`;
 }
@@ -65,7 +87,10 @@ export async function resolveImageDigest(image: string, fetchImpl: typeof fetch 
  */
 export function registriesConfFiles(env: NodeJS.ProcessEnv = process.env): string[] {
   if (env['CONTAINERS_REGISTRIES_CONF']) return [env['CONTAINERS_REGISTRIES_CONF']];
-  return [join(env['HOME'] ?? homedir(), '.config', 'containers', 'registries.conf'), '/etc/containers/registries.conf'];
+  return [
+    join(env['HOME'] ?? homedir(), '.config', 'containers', 'registries.conf'),
+    '/etc/containers/registries.conf',
+  ];
 }
 
 /**
@@ -100,7 +125,9 @@ function insecureLocations(file: string): string[] {
 /** Fetches an anonymous pull token from the realm a 401 names (`Bearer realm=...,service=...,scope=...`). */
 async function anonymousToken(challenge: string, fetchImpl: typeof fetch): Promise<string | undefined> {
   if (!/^bearer\s/i.test(challenge)) return undefined;
-  const params = Object.fromEntries([...challenge.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!.toLowerCase(), m[2]!]));
+  const params = Object.fromEntries(
+    [...challenge.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!.toLowerCase(), m[2]!]),
+  );
   if (!params['realm']) return undefined;
   const url = new URL(params['realm']);
   if (params['service']) url.searchParams.set('service', params['service']);

@@ -1,7 +1,8 @@
 import YAML from 'yaml';
 import type { CsvObject } from '../csv/base.js';
 import { renderYaml } from '../csv/base.js';
-import { groupOf, versionOf, type KubeObject } from './collector.js';
+import { groupOf, versionOf } from './collector.js';
+import type { KubeObject } from './input-objects.js';
 
 /** Kinds operator-registry accepts in a registry+v1 bundle (its supported_resources list). */
 export const OLM_SUPPORTED_KINDS: ReadonlySet<string> = new Set([
@@ -45,8 +46,15 @@ export interface ManifestFile {
  * front on a clash. Namespaces are removed (OLM installs into the operator
  * group's namespace) and kinds OLM does not support are dropped.
  */
-export function manifestFiles(packageName: string, csv: CsvObject, crds: readonly KubeObject[], others: readonly KubeObject[]): ManifestFile[] {
-  const files: ManifestFile[] = [{ name: `${packageName.toLowerCase()}.clusterserviceversion.yaml`, content: renderYaml(csv) }];
+export function manifestFiles(
+  packageName: string,
+  csv: CsvObject,
+  crds: readonly KubeObject[],
+  others: readonly KubeObject[],
+): ManifestFile[] {
+  const files: ManifestFile[] = [
+    { name: `${packageName.toLowerCase()}.clusterserviceversion.yaml`, content: renderYaml(csv) },
+  ];
   const taken = new Set(files.map((f) => f.name));
   const add = (base: string, object: KubeObject): void => {
     let name = base;
@@ -62,7 +70,12 @@ export function manifestFiles(packageName: string, csv: CsvObject, crds: readonl
     if (!OLM_SUPPORTED_KINDS.has(object.kind)) continue;
     const group = groupOf(object);
     const kind = object.kind.toLowerCase();
-    add(group ? `${object.metadata.name}_${group}_${versionOf(object)}_${kind}.yaml` : `${object.metadata.name}_${versionOf(object)}_${kind}.yaml`, object);
+    add(
+      group
+        ? `${object.metadata.name}_${group}_${versionOf(object)}_${kind}.yaml`
+        : `${object.metadata.name}_${versionOf(object)}_${kind}.yaml`,
+      object,
+    );
   }
   return files;
 }
@@ -95,7 +108,8 @@ function labelBlocks(options: BundleMetadataOptions): Array<[string, Array<[stri
     ['operators.operatorframework.io.bundle.package.v1', options.packageName],
     ['operators.operatorframework.io.bundle.channels.v1', options.channels.join(',')],
   ];
-  if (options.defaultChannel) core.push(['operators.operatorframework.io.bundle.channel.default.v1', options.defaultChannel]);
+  if (options.defaultChannel)
+    core.push(['operators.operatorframework.io.bundle.channel.default.v1', options.defaultChannel]);
   core.push(
     ['operators.operatorframework.io.metrics.builder', options.builder],
     ['operators.operatorframework.io.metrics.mediatype.v1', 'metrics+v1'],
@@ -134,7 +148,11 @@ export function bundleDockerfile(options: BundleMetadataOptions): string {
     lines.push('');
   }
   const dir = options.bundleDir.replace(/\/+$/, '');
-  lines.push('# Copy files to locations specified by labels.', `COPY ${dir}/manifests /manifests/`, `COPY ${dir}/metadata /metadata/`);
+  lines.push(
+    '# Copy files to locations specified by labels.',
+    `COPY ${dir}/manifests /manifests/`,
+    `COPY ${dir}/metadata /metadata/`,
+  );
   if (options.withScorecard) lines.push(`COPY ${dir}/tests/scorecard /tests/scorecard/`);
   return `${lines.join('\n')}\n`;
 }
@@ -144,7 +162,12 @@ export function bundleDockerfile(options: BundleMetadataOptions): string {
  * SOURCE_DATE_EPOCH set it is that instant; otherwise a previous CSV that is
  * identical apart from createdAt keeps its value; otherwise it is `now`.
  */
-export function chooseCreatedAt(csv: CsvObject, previousCsvText: string | undefined, now: Date, sourceDateEpoch: string | undefined): string {
+export function chooseCreatedAt(
+  csv: CsvObject,
+  previousCsvText: string | undefined,
+  now: Date,
+  sourceDateEpoch: string | undefined,
+): string {
   if (sourceDateEpoch !== undefined && sourceDateEpoch !== '') {
     const seconds = Number(sourceDateEpoch);
     if (Number.isInteger(seconds) && seconds >= 0) return rfc3339(new Date(seconds * 1000));
@@ -157,7 +180,8 @@ export function chooseCreatedAt(csv: CsvObject, previousCsvText: string | undefi
       previous = undefined;
     }
     const previousCreatedAt = previous?.metadata?.annotations?.[CREATED_AT];
-    if (previous && previousCreatedAt && renderYaml(withCreatedAt(previous, '')) === renderYaml(withCreatedAt(csv, ''))) return previousCreatedAt;
+    if (previous && previousCreatedAt && renderYaml(withCreatedAt(previous, '')) === renderYaml(withCreatedAt(csv, '')))
+      return previousCreatedAt;
   }
   return rfc3339(now);
 }

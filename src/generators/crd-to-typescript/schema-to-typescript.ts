@@ -1,19 +1,4 @@
-import type { CrdModel, CrdVersion } from './crd-source.js';
-
-/** The subset of a CRD's structural OpenAPI v3 schema that shapes a TypeScript type. */
-export interface JsonSchema {
-  type?: string;
-  format?: string;
-  description?: string;
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  additionalProperties?: boolean | JsonSchema;
-  enum?: unknown[];
-  nullable?: boolean;
-  'x-kubernetes-int-or-string'?: boolean;
-  'x-kubernetes-preserve-unknown-fields'?: boolean;
-}
+import type { CrdModel, CrdVersion, JsonSchema } from './crd-source.js';
 
 /** Options of {@link crdToTypeScript}. */
 export interface TypeScriptOptions {
@@ -31,7 +16,13 @@ const DEFAULT_PRINT_WIDTH = 80;
 /** The names the generated file imports; generated declarations never take them. */
 const SDK_TYPES = ['IntOrString', 'Time', 'int32', 'int64'] as const;
 type SdkType = (typeof SDK_TYPES)[number];
-const RESERVED_NAMES: ReadonlySet<string> = new Set(['KubernetesObject', 'defineKind', 'Record', 'unknown', ...SDK_TYPES]);
+const RESERVED_NAMES: ReadonlySet<string> = new Set([
+  'KubernetesObject',
+  'defineKind',
+  'Record',
+  'unknown',
+  ...SDK_TYPES,
+]);
 
 /**
  * A type expression, kept as a small tree so that a long one can be given a
@@ -75,7 +66,13 @@ export function crdToTypeScript(crd: CrdModel, version: CrdVersion, options: Typ
   if (options.regenerate) lines.push(`// Regenerate: ${options.regenerate}`);
   lines.push('');
   lines.push("import type { KubernetesObject } from '@kubernetes/client-node';");
-  lines.push(...formatImport(['defineKind', ...[...emitter.sdkTypes].sort().map((name) => `type ${name}`)], 'ts-operator-sdk', width));
+  lines.push(
+    ...formatImport(
+      ['defineKind', ...[...emitter.sdkTypes].sort().map((name) => `type ${name}`)],
+      'ts-operator-sdk',
+      width,
+    ),
+  );
   for (const declaration of emitter.declarations) lines.push('', ...declaration);
   lines.push(
     '',
@@ -106,7 +103,9 @@ class Emitter {
 
   emitRoot(schema: JsonSchema): void {
     // apiVersion, kind and metadata come from KubernetesObject, typed better than the CRD's `metadata: {type: object}`.
-    const properties = Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([key]) => !['apiVersion', 'kind', 'metadata'].includes(key)));
+    const properties = Object.fromEntries(
+      Object.entries(schema.properties ?? {}).filter(([key]) => !['apiVersion', 'kind', 'metadata'].includes(key)),
+    );
     this.emitInterface(this.kind, { ...schema, properties }, ' extends KubernetesObject');
   }
 
@@ -123,11 +122,15 @@ class Emitter {
       const context = `${name}${pascalCase(key)}`;
       let type = this.typeOf(property, context);
       // Too long for one line: name its unions, which prettier would spread over many lines.
-      if (!fits(prefix + print(type) + ';', this.width)) type = this.nameUnions(type, context, undefined, property.items?.description);
+      if (!fits(prefix + print(type) + ';', this.width))
+        type = this.nameUnions(type, context, undefined, property.items?.description);
       body.push(...docComment(property.description, '  ', this.width), ...propertyLines(prefix, type, this.width));
     }
     if (schema['x-kubernetes-preserve-unknown-fields'] === true) {
-      body.push('  /** The schema keeps fields it does not list (x-kubernetes-preserve-unknown-fields). */', '  [key: string]: unknown;');
+      body.push(
+        '  /** The schema keeps fields it does not list (x-kubernetes-preserve-unknown-fields). */',
+        '  [key: string]: unknown;',
+      );
     }
     slot.push(...docComment(schema.description, '', this.width), `export interface ${name}${heritage} {`, ...body, '}');
   }
@@ -138,12 +141,15 @@ class Emitter {
     if (schema.nullable !== true) return base;
     const members = base.kind === 'union' ? base.members : [base];
     // Once: a duplicate member is an eslint error (no-duplicate-type-constituents) and says nothing.
-    return members.some((member) => member.kind === 'name' && member.text === 'null') ? base : { kind: 'union', members: [...members, named('null')] };
+    return members.some((member) => member.kind === 'name' && member.text === 'null')
+      ? base
+      : { kind: 'union', members: [...members, named('null')] };
   }
 
   private baseTypeOf(schema: JsonSchema, context: string): TypeExpr {
     if (schema['x-kubernetes-int-or-string'] === true) return this.sdk('IntOrString');
-    if (schema.enum !== undefined && schema.enum.length > 0) return { kind: 'union', members: [...new Set(schema.enum.map(literal))].map(named) };
+    if (schema.enum !== undefined && schema.enum.length > 0)
+      return { kind: 'union', members: [...new Set(schema.enum.map(literal))].map(named) };
     switch (schema.type) {
       case 'string':
         if (schema.format === 'date-time') return this.sdk('Time');
@@ -173,7 +179,8 @@ class Emitter {
     }
     const additional = schema.additionalProperties;
     if (typeof additional === 'object') return { kind: 'record', value: this.typeOf(additional, context) };
-    if (additional === true || schema['x-kubernetes-preserve-unknown-fields'] === true) return { kind: 'record', value: named('unknown') };
+    if (additional === true || schema['x-kubernetes-preserve-unknown-fields'] === true)
+      return { kind: 'record', value: named('unknown') };
     if (schema.type === 'object' && schema.properties !== undefined) {
       // A declared-empty object: the API server prunes every field it is given.
       return { kind: 'record', value: named('never') };
@@ -208,7 +215,11 @@ class Emitter {
     this.declarations.push(slot);
     const oneLine = `export type ${name} = ${print(union)};`;
     if (fits(oneLine, this.width)) slot.push(oneLine);
-    else slot.push(`export type ${name} =`, ...union.members.map((member, index) => `  | ${print(member)}${index === union.members.length - 1 ? ';' : ''}`));
+    else
+      slot.push(
+        `export type ${name} =`,
+        ...union.members.map((member, index) => `  | ${print(member)}${index === union.members.length - 1 ? ';' : ''}`),
+      );
     return name;
   }
 
@@ -251,12 +262,19 @@ function formatImport(names: string[], from: string, width: number): string[] {
 /** A TSDoc comment from a schema description; none for an empty one. */
 function docComment(description: string | undefined, indent: string, width: number): string[] {
   if (description === undefined) return [];
-  const lines = description.replace(/\*\//g, '*\\/').split(/\r?\n/).map((line) => line.trimEnd());
+  const lines = description
+    .replace(/\*\//g, '*\\/')
+    .split(/\r?\n/)
+    .map((line) => line.trimEnd());
   while (lines.length > 0 && lines[0] === '') lines.shift();
   while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   if (lines.length === 0) return [];
   if (lines.length === 1 && `${indent}/** ${lines[0]} */`.length <= width) return [`${indent}/** ${lines[0]} */`];
-  return [`${indent}/**`, ...lines.map((line) => (line === '' ? `${indent} *` : `${indent} * ${line}`)), `${indent} */`];
+  return [
+    `${indent}/**`,
+    ...lines.map((line) => (line === '' ? `${indent} *` : `${indent} * ${line}`)),
+    `${indent} */`,
+  ];
 }
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -285,6 +303,10 @@ function quote(text: string): string {
   const singles = (text.match(/'/g) ?? []).length;
   const doubles = (text.match(/"/g) ?? []).length;
   const mark = singles > doubles ? '"' : "'";
-  const escaped = text.replace(/\\/g, '\\\\').replace(new RegExp(mark, 'g'), `\\${mark}`).replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+  const escaped = text
+    .replace(/\\/g, '\\\\')
+    .replace(new RegExp(mark, 'g'), `\\${mark}`)
+    .replace(/\n/g, '\\n')
+    .replace(/\r/g, '\\r');
   return `${mark}${escaped}${mark}`;
 }

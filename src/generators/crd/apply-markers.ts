@@ -1,5 +1,5 @@
 import YAML from 'yaml';
-import type { Marker, RawValue } from '../markers/grammar.js';
+import { markerValueText, type Marker, type RawValue } from '../markers/grammar.js';
 import type { ProblemList } from '../problems.js';
 import { intOrStringSchema } from './known-types.js';
 import type { JSONSchemaProps, ValidationRule } from './schema-types.js';
@@ -36,13 +36,20 @@ export function valueForSchema(raw: RawValue, schema: JSONSchemaProps): unknown 
  * Returns the set of required/optional decisions the caller must apply to the
  * parent (`true` required, `false` optional, undefined not said).
  */
-export function applySchemaMarkers(schema: JSONSchemaProps, markers: readonly Marker[], problems: ProblemList): { required?: boolean } {
+export function applySchemaMarkers(
+  schema: JSONSchemaProps,
+  markers: readonly Marker[],
+  problems: ProblemList,
+): { required?: boolean } {
   let required: boolean | undefined;
   const fail = (m: Marker, message: string): void => problems.add(m.file, m.line, `${m.source}: ${message}`);
   const need = (m: Marker, kinds: string[], what: string): boolean => {
     const kind = valueKind(schema);
     if (kinds.includes(kind)) return true;
-    fail(m, `${what} applies to ${kinds.join(' or ')} fields, but this field is ${kind}; remove the marker or change the field's type`);
+    fail(
+      m,
+      `${what} applies to ${kinds.join(' or ')} fields, but this field is ${kind}; remove the marker or change the field's type`,
+    );
     return false;
   };
   const numeric = ['integer', 'number'];
@@ -80,7 +87,10 @@ export function applySchemaMarkers(schema: JSONSchemaProps, markers: readonly Ma
             new RegExp(value as string, 'u');
             schema.pattern = value as string;
           } catch (err) {
-            fail(m, `Pattern is not a valid regular expression (${(err as Error).message}); quote it with backticks if it contains commas`);
+            fail(
+              m,
+              `Pattern is not a valid regular expression (${(err as Error).message}); quote it with backticks if it contains commas`,
+            );
           }
         }
         break;
@@ -91,7 +101,8 @@ export function applySchemaMarkers(schema: JSONSchemaProps, markers: readonly Ma
         if (need(m, ['array'], 'MaxItems')) schema.maxItems = nonNegative(m, fail);
         break;
       case 'kubebuilder:validation:UniqueItems':
-        if (value === true) fail(m, 'uniqueItems is forbidden in structural schemas (its cost is quadratic); use +listType=set instead');
+        if (value === true)
+          fail(m, 'uniqueItems is forbidden in structural schemas (its cost is quadratic); use +listType=set instead');
         break;
       case 'kubebuilder:validation:MinProperties':
         if (need(m, ['object'], 'MinProperties')) schema.minProperties = nonNegative(m, fail);
@@ -130,8 +141,16 @@ export function applySchemaMarkers(schema: JSONSchemaProps, markers: readonly Ma
           fail(m, `CEL rule ${JSON.stringify(rule.rule)} ${celProblem}`);
           break;
         }
-        if (rule.reason && !['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate'].includes(rule.reason)) {
-          fail(m, `reason must be FieldValueInvalid, FieldValueForbidden, FieldValueRequired or FieldValueDuplicate; found "${rule.reason}"`);
+        if (
+          rule.reason &&
+          !['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate'].includes(
+            rule.reason,
+          )
+        ) {
+          fail(
+            m,
+            `reason must be FieldValueInvalid, FieldValueForbidden, FieldValueRequired or FieldValueDuplicate; found "${rule.reason}"`,
+          );
           break;
         }
         (schema['x-kubernetes-validations'] ??= []).push(rule);
@@ -173,7 +192,8 @@ export function applySchemaMarkers(schema: JSONSchemaProps, markers: readonly Ma
         break;
       case 'listType': {
         if (!need(m, ['array'], 'listType')) break;
-        if (!['atomic', 'set', 'map'].includes(value as string)) fail(m, `listType must be atomic, set or map; found "${String(value)}"`);
+        if (!['atomic', 'set', 'map'].includes(value as string))
+          fail(m, `listType must be atomic, set or map; found "${markerValueText(value)}"`);
         else schema['x-kubernetes-list-type'] = value as string;
         break;
       }
@@ -182,12 +202,14 @@ export function applySchemaMarkers(schema: JSONSchemaProps, markers: readonly Ma
         break;
       case 'mapType':
         if (!need(m, ['object'], 'mapType')) break;
-        if (!['granular', 'atomic'].includes(value as string)) fail(m, `mapType must be granular or atomic; found "${String(value)}"`);
+        if (!['granular', 'atomic'].includes(value as string))
+          fail(m, `mapType must be granular or atomic; found "${markerValueText(value)}"`);
         else schema['x-kubernetes-map-type'] = value as string;
         break;
       case 'structType':
         if (!need(m, ['object'], 'structType')) break;
-        if (!['granular', 'atomic'].includes(value as string)) fail(m, `structType must be granular or atomic; found "${String(value)}"`);
+        if (!['granular', 'atomic'].includes(value as string))
+          fail(m, `structType must be granular or atomic; found "${markerValueText(value)}"`);
         else schema['x-kubernetes-map-type'] = value as string;
         break;
       default:
@@ -218,13 +240,22 @@ function checkMarkerConsistency(schema: JSONSchemaProps, markers: readonly Marke
   if (schema.enum && schema.pattern !== undefined) {
     const re = safeRegExp(schema.pattern);
     const bad = re ? schema.enum.filter((e) => typeof e !== 'string' || !re.test(e)) : [];
-    if (bad.length > 0) report('Enum', `enum value ${JSON.stringify(bad[0])} does not match the pattern ${JSON.stringify(schema.pattern)}; no value could ever be valid, so fix the enum or the pattern`);
+    if (bad.length > 0)
+      report(
+        'Enum',
+        `enum value ${JSON.stringify(bad[0])} does not match the pattern ${JSON.stringify(schema.pattern)}; no value could ever be valid, so fix the enum or the pattern`,
+      );
   }
-  if (schema.minimum !== undefined && schema.maximum !== undefined && schema.minimum > schema.maximum) report('Minimum', `Minimum ${schema.minimum} is greater than Maximum ${schema.maximum}`);
-  if (schema.minLength !== undefined && schema.maxLength !== undefined && schema.minLength > schema.maxLength) report('MinLength', `MinLength ${schema.minLength} is greater than MaxLength ${schema.maxLength}`);
-  if (schema.minItems !== undefined && schema.maxItems !== undefined && schema.minItems > schema.maxItems) report('MinItems', `MinItems ${schema.minItems} is greater than MaxItems ${schema.maxItems}`);
-  if (schema['x-kubernetes-list-map-keys'] && schema['x-kubernetes-list-type'] !== 'map') report('listMapKey', 'listMapKey needs +listType=map on the same field');
-  if (schema['x-kubernetes-list-type'] === 'map' && !schema['x-kubernetes-list-map-keys']) report('listType', 'listType=map needs at least one +listMapKey=<field> naming the key of the list items');
+  if (schema.minimum !== undefined && schema.maximum !== undefined && schema.minimum > schema.maximum)
+    report('Minimum', `Minimum ${schema.minimum} is greater than Maximum ${schema.maximum}`);
+  if (schema.minLength !== undefined && schema.maxLength !== undefined && schema.minLength > schema.maxLength)
+    report('MinLength', `MinLength ${schema.minLength} is greater than MaxLength ${schema.maxLength}`);
+  if (schema.minItems !== undefined && schema.maxItems !== undefined && schema.minItems > schema.maxItems)
+    report('MinItems', `MinItems ${schema.minItems} is greater than MaxItems ${schema.maxItems}`);
+  if (schema['x-kubernetes-list-map-keys'] && schema['x-kubernetes-list-type'] !== 'map')
+    report('listMapKey', 'listMapKey needs +listType=map on the same field');
+  if (schema['x-kubernetes-list-type'] === 'map' && !schema['x-kubernetes-list-map-keys'])
+    report('listType', 'listType=map needs at least one +listMapKey=<field> naming the key of the list items');
 }
 
 function safeRegExp(pattern: string): RegExp | undefined {
@@ -272,6 +303,7 @@ export function celSyntaxProblem(rule: string): string | undefined {
     }
   }
   if (stack.length > 0) return `has an unclosed "${stack[stack.length - 1]}"; add the matching closing bracket`;
-  if (/(&&|\|\||[=!<>]=|[+\-*/%<>]|\?|:)\s*$/.test(rule.trim())) return 'ends with an operator; complete the expression';
+  if (/(&&|\|\||[=!<>]=|[+\-*/%<>]|\?|:)\s*$/.test(rule.trim()))
+    return 'ends with an operator; complete the expression';
   return undefined;
 }

@@ -1,11 +1,16 @@
 import type { JSONSchemaProps } from './schema-types.js';
 
 /** resource.Quantity's serialization pattern, as apimachinery declares it. */
-export const QUANTITY_PATTERN = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+export const QUANTITY_PATTERN =
+  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
 
 /** Schema of resource.Quantity (controller-tools known_types.go). */
 export function quantitySchema(): JSONSchemaProps {
-  return { anyOf: [{ type: 'integer' }, { type: 'string' }], pattern: QUANTITY_PATTERN, 'x-kubernetes-int-or-string': true };
+  return {
+    anyOf: [{ type: 'integer' }, { type: 'string' }],
+    pattern: QUANTITY_PATTERN,
+    'x-kubernetes-int-or-string': true,
+  };
 }
 
 /** Schema of intstr.IntOrString. */
@@ -44,7 +49,10 @@ export function conditionSchema(): JSONSchemaProps {
         type: 'string',
       },
       message: {
-        description: ['message is a human readable message indicating details about the transition.', 'This may be an empty string.'].join('\n'),
+        description: [
+          'message is a human readable message indicating details about the transition.',
+          'This may be an empty string.',
+        ].join('\n'),
         maxLength: 32768,
         type: 'string',
       },
@@ -79,7 +87,8 @@ export function conditionSchema(): JSONSchemaProps {
       type: {
         description: 'type of condition in CamelCase or in foo.example.com/CamelCase.',
         maxLength: 316,
-        pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
+        pattern:
+          '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
         type: 'string',
       },
     },

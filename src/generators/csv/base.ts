@@ -31,12 +31,20 @@ export const CSV_KIND = 'ClusterServiceVersion';
  * with their marker descriptors, and an empty install strategy that
  * `generate bundle` fills.
  */
-export function newBaseCsv(packageName: string, owned: readonly OwnedCrdDescription[], ui: CsvUiMetadata = {}): CsvObject {
+export function newBaseCsv(
+  packageName: string,
+  owned: readonly OwnedCrdDescription[],
+  ui: CsvUiMetadata = {},
+): CsvObject {
   const displayName = ui.displayName || spacedWords(packageName);
   return {
     apiVersion: CSV_API_VERSION,
     kind: CSV_KIND,
-    metadata: { name: `${packageName}.v0.0.0`, namespace: 'placeholder', annotations: { 'alm-examples': '[]', capabilities: 'Basic Install' } },
+    metadata: {
+      name: `${packageName}.v0.0.0`,
+      namespace: 'placeholder',
+      annotations: { 'alm-examples': '[]', capabilities: 'Basic Install' },
+    },
     spec: {
       apiservicedefinitions: {},
       customresourcedefinitions: owned.length > 0 ? { owned: owned.map((o) => ({ ...o })) } : {},
@@ -52,7 +60,10 @@ export function newBaseCsv(packageName: string, owned: readonly OwnedCrdDescript
       ],
       keywords: ui.keywords && ui.keywords.length > 0 ? ui.keywords : [packageName],
       links: [{ name: displayName, url: `https://${packageName}.domain` }],
-      maintainers: ui.maintainers && ui.maintainers.length > 0 ? ui.maintainers : [{ email: 'your@email.com', name: 'Maintainer Name' }],
+      maintainers:
+        ui.maintainers && ui.maintainers.length > 0
+          ? ui.maintainers
+          : [{ email: 'your@email.com', name: 'Maintainer Name' }],
       maturity: 'alpha',
       provider: { name: ui.providerName || 'Provider Name', url: ui.providerUrl || 'https://your.domain' },
       version: '0.0.0',
@@ -77,7 +88,9 @@ export function renderYaml(value: unknown): string {
  */
 export function updateBaseCsvText(existing: string, owned: readonly OwnedCrdDescription[]): string {
   const document = YAML.parseDocument(existing);
-  const current = (document.getIn(['spec', 'customresourcedefinitions', 'owned']) as YAML.YAMLSeq | undefined)?.toJSON() as OwnedCrdDescription[] | undefined;
+  const current = (
+    document.getIn(['spec', 'customresourcedefinitions', 'owned']) as YAML.YAMLSeq | undefined
+  )?.toJSON() as OwnedCrdDescription[] | undefined;
   const merged = mergeOwned(current ?? [], owned);
   if (isDeepStrictEqual(merged, current ?? [])) return existing;
   document.setIn(['spec', 'customresourcedefinitions', 'owned'], document.createNode(sortKeysDeep(merged)));
@@ -85,7 +98,10 @@ export function updateBaseCsvText(existing: string, owned: readonly OwnedCrdDesc
 }
 
 /** See {@link updateBaseCsvText}. */
-export function mergeOwned(current: readonly OwnedCrdDescription[], generated: readonly OwnedCrdDescription[]): OwnedCrdDescription[] {
+export function mergeOwned(
+  current: readonly OwnedCrdDescription[],
+  generated: readonly OwnedCrdDescription[],
+): OwnedCrdDescription[] {
   const key = (o: Pick<OwnedCrdDescription, 'name' | 'version' | 'kind'>): string => `${o.name}/${o.version}/${o.kind}`;
   const byKey = new Map(generated.map((g) => [key(g), g]));
   const merged: OwnedCrdDescription[] = current.map((entry) => {

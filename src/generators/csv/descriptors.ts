@@ -71,7 +71,12 @@ export function readOwnedCrdDescriptions(projectDir: string, resources: readonly
       .flatMap((sf) => sf.statements)
       .find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === resource.kind);
     const group = resource.group ? `${resource.group}.${resource.domain}` : resource.domain;
-    const entry: OwnedCrdDescription = { name: `${resource.plural ?? pluralize(resource.kind)}.${group}`, version: resource.version, kind: resource.kind, displayName: spacedWords(resource.kind) };
+    const entry: OwnedCrdDescription = {
+      name: `${resource.plural ?? pluralize(resource.kind)}.${group}`,
+      version: resource.version,
+      kind: resource.kind,
+      displayName: spacedWords(resource.kind),
+    };
     if (!declaration) {
       owned.push(entry);
       continue;
@@ -89,13 +94,21 @@ export function readOwnedCrdDescriptions(projectDir: string, resources: readonly
       const member = declaration.members.find((m) => m.name && ts.isIdentifier(m.name) && m.name.text === section);
       if (!member || !ts.isPropertySignature(member)) continue;
       const found: OrderedDescriptor[] = [];
-      collectDescriptors(checker.getTypeAtLocation(member), section, '', new Set(), { checker, display, problems, found });
-      if (found.length > 0) entry[section === 'spec' ? 'specDescriptors' : 'statusDescriptors'] = sortDescriptors(found);
+      collectDescriptors(checker.getTypeAtLocation(member), section, '', new Set(), {
+        checker,
+        display,
+        problems,
+        found,
+      });
+      if (found.length > 0)
+        entry[section === 'spec' ? 'specDescriptors' : 'statusDescriptors'] = sortDescriptors(found);
     }
     owned.push(entry);
   }
   problems.throwIfAny();
-  return owned.sort((a, b) => a.name.localeCompare(b.name) || a.version.localeCompare(b.version) || a.kind.localeCompare(b.kind));
+  return owned.sort(
+    (a, b) => a.name.localeCompare(b.name) || a.version.localeCompare(b.version) || a.kind.localeCompare(b.kind),
+  );
 }
 
 interface WalkContext {
@@ -106,12 +119,23 @@ interface WalkContext {
 }
 
 /** Walks the fields of a spec or status type (and nested project types) for descriptor markers. */
-function collectDescriptors(type: ts.Type, section: 'spec' | 'status', prefix: string, visiting: Set<ts.Type>, context: WalkContext): void {
+function collectDescriptors(
+  type: ts.Type,
+  section: 'spec' | 'status',
+  prefix: string,
+  visiting: Set<ts.Type>,
+  context: WalkContext,
+): void {
   const target = context.checker.getNonNullableType(type);
   if (visiting.has(target)) return;
   const declarations = target.getSymbol()?.getDeclarations() ?? [];
   // Only the project's own interfaces: library types (Condition, Quantity) carry no CSV markers.
-  if (!declarations.some((d) => (ts.isInterfaceDeclaration(d) || ts.isTypeLiteralNode(d)) && !d.getSourceFile().isDeclarationFile)) return;
+  if (
+    !declarations.some(
+      (d) => (ts.isInterfaceDeclaration(d) || ts.isTypeLiteralNode(d)) && !d.getSourceFile().isDeclarationFile,
+    )
+  )
+    return;
   visiting.add(target);
   for (const property of target.getProperties()) {
     const declaration = property.valueDeclaration ?? property.declarations?.[0];
@@ -123,23 +147,40 @@ function collectDescriptors(type: ts.Type, section: 'spec' | 'status', prefix: s
     if (marker) {
       const kind = marker.args['type'];
       if (kind !== 'spec' && kind !== 'status') {
-        context.problems.add(file, marker.line, `+${CSV_MARKER} on field ${fieldPath} needs type=spec or type=status: write +${CSV_MARKER}:type=${section}`);
+        context.problems.add(
+          file,
+          marker.line,
+          `+${CSV_MARKER} on field ${fieldPath} needs type=spec or type=status: write +${CSV_MARKER}:type=${section}`,
+        );
       } else if (kind === section) {
-        const descriptor: CsvDescriptor = { displayName: typeof marker.args['displayName'] === 'string' ? marker.args['displayName'] : spacedWords(property.name), path: fieldPath };
+        const descriptor: CsvDescriptor = {
+          displayName:
+            typeof marker.args['displayName'] === 'string' ? marker.args['displayName'] : spacedWords(property.name),
+          path: fieldPath,
+        };
         if (annotations.description) descriptor.description = annotations.description;
         const xDescriptors = marker.args['xDescriptors'];
-        if (Array.isArray(xDescriptors) && xDescriptors.length > 0) descriptor['x-descriptors'] = xDescriptors.map((x) => x.text);
+        if (Array.isArray(xDescriptors) && xDescriptors.length > 0)
+          descriptor['x-descriptors'] = xDescriptors.map((x) => x.text);
         context.found.push({ order: typeof marker.args['order'] === 'number' ? marker.args['order'] : 0, descriptor });
       }
     }
-    collectDescriptors(context.checker.getTypeOfSymbolAtLocation(property, declaration), section, fieldPath, visiting, context);
+    collectDescriptors(
+      context.checker.getTypeOfSymbolAtLocation(property, declaration),
+      section,
+      fieldPath,
+      visiting,
+      context,
+    );
   }
   visiting.delete(target);
 }
 
 /** By `order`, then path, so output does not depend on declaration order across files. */
 function sortDescriptors(found: OrderedDescriptor[]): CsvDescriptor[] {
-  return [...found].sort((a, b) => a.order - b.order || a.descriptor.path.localeCompare(b.descriptor.path)).map((f) => f.descriptor);
+  return [...found]
+    .sort((a, b) => a.order - b.order || a.descriptor.path.localeCompare(b.descriptor.path))
+    .map((f) => f.descriptor);
 }
 
 /** Parses `{{Deployment,v1,memcached-deployment},{Pod,v1,""}}`. */
@@ -149,21 +190,28 @@ function parseResources(raw: MarkerValue, marker: Marker, problems: ProblemList)
   const groups = [...inner.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1]!);
   const leftover = inner.replace(/\{[^{}]*\}/g, '').replace(/[\s,]/g, '');
   if (groups.length === 0 || leftover !== '') {
-    problems.add(marker.file, marker.line, `+${CSV_MARKER} resources must look like {{Kind,version,name},...}, found ${text}: write resources={{Deployment,v1,my-deployment}}`);
+    problems.add(
+      marker.file,
+      marker.line,
+      `+${CSV_MARKER} resources must look like {{Kind,version,name},...}, found ${text}: write resources={{Deployment,v1,my-deployment}}`,
+    );
     return [];
   }
   const resources: CsvOwnedResource[] = [];
   for (const group of groups) {
     const parts = group.split(',').map((p) => p.trim().replace(/^"(.*)"$/, '$1'));
     if (parts.length !== 3 || !parts[0] || !parts[1]) {
-      problems.add(marker.file, marker.line, `+${CSV_MARKER} resource {${group}} needs three parts: write {Kind,version,name}, e.g. {Deployment,v1,my-deployment}`);
+      problems.add(
+        marker.file,
+        marker.line,
+        `+${CSV_MARKER} resource {${group}} needs three parts: write {Kind,version,name}, e.g. {Deployment,v1,my-deployment}`,
+      );
       continue;
     }
     resources.push({ kind: parts[0], name: parts[2]!, version: parts[1] });
   }
   return resources;
 }
-
 
 function typeFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
@@ -179,12 +227,34 @@ function typeFiles(dir: string): string[] {
  * project's own interfaces, and resolving client-node costs seconds.
  */
 function createTypesProgram(rootNames: string[]): ts.Program {
-  const options: ts.CompilerOptions = { target: ts.ScriptTarget.ES2023, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, lib: ['lib.es2023.d.ts'], types: [], noEmit: true, skipLibCheck: true };
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2023,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    lib: ['lib.es2023.d.ts'],
+    types: [],
+    noEmit: true,
+    skipLibCheck: true,
+  };
   const host = ts.createCompilerHost(options);
-  host.resolveModuleNameLiterals = (literals, containingFile, redirectedReference, compilerOptions, containingSourceFile) =>
+  host.resolveModuleNameLiterals = (
+    literals,
+    containingFile,
+    redirectedReference,
+    compilerOptions,
+    containingSourceFile,
+  ) =>
     literals.map((literal) =>
       literal.text.startsWith('.')
-        ? ts.resolveModuleName(literal.text, containingFile, compilerOptions, host, undefined, redirectedReference, ts.getModeForUsageLocation(containingSourceFile, literal, compilerOptions))
+        ? ts.resolveModuleName(
+            literal.text,
+            containingFile,
+            compilerOptions,
+            host,
+            undefined,
+            redirectedReference,
+            ts.getModeForUsageLocation(containingSourceFile, literal, compilerOptions),
+          )
         : { resolvedModule: undefined },
     );
   return ts.createProgram({ rootNames, options, host });

@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors.js';
-import type { CollectedManifests, KubeObject } from '../bundle/collector.js';
+import type { CollectedManifests, KubeObject } from '../bundle/input-objects.js';
 import { sortKeysDeep } from '../render-yaml.js';
 import type { CsvObject } from './base.js';
 import type { OwnedCrdDescription } from './descriptors.js';
@@ -96,19 +96,31 @@ export function fillCsv(base: CsvObject, manifests: CollectedManifests, options:
   spec['customresourcedefinitions'] = crds;
 
   if (manifests.customResources.length > 0) {
-    csv.metadata.annotations['alm-examples'] = JSON.stringify(manifests.customResources.map((cr) => sortKeysDeep(cr)), null, 2);
+    csv.metadata.annotations['alm-examples'] = JSON.stringify(
+      manifests.customResources.map((cr) => sortKeysDeep(cr)),
+      null,
+      2,
+    );
   }
 
   const webhookDefinitions = webhookDefinitionsOf(manifests, deployments);
   setOrDelete(spec, 'webhookdefinitions', webhookDefinitions);
 
-  const related = mergeRelatedImages((spec['relatedImages'] as RelatedImage[] | undefined) ?? [], relatedImagesFromEnv(deployments));
+  const related = mergeRelatedImages(
+    (spec['relatedImages'] as RelatedImage[] | undefined) ?? [],
+    relatedImagesFromEnv(deployments),
+  );
   setOrDelete(spec, 'relatedImages', related);
 
   csv.metadata.annotations['operators.operatorframework.io/builder'] = options.builder;
   csv.metadata.annotations['operators.operatorframework.io/project_layout'] = options.projectLayout;
 
-  const leftovers = [...manifests.services, ...rbac.leftovers, ...manifests.serviceAccounts.filter((sa) => !rbac.usedServiceAccounts.has(sa.metadata.name)), ...manifests.others];
+  const leftovers = [
+    ...manifests.services,
+    ...rbac.leftovers,
+    ...manifests.serviceAccounts.filter((sa) => !rbac.usedServiceAccounts.has(sa.metadata.name)),
+    ...manifests.others,
+  ];
   return { csv, leftovers };
 }
 
@@ -118,7 +130,9 @@ function setOrDelete(target: Record<string, unknown>, key: string, list: unknown
 }
 
 function podSpecOf(deployment: KubeObject): PodSpec {
-  const template = ((deployment['spec'] as Record<string, unknown> | undefined)?.['template'] ?? {}) as { spec?: PodSpec };
+  const template = ((deployment['spec'] as Record<string, unknown> | undefined)?.['template'] ?? {}) as {
+    spec?: PodSpec;
+  };
   return template.spec ?? {};
 }
 
@@ -146,8 +160,15 @@ interface FoldedRbac {
  * Bindings whose every subject was folded are consumed with the roles they
  * reference; everything else stays a separate bundle file.
  */
-export function foldRbac(manifests: CollectedManifests, deployments: readonly KubeObject[], extraServiceAccounts: readonly string[]): FoldedRbac {
-  const accounts = new Set<string>([...deployments.map((d) => podSpecOf(d).serviceAccountName || 'default'), ...extraServiceAccounts]);
+export function foldRbac(
+  manifests: CollectedManifests,
+  deployments: readonly KubeObject[],
+  extraServiceAccounts: readonly string[],
+): FoldedRbac {
+  const accounts = new Set<string>([
+    ...deployments.map((d) => podSpecOf(d).serviceAccountName || 'default'),
+    ...extraServiceAccounts,
+  ]);
   const roles = new Map(manifests.roles.map((r) => [r.metadata.name, r]));
   const clusterRoles = new Map(manifests.clusterRoles.map((r) => [r.metadata.name, r]));
   const permissions = new Map<string, PolicyRule[]>();
@@ -157,9 +178,17 @@ export function foldRbac(manifests: CollectedManifests, deployments: readonly Ku
   const fold = (binding: KubeObject, into: Map<string, PolicyRule[]>, allowRole: boolean): void => {
     const ref = (binding['roleRef'] ?? {}) as RoleRef;
     if (ref.apiGroup !== undefined && ref.apiGroup !== '' && ref.apiGroup !== RBAC_GROUP) {
-      throw new UsageError(`${binding.kind} ${binding.metadata.name} has roleRef.apiGroup "${ref.apiGroup}"`, `set it to ${RBAC_GROUP}`);
+      throw new UsageError(
+        `${binding.kind} ${binding.metadata.name} has roleRef.apiGroup "${ref.apiGroup}"`,
+        `set it to ${RBAC_GROUP}`,
+      );
     }
-    const role = ref.kind === 'ClusterRole' ? clusterRoles.get(ref.name ?? '') : allowRole && ref.kind === 'Role' ? roles.get(ref.name ?? '') : undefined;
+    const role =
+      ref.kind === 'ClusterRole'
+        ? clusterRoles.get(ref.name ?? '')
+        : allowRole && ref.kind === 'Role'
+          ? roles.get(ref.name ?? '')
+          : undefined;
     const subjects = (binding['subjects'] as Subject[] | undefined) ?? [];
     const matched = subjects.filter((s) => s.kind === 'ServiceAccount' && accounts.has(s.name ?? ''));
     if (!role || matched.length === 0) {
@@ -181,7 +210,12 @@ export function foldRbac(manifests: CollectedManifests, deployments: readonly Ku
       .filter(([, rules]) => rules.length > 0)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([serviceAccountName, rules]) => ({ serviceAccountName, rules }));
-  return { permissions: asList(permissions), clusterPermissions: asList(clusterPermissions), leftovers: [...unconsumed, ...leftovers], usedServiceAccounts: accounts };
+  return {
+    permissions: asList(permissions),
+    clusterPermissions: asList(clusterPermissions),
+    leftovers: [...unconsumed, ...leftovers],
+    usedServiceAccounts: accounts,
+  };
 }
 
 /**
@@ -191,15 +225,22 @@ export function foldRbac(manifests: CollectedManifests, deployments: readonly Ku
 function ownedFromCrds(crds: readonly KubeObject[], base: readonly OwnedCrdDescription[]): OwnedCrdDescription[] {
   const owned: OwnedCrdDescription[] = [];
   for (const crd of crds) {
-    const spec = (crd['spec'] ?? {}) as { names?: { kind?: string }; versions?: Array<{ name: string; served?: boolean }>; version?: string };
+    const spec = (crd['spec'] ?? {}) as {
+      names?: { kind?: string };
+      versions?: Array<{ name: string; served?: boolean }>;
+      version?: string;
+    };
     const kind = spec.names?.kind ?? '';
-    const versions = spec.versions?.filter((v) => v.served !== false).map((v) => v.name) ?? (spec.version ? [spec.version] : []);
+    const versions =
+      spec.versions?.filter((v) => v.served !== false).map((v) => v.name) ?? (spec.version ? [spec.version] : []);
     for (const version of versions) {
       const existing = base.find((b) => b.name === crd.metadata.name && b.version === version && b.kind === kind);
       owned.push(existing ? { ...existing } : ({ kind, name: crd.metadata.name, version } as OwnedCrdDescription));
     }
   }
-  return owned.sort((a, b) => a.name.localeCompare(b.name) || a.version.localeCompare(b.version) || a.kind.localeCompare(b.kind));
+  return owned.sort(
+    (a, b) => a.name.localeCompare(b.name) || a.version.localeCompare(b.version) || a.kind.localeCompare(b.kind),
+  );
 }
 
 /** A `spec.relatedImages[]` entry. */
@@ -221,7 +262,10 @@ export function relatedImagesFromEnv(deployments: readonly KubeObject[]): Relate
       for (const env of container.env ?? []) {
         if (!env.name.startsWith(RELATED_IMAGE_PREFIX)) continue;
         if (env.valueFrom !== undefined || typeof env.value !== 'string' || env.value === '') {
-          throw new UsageError(`env ${env.name} of container ${container.name} in Deployment ${deployment.metadata.name} has no literal value`, 'set `value:` to the image reference (OLM needs the image at bundle time, valueFrom is not supported)');
+          throw new UsageError(
+            `env ${env.name} of container ${container.name} in Deployment ${deployment.metadata.name} has no literal value`,
+            'set `value:` to the image reference (OLM needs the image at bundle time, valueFrom is not supported)',
+          );
         }
         const name = env.name.slice(RELATED_IMAGE_PREFIX.length).toLowerCase().replace(/_/g, '-');
         found.push({ name, image: env.value, qualified: `${deployment.metadata.name}-${container.name}-${name}` });
@@ -260,28 +304,39 @@ interface ServicePort {
  * webhooks from CRDs, each tied to the Deployment serving it through the
  * Service's selector, sorted by generateName.
  */
-export function webhookDefinitionsOf(manifests: CollectedManifests, deployments: readonly KubeObject[]): Array<Record<string, unknown>> {
-  const serviceNamed = (name: string | undefined): KubeObject | undefined => manifests.services.find((s) => s.metadata.name === name);
+export function webhookDefinitionsOf(
+  manifests: CollectedManifests,
+  deployments: readonly KubeObject[],
+): Array<Record<string, unknown>> {
+  const serviceNamed = (name: string | undefined): KubeObject | undefined =>
+    manifests.services.find((s) => s.metadata.name === name);
   const deploymentFor = (service: KubeObject | undefined, serviceName: string): string => {
-    const selector = ((service?.['spec'] as { selector?: Record<string, string> } | undefined)?.selector ?? {}) as Record<string, string>;
+    const selector = (service?.['spec'] as { selector?: Record<string, string> } | undefined)?.selector ?? {};
     const entries = Object.entries(selector);
     if (entries.length > 0) {
       const match = deployments.find((d) => {
-        const labels = ((d['spec'] as { template?: { metadata?: { labels?: Record<string, string> } } } | undefined)?.template?.metadata?.labels ?? {}) as Record<string, string>;
+        const labels =
+          (d['spec'] as { template?: { metadata?: { labels?: Record<string, string> } } } | undefined)?.template
+            ?.metadata?.labels ?? {};
         return entries.every(([k, v]) => labels[k] === v);
       });
       if (match) return match.metadata.name;
     }
     return serviceName.replace(/-service$/, '');
   };
-  const portsOf = (service: KubeObject | undefined, port: number): { containerPort: number; targetPort?: number | string } => {
-    const ports = ((service?.['spec'] as { ports?: ServicePort[] } | undefined)?.ports ?? []) as ServicePort[];
+  const portsOf = (
+    service: KubeObject | undefined,
+    port: number,
+  ): { containerPort: number; targetPort?: number | string } => {
+    const ports = (service?.['spec'] as { ports?: ServicePort[] } | undefined)?.ports ?? [];
     const match = ports.find((p) => p.port === port);
     return match ? { containerPort: port, targetPort: match.targetPort ?? port } : { containerPort: port };
   };
   const definitions: Array<Record<string, unknown>> = [];
   for (const { type, webhook } of manifests.webhooks) {
-    const service = ((webhook['clientConfig'] as { service?: { name?: string; path?: string; port?: number } } | undefined)?.service ?? {}) as { name?: string; path?: string; port?: number };
+    const service =
+      (webhook['clientConfig'] as { service?: { name?: string; path?: string; port?: number } } | undefined)?.service ??
+      {};
     const svc = serviceNamed(service.name);
     const definition: Record<string, unknown> = {
       type,
@@ -292,7 +347,9 @@ export function webhookDefinitionsOf(manifests: CollectedManifests, deployments:
       objectSelector: webhook['objectSelector'],
       sideEffects: webhook['sideEffects'] ?? 'None',
       timeoutSeconds: webhook['timeoutSeconds'],
-      admissionReviewVersions: (webhook['admissionReviewVersions'] as string[] | undefined)?.length ? webhook['admissionReviewVersions'] : ['v1beta1'],
+      admissionReviewVersions: (webhook['admissionReviewVersions'] as string[] | undefined)?.length
+        ? webhook['admissionReviewVersions']
+        : ['v1beta1'],
       webhookPath: service.path,
       deploymentName: deploymentFor(svc, service.name ?? ''),
       ...portsOf(svc, service.port ?? 443),
@@ -300,13 +357,33 @@ export function webhookDefinitionsOf(manifests: CollectedManifests, deployments:
     if (type === 'MutatingAdmissionWebhook') definition['reinvocationPolicy'] = webhook['reinvocationPolicy'];
     definitions.push(withoutUndefined(definition));
   }
-  const conversions = new Map<string, { crds: string[]; service: { name?: string; path?: string; port?: number }; versions: string[] }>();
+  const conversions = new Map<
+    string,
+    { crds: string[]; service: { name?: string; path?: string; port?: number }; versions: string[] }
+  >();
   for (const crd of manifests.crds) {
-    const conversion = ((crd['spec'] as { conversion?: { strategy?: string; webhook?: { clientConfig?: { service?: { name?: string; path?: string; port?: number } }; conversionReviewVersions?: string[] } } } | undefined)?.conversion ?? {});
+    const conversion =
+      (
+        crd['spec'] as
+          | {
+              conversion?: {
+                strategy?: string;
+                webhook?: {
+                  clientConfig?: { service?: { name?: string; path?: string; port?: number } };
+                  conversionReviewVersions?: string[];
+                };
+              };
+            }
+          | undefined
+      )?.conversion ?? {};
     const service = conversion.webhook?.clientConfig?.service;
     if (conversion.strategy !== 'Webhook' || !service) continue;
     const key = `${service.name}:${service.port ?? 443}:${service.path ?? ''}`;
-    const group = conversions.get(key) ?? { crds: [], service, versions: conversion.webhook?.conversionReviewVersions ?? [] };
+    const group = conversions.get(key) ?? {
+      crds: [],
+      service,
+      versions: conversion.webhook?.conversionReviewVersions ?? [],
+    };
     group.crds.push(crd.metadata.name);
     conversions.set(key, group);
   }

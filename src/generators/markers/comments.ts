@@ -20,7 +20,12 @@ const MARKER_LINE = /^\+[A-Za-z]/;
  * comment group only, so a file header never becomes a type's description.
  * Problems (unknown or malformed markers, markers in the wrong place) go to `problems`.
  */
-export function readAnnotations(node: ts.Node, target: MarkerTarget, displayFile: string, problems: ProblemList): Annotations {
+export function readAnnotations(
+  node: ts.Node,
+  target: MarkerTarget,
+  displayFile: string,
+  problems: ProblemList,
+): Annotations {
   const sourceFile = node.getSourceFile();
   const text = sourceFile.getFullText();
   const ranges = ts.getLeadingCommentRanges(text, node.getFullStart()) ?? [];
@@ -29,7 +34,8 @@ export function readAnnotations(node: ts.Node, target: MarkerTarget, displayFile
   let previousEnd = -1;
   const fullStart = node.getFullStart();
   const startLineOfFullStart = sourceFile.getLineAndCharacterOfPosition(fullStart).line;
-  const codeBeforeOnLine = text.slice(sourceFile.getPositionOfLineAndCharacter(startLineOfFullStart, 0), fullStart).trim() !== '';
+  const codeBeforeOnLine =
+    text.slice(sourceFile.getPositionOfLineAndCharacter(startLineOfFullStart, 0), fullStart).trim() !== '';
   for (const range of ranges) {
     // `a: int32; // note` belongs to `a`, not to the next declaration, though TypeScript lists it as leading trivia of the next one.
     if (codeBeforeOnLine && sourceFile.getLineAndCharacterOfPosition(range.pos).line === startLineOfFullStart) continue;
@@ -55,7 +61,11 @@ export function readAnnotations(node: ts.Node, target: MarkerTarget, displayFile
         const marker = parseMarker(body, displayFile, line);
         if (!marker) return;
         if (!marker.definition.targets.includes(target)) {
-          problems.add(displayFile, line, `marker +${marker.definition.name} cannot be used on a ${targetName(target)}: it belongs on a ${marker.definition.targets.map(targetName).join(' or ')}`);
+          problems.add(
+            displayFile,
+            line,
+            `marker +${marker.definition.name} cannot be used on a ${targetName(target)}: it belongs on a ${marker.definition.targets.map(targetName).join(' or ')}`,
+          );
           return;
         }
         markers.push(marker);
@@ -84,7 +94,8 @@ export function readAnnotations(node: ts.Node, target: MarkerTarget, displayFile
     flushTag();
     // A blank line between comments starts a new group; `//` lines directly below each other form one.
     const gap = previousEnd < 0 ? '' : text.slice(previousEnd, range.pos);
-    const continuesGroup = range.kind === ts.SyntaxKind.SingleLineCommentTrivia && previousEnd >= 0 && !/\n\s*\n/.test(gap) && !isJsDoc;
+    const continuesGroup =
+      range.kind === ts.SyntaxKind.SingleLineCommentTrivia && previousEnd >= 0 && !/\n\s*\n/.test(gap) && !isJsDoc;
     descriptionLines = continuesGroup ? [...descriptionLines, ...prose] : prose;
     previousEnd = range.end;
   }

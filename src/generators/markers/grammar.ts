@@ -9,6 +9,13 @@ export interface RawValue {
 /** A converted marker argument. */
 export type MarkerValue = string | number | boolean | RawValue | RawValue[];
 
+/** A marker value as messages quote it: a raw value's text, else String() of it. */
+export function markerValueText(value: MarkerValue | undefined): string {
+  if (Array.isArray(value)) return value.map((raw) => raw.text).join(',');
+  if (typeof value === 'object') return value.text;
+  return String(value);
+}
+
 /** One marker as written in a comment. */
 export interface Marker {
   definition: MarkerDefinition;
@@ -36,7 +43,9 @@ export function parseMarker(body: string, file: string, line: number): Marker | 
   const definition = lookupMarker(text);
   if (!definition) {
     const name = text.split('=', 1)[0];
-    throw new MarkerSyntaxError(`unknown marker +${name}: check the spelling against controller-gen's marker list (for example +kubebuilder:validation:Minimum=0)`);
+    throw new MarkerSyntaxError(
+      `unknown marker +${name}: check the spelling against controller-gen's marker list (for example +kubebuilder:validation:Minimum=0)`,
+    );
   }
   const rest = text.slice(definition.name.length);
   const marker: Marker = { definition, value: true, args: {}, file, line, source: `+${text}` };
@@ -44,7 +53,9 @@ export function parseMarker(body: string, file: string, line: number): Marker | 
   if (args.form === 'flag') {
     if (rest === '' || rest === '=true') return marker;
     if (rest === '=false') return { ...marker, value: false };
-    throw new MarkerSyntaxError(`marker +${definition.name} takes no value, found "${rest}": write it as +${definition.name}`);
+    throw new MarkerSyntaxError(
+      `marker +${definition.name} takes no value, found "${rest}": write it as +${definition.name}`,
+    );
   }
   if (args.form === 'value') {
     if (!rest.startsWith('=') || rest.length === 1) {
@@ -54,20 +65,31 @@ export function parseMarker(body: string, file: string, line: number): Marker | 
     return marker;
   }
   if (rest === '') {
-    const missing = Object.entries(args.params).filter(([, p]) => p.required).map(([k]) => k);
-    if (missing.length > 0) throw new MarkerSyntaxError(`marker +${definition.name} needs ${missing.join(', ')}: write +${definition.name}:${missing.map((k) => `${k}=...`).join(',')}`);
+    const missing = Object.entries(args.params)
+      .filter(([, p]) => p.required)
+      .map(([k]) => k);
+    if (missing.length > 0)
+      throw new MarkerSyntaxError(
+        `marker +${definition.name} needs ${missing.join(', ')}: write +${definition.name}:${missing.map((k) => `${k}=...`).join(',')}`,
+      );
     return marker;
   }
-  if (!rest.startsWith(':')) throw new MarkerSyntaxError(`marker +${definition.name} takes named arguments: write +${definition.name}:key=value,...`);
+  if (!rest.startsWith(':'))
+    throw new MarkerSyntaxError(
+      `marker +${definition.name} takes named arguments: write +${definition.name}:key=value,...`,
+    );
   for (const [key, raw] of splitNamedArgs(rest.slice(1), definition.name)) {
     const param = args.params[key];
     if (!param) {
-      throw new MarkerSyntaxError(`marker +${definition.name} has no argument "${key}": use one of ${Object.keys(args.params).join(', ')}`);
+      throw new MarkerSyntaxError(
+        `marker +${definition.name} has no argument "${key}": use one of ${Object.keys(args.params).join(', ')}`,
+      );
     }
     marker.args[key] = convert(raw, param.kind, `+${definition.name} argument ${key}`, false);
   }
   for (const [key, param] of Object.entries(args.params)) {
-    if (param.required && !(key in marker.args)) throw new MarkerSyntaxError(`marker +${definition.name} is missing the required argument ${key}=`);
+    if (param.required && !(key in marker.args))
+      throw new MarkerSyntaxError(`marker +${definition.name} is missing the required argument ${key}=`);
   }
   return marker;
 }
@@ -78,9 +100,13 @@ function splitNamedArgs(text: string, markerName: string): Array<[string, string
   let i = 0;
   while (i < text.length) {
     const eq = text.indexOf('=', i);
-    if (eq < 0) throw new MarkerSyntaxError(`marker +${markerName} has an argument without a value near "${text.slice(i)}": write key=value`);
+    if (eq < 0)
+      throw new MarkerSyntaxError(
+        `marker +${markerName} has an argument without a value near "${text.slice(i)}": write key=value`,
+      );
     const key = text.slice(i, eq).trim();
-    if (!/^[A-Za-z][A-Za-z0-9]*$/.test(key)) throw new MarkerSyntaxError(`marker +${markerName} has a malformed argument name "${key}"`);
+    if (!/^[A-Za-z][A-Za-z0-9]*$/.test(key))
+      throw new MarkerSyntaxError(`marker +${markerName} has a malformed argument name "${key}"`);
     let j = eq + 1;
     let depth = 0;
     while (j < text.length) {
@@ -173,7 +199,8 @@ function convert(raw: string, kind: ValueKind, what: string, wholeRest: boolean)
     }
     case 'number': {
       const t = unquote(raw, what).text;
-      if (t === '' || !Number.isFinite(Number(t))) throw new MarkerSyntaxError(`${what} must be a number, found "${t}"`);
+      if (t === '' || !Number.isFinite(Number(t)))
+        throw new MarkerSyntaxError(`${what} must be a number, found "${t}"`);
       return Number(t);
     }
     case 'bool': {
@@ -197,7 +224,12 @@ function convert(raw: string, kind: ValueKind, what: string, wholeRest: boolean)
  * from a declaration's comments. Malformed markers are reported through
  * `report` with their line; well-formed ones are returned in file order.
  */
-export function readLineMarkers(text: string, name: string, file: string, report: (line: number, message: string) => void): Marker[] {
+export function readLineMarkers(
+  text: string,
+  name: string,
+  file: string,
+  report: (line: number, message: string) => void,
+): Marker[] {
   const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   // The name must end there: `kubebuilder:webhook` must not match `+kubebuilder:webhookconfiguration`.
   const pattern = new RegExp(`^\\s*(?:\\/\\/+|\\*|\\/\\*\\*?)\\s*\\+(${escaped}(?![A-Za-z]).*?)\\s*(?:\\*\\/)?\\s*$`);

@@ -96,7 +96,11 @@ const definitions: MarkerDefinition[] = [
     targets: ['type'],
     args: {
       form: 'named',
-      params: { specpath: { kind: 'string', required: true }, statuspath: { kind: 'string', required: true }, selectorpath: { kind: 'string' } },
+      params: {
+        specpath: { kind: 'string', required: true },
+        statuspath: { kind: 'string', required: true },
+        selectorpath: { kind: 'string' },
+      },
     },
   },
   {
@@ -130,10 +134,18 @@ const definitions: MarkerDefinition[] = [
     },
   },
   { name: 'kubebuilder:storageversion', targets: ['type'], args: flag },
-  { name: 'kubebuilder:deprecatedversion', targets: ['type'], args: { form: 'named', params: { warning: { kind: 'string' } } } },
+  {
+    name: 'kubebuilder:deprecatedversion',
+    targets: ['type'],
+    args: { form: 'named', params: { warning: { kind: 'string' } } },
+  },
   { name: 'kubebuilder:unservedversion', targets: ['type'], args: flag },
   { name: 'kubebuilder:skipversion', targets: ['type', 'package'], args: flag },
-  { name: 'kubebuilder:metadata', targets: ['type'], args: { form: 'named', params: { annotations: { kind: 'list' }, labels: { kind: 'list' } } } },
+  {
+    name: 'kubebuilder:metadata',
+    targets: ['type'],
+    args: { form: 'named', params: { annotations: { kind: 'list' }, labels: { kind: 'list' } } },
+  },
   // OLM CSV descriptors (operator-sdk), read by `generate kustomize manifests`;
   // `resources` is kept raw because its value nests braces: {{Deployment,v1,name}}.
   {
@@ -141,7 +153,13 @@ const definitions: MarkerDefinition[] = [
     targets: FIELD_OR_TYPE,
     args: {
       form: 'named',
-      params: { type: { kind: 'string' }, displayName: { kind: 'string' }, xDescriptors: { kind: 'list' }, order: { kind: 'int' }, resources: { kind: 'any' } },
+      params: {
+        type: { kind: 'string' },
+        displayName: { kind: 'string' },
+        xDescriptors: { kind: 'list' },
+        order: { kind: 'int' },
+        resources: { kind: 'any' },
+      },
     },
   },
   // package level
@@ -219,7 +237,12 @@ export function lookupMarker(body: string): MarkerDefinition | undefined {
  * Prefixes of markers that belong to other generators (deepcopy, client-gen,
  * the scaffolder). They are legal in API files but have no effect on manifests.
  */
-export const FOREIGN_MARKER_PREFIXES: readonly string[] = ['kubebuilder:scaffold:', 'genclient', 'k8s:deepcopy-gen', 'kubebuilder:webhookconfiguration'];
+export const FOREIGN_MARKER_PREFIXES: readonly string[] = [
+  'kubebuilder:scaffold:',
+  'genclient',
+  'k8s:deepcopy-gen',
+  'kubebuilder:webhookconfiguration',
+];
 
 /** JSDoc tags accepted as aliases of validation markers (`@minimum 0`). */
 export const JSDOC_TAG_ALIASES: Readonly<Record<string, string>> = {

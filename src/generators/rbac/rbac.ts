@@ -22,13 +22,14 @@ interface RuleMarker {
   roleName: string;
 }
 
-
 /**
  * Finds every `+kubebuilder:rbac` marker in one source file (in `//` or
  * JSDoc comments). Malformed markers are reported with file:line.
  */
 export function readRbacMarkers(text: string, displayFile: string, problems: ProblemList): Marker[] {
-  return readLineMarkers(text, 'kubebuilder:rbac', displayFile, (line, message) => problems.add(displayFile, line, message));
+  return readLineMarkers(text, 'kubebuilder:rbac', displayFile, (line, message) =>
+    problems.add(displayFile, line, message),
+  );
 }
 
 const texts = (value: unknown): string[] => (Array.isArray(value) ? (value as RawValue[]).map((r) => r.text) : []);
@@ -49,15 +50,27 @@ function toRuleMarker(marker: Marker, problems: ProblemList): RuleMarker | undef
     return undefined;
   }
   if (rule.resources.length === 0 && rule.urls.length === 0) {
-    problems.add(marker.file, marker.line, `${marker.source}: the rule grants nothing: set resources= (with groups=) or urls=`);
+    problems.add(
+      marker.file,
+      marker.line,
+      `${marker.source}: the rule grants nothing: set resources= (with groups=) or urls=`,
+    );
     return undefined;
   }
   if (rule.resources.length > 0 && marker.args['groups'] === undefined) {
-    problems.add(marker.file, marker.line, `${marker.source}: resources= needs groups= (write groups="" or groups=core for the core API group)`);
+    problems.add(
+      marker.file,
+      marker.line,
+      `${marker.source}: resources= needs groups= (write groups="" or groups=core for the core API group)`,
+    );
     return undefined;
   }
   if (rule.urls.length > 0 && rule.namespace) {
-    problems.add(marker.file, marker.line, `${marker.source}: urls= cannot be used with namespace=: non-resource URLs exist only in ClusterRoles`);
+    problems.add(
+      marker.file,
+      marker.line,
+      `${marker.source}: urls= cannot be used with namespace=: non-resource URLs exist only in ClusterRoles`,
+    );
     return undefined;
   }
   return rule;
@@ -72,7 +85,8 @@ interface WorkingRule {
 }
 
 const join = (values: string[]): string => sortedUnique(values).join('&');
-const ruleKey = (r: WorkingRule): string => `${join(r.groups)} + ${join(r.resources)} + ${join(r.resourceNames)} + ${join(r.urls)}`;
+const ruleKey = (r: WorkingRule): string =>
+  `${join(r.groups)} + ${join(r.resources)} + ${join(r.resourceNames)} + ${join(r.urls)}`;
 
 /** Merges rules that differ in one dimension only, in controller-gen's order (verbs, resources, groups, URLs). */
 function mergeBy(rules: WorkingRule[], keyOf: (r: WorkingRule) => string, field: keyof WorkingRule): WorkingRule[] {
@@ -92,14 +106,31 @@ export function normalizeRules(markers: RuleMarker[]): PolicyRule[] {
   for (const m of markers) {
     // controller-gen splits each marker into one rule per resource before merging.
     const resources = m.resources.length > 0 ? m.resources : [];
-    const base = { groups: sortedUnique(m.groups), resourceNames: sortedUnique(m.resourceNames), urls: sortedUnique(m.urls), verbs: sortedUnique(m.verbs) };
+    const base = {
+      groups: sortedUnique(m.groups),
+      resourceNames: sortedUnique(m.resourceNames),
+      urls: sortedUnique(m.urls),
+      verbs: sortedUnique(m.verbs),
+    };
     if (resources.length === 0) rules.push({ ...base, resources: [] });
     for (const resource of resources) rules.push({ ...base, resources: [resource] });
   }
   rules = mergeBy(rules, ruleKey, 'verbs');
-  rules = mergeBy(rules, (r) => `${join(r.groups)} + ${join(r.resourceNames)} + ${join(r.urls)} + ${join(r.verbs)}`, 'resources');
-  rules = mergeBy(rules, (r) => `${join(r.resources)} + ${join(r.resourceNames)} + ${join(r.urls)} + ${join(r.verbs)}`, 'groups');
-  rules = mergeBy(rules, (r) => `${join(r.groups)} + ${join(r.resources)} + ${join(r.resourceNames)} + ${join(r.verbs)}`, 'urls');
+  rules = mergeBy(
+    rules,
+    (r) => `${join(r.groups)} + ${join(r.resourceNames)} + ${join(r.urls)} + ${join(r.verbs)}`,
+    'resources',
+  );
+  rules = mergeBy(
+    rules,
+    (r) => `${join(r.resources)} + ${join(r.resourceNames)} + ${join(r.urls)} + ${join(r.verbs)}`,
+    'groups',
+  );
+  rules = mergeBy(
+    rules,
+    (r) => `${join(r.groups)} + ${join(r.resources)} + ${join(r.resourceNames)} + ${join(r.verbs)}`,
+    'urls',
+  );
   rules.sort((a, b) => (ruleKey(a) < ruleKey(b) ? -1 : ruleKey(a) > ruleKey(b) ? 1 : 0));
   return rules.map((r) => {
     const out: PolicyRule = { verbs: r.verbs.includes('*') ? ['*'] : r.verbs };
@@ -116,7 +147,11 @@ export function normalizeRules(markers: RuleMarker[]): PolicyRule[] {
  * namespace, named `manager-role` unless a marker sets roleName. Objects are
  * ordered by namespace, then name, as controller-gen orders them.
  */
-export function buildRoles(markers: readonly Marker[], problems: ProblemList, defaultRoleName = 'manager-role'): Array<Record<string, unknown>> {
+export function buildRoles(
+  markers: readonly Marker[],
+  problems: ProblemList,
+  defaultRoleName = 'manager-role',
+): Array<Record<string, unknown>> {
   const byRole = new Map<string, { namespace: string; name: string; rules: RuleMarker[] }>();
   for (const marker of markers) {
     const rule = toRuleMarker(marker, problems);

@@ -25,7 +25,11 @@ export function locateBinary(binary: ControlPlaneBinary, binaryAssetsDirectory?:
   }
   const directory = binaryAssetsDirectory || process.env.KUBEBUILDER_ASSETS || DEFAULT_BINARY_ASSETS_DIRECTORY;
   const path = join(directory, binary);
-  const source = binaryAssetsDirectory ? 'binaryAssetsDirectory' : process.env.KUBEBUILDER_ASSETS ? 'KUBEBUILDER_ASSETS' : 'the default directory';
+  const source = binaryAssetsDirectory
+    ? 'binaryAssetsDirectory'
+    : process.env.KUBEBUILDER_ASSETS
+      ? 'KUBEBUILDER_ASSETS'
+      : 'the default directory';
   assertExecutable(path, `${source} (${directory})`);
   return path;
 }
@@ -38,7 +42,9 @@ function assertExecutable(path: string, from: string): void {
     // reported below with the fix
   }
   if (!isFile) {
-    throw new Error(`envtest: ${path} not found (from ${from}): set KUBEBUILDER_ASSETS to a directory holding etcd and kube-apiserver, or run \`npx ts-operator-sdk setup-envtest\``);
+    throw new Error(
+      `envtest: ${path} not found (from ${from}): set KUBEBUILDER_ASSETS to a directory holding etcd and kube-apiserver, or run \`npx ts-operator-sdk setup-envtest\``,
+    );
   }
   try {
     accessSync(path, constants.X_OK);

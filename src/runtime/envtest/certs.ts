@@ -56,7 +56,10 @@ export class TinyCA {
       signingAlgorithm: SIGNING_ALGORITHM,
       extensions: [
         new x509.BasicConstraintsExtension(true, undefined, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.cRLSign, true),
+        new x509.KeyUsagesExtension(
+          x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.cRLSign,
+          true,
+        ),
         await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       ],
     });
@@ -82,7 +85,9 @@ export class TinyCA {
     const extensions: x509.Extension[] = [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-      new x509.ExtendedKeyUsageExtension([request.usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth]),
+      new x509.ExtendedKeyUsageExtension([
+        request.usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth,
+      ]),
       await x509.AuthorityKeyIdentifierExtension.create(this.certificate, false),
     ];
     const altNames: x509.JsonGeneralNames = [
@@ -106,7 +111,7 @@ export class TinyCA {
 }
 
 async function generateKeyPair(): Promise<webcrypto.CryptoKeyPair> {
-  return (await webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  return await webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify']);
 }
 
 async function privateKeyPem(key: webcrypto.CryptoKey): Promise<string> {

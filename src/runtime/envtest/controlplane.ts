@@ -64,7 +64,9 @@ export class ControlPlane {
     this.apiServerUrl = `https://${LOOPBACK}:${ports.apiServer}`;
     this.etcdUrl = `http://${LOOPBACK}:${ports.etcdClient}`;
     const certDir = join(rootDir, 'pki');
-    this.healthAgent = new Agent({ connect: { ca: servingCAPem, cert: adminCredentials.certPem, key: adminCredentials.keyPem } });
+    this.healthAgent = new Agent({
+      connect: { ca: servingCAPem, cert: adminCredentials.certPem, key: adminCredentials.keyPem },
+    });
     this.etcd = new ManagedProcess({
       name: 'etcd',
       binaryPath: settings.etcdPath,
@@ -94,7 +96,8 @@ export class ControlPlane {
       'service-account-key-file': join(certDir, SERVICE_ACCOUNT_CERT_FILE),
       'service-account-signing-key-file': join(certDir, SERVICE_ACCOUNT_KEY_FILE),
     };
-    for (const [flag, value] of Object.entries(settings.apiServerExtraArgs)) apiServerArgs[flag.replace(/^-+/, '')] = value;
+    for (const [flag, value] of Object.entries(settings.apiServerExtraArgs))
+      apiServerArgs[flag.replace(/^-+/, '')] = value;
     this.apiServer = new ManagedProcess({
       name: 'kube-apiserver',
       binaryPath: settings.apiServerPath,
@@ -112,14 +115,25 @@ export class ControlPlane {
       const certDir = join(rootDir, 'pki');
       await mkdir(certDir, { recursive: true, mode: 0o700 });
       await mkdir(join(rootDir, 'etcd'), { recursive: true, mode: 0o700 });
-      const [etcdClient, etcdPeer, freePort] = await freeLoopbackPorts(settings.apiServerPort === undefined ? 3 : 2) as [number, number, number | undefined];
-      const apiServer = settings.apiServerPort ?? (freePort as number);
+      // One call, so that the ports are distinct: each is held until all are found.
+      const ports = await freeLoopbackPorts(settings.apiServerPort === undefined ? 3 : 2);
+      const [etcdClient, etcdPeer] = ports as [number, number];
+      const apiServer = settings.apiServerPort ?? ports[2]!;
       if (settings.apiServerPort !== undefined) await assertPortFree(settings.apiServerPort);
       const clientCA = await TinyCA.create('envtest-environment');
       const servingCA = await TinyCA.create('envtest-environment');
-      const serving = await servingCA.issue({ usage: 'server', commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: [LOOPBACK] });
+      const serving = await servingCA.issue({
+        usage: 'server',
+        commonName: 'localhost',
+        dnsNames: ['localhost'],
+        ipAddresses: [LOOPBACK],
+      });
       const serviceAccountSigner = await (await TinyCA.create('envtest-environment')).ownKeyPair();
-      const adminCredentials = await clientCA.issue({ usage: 'client', commonName: admin.name, organizations: admin.groups });
+      const adminCredentials = await clientCA.issue({
+        usage: 'client',
+        commonName: admin.name,
+        organizations: admin.groups,
+      });
       await Promise.all([
         writeFile(join(certDir, CLIENT_CA_FILE), clientCA.certPem, { mode: 0o600 }),
         // The chain lets clients that trust only the serving CA verify it.
@@ -128,7 +142,11 @@ export class ControlPlane {
         writeFile(join(certDir, SERVICE_ACCOUNT_CERT_FILE), serviceAccountSigner.certPem, { mode: 0o600 }),
         writeFile(join(certDir, SERVICE_ACCOUNT_KEY_FILE), serviceAccountSigner.keyPem, { mode: 0o600 }),
       ]);
-      return new ControlPlane(settings, rootDir, clientCA, servingCA.certPem, adminCredentials, admin, { apiServer, etcdClient, etcdPeer });
+      return new ControlPlane(settings, rootDir, clientCA, servingCA.certPem, adminCredentials, admin, {
+        apiServer,
+        etcdClient,
+        etcdPeer,
+      });
     } catch (err) {
       await rm(rootDir, { recursive: true, force: true });
       releaseTempDirOnExit(rootDir);
@@ -176,7 +194,10 @@ export class ControlPlane {
   /** Issues a client certificate for `user` and wraps it in a KubeConfig for this API server. */
   async kubeConfigFor(user: EnvtestUser): Promise<KubeConfig> {
     if (!user.name) throw new Error('envtest: a user needs a non-empty name (it becomes the certificate CN)');
-    return this.kubeConfigWith(user.name, await this.clientCA.issue({ usage: 'client', commonName: user.name, organizations: user.groups }));
+    return this.kubeConfigWith(
+      user.name,
+      await this.clientCA.issue({ usage: 'client', commonName: user.name, organizations: user.groups }),
+    );
   }
 
   private kubeConfigWith(userName: string, credentials: KeyPairPem): KubeConfig {
@@ -200,7 +221,10 @@ export class ControlPlane {
   /** Live (`/healthz`) first, then ready (`/readyz`): RBAC bootstrap finishes only after the port opens. */
   private async apiServerHealthy(): Promise<boolean> {
     for (const path of ['/healthz', '/readyz']) {
-      const response = await fetch(`${this.apiServerUrl}${path}`, { dispatcher: this.healthAgent, signal: AbortSignal.timeout(2000) });
+      const response = await fetch(`${this.apiServerUrl}${path}`, {
+        dispatcher: this.healthAgent,
+        signal: AbortSignal.timeout(2000),
+      });
       await response.body?.cancel();
       if (response.status !== 200) return false;
     }
@@ -213,7 +237,13 @@ async function assertPortFree(port: number): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const server = createServer();
     server.once('error', (err: NodeJS.ErrnoException) => {
-      reject(new Error(err.code === 'EADDRINUSE' ? `envtest: port ${port} on ${LOOPBACK} is already in use` : `envtest: cannot listen on ${LOOPBACK}:${port}: ${err.message}`));
+      reject(
+        new Error(
+          err.code === 'EADDRINUSE'
+            ? `envtest: port ${port} on ${LOOPBACK} is already in use`
+            : `envtest: cannot listen on ${LOOPBACK}:${port}: ${err.message}`,
+        ),
+      );
     });
     server.listen(port, LOOPBACK, () => server.close(() => resolve()));
   });
@@ -221,14 +251,21 @@ async function assertPortFree(port: number): Promise<void> {
 
 /** Holds every listener open until all are bound, so the ports are distinct. */
 export async function freeLoopbackPorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(Array.from({ length: count }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, LOOPBACK, () => resolve(server));
-  })));
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen(0, LOOPBACK, () => resolve(server));
+        }),
+    ),
+  );
   const ports = servers.map((server) => {
     const address = server.address();
-    if (address === null || typeof address === 'string') throw new Error('envtest: could not read a free loopback port');
+    if (address === null || typeof address === 'string')
+      throw new Error('envtest: could not read a free loopback port');
     return address.port;
   });
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));

@@ -28,7 +28,11 @@ interface CrdShape {
  */
 export async function readCRDs(paths: string[], errorIfPathMissing: boolean): Promise<object[]> {
   const files = await manifestFiles(paths, (path) =>
-    errorIfPathMissing ? new Error(`envtest: CRD path ${path} does not exist: fix crdDirectoryPaths, or leave errorIfCRDPathMissing off to ignore it`) : undefined,
+    errorIfPathMissing
+      ? new Error(
+          `envtest: CRD path ${path} does not exist: fix crdDirectoryPaths, or leave errorIfCRDPathMissing off to ignore it`,
+        )
+      : undefined,
   );
   const crds: object[] = [];
   for (const file of files) crds.push(...(await crdsInFile(file)));
@@ -46,7 +50,13 @@ export async function manifestFiles(paths: string[], missing: (path: string) => 
     try {
       const info = await stat(path);
       if (!info.isDirectory()) files.push(path);
-      else files.push(...(await readdir(path)).filter((name) => MANIFEST_EXTENSIONS.has(extname(name))).sort().map((name) => join(path, name)));
+      else
+        files.push(
+          ...(await readdir(path))
+            .filter((name) => MANIFEST_EXTENSIONS.has(extname(name)))
+            .sort()
+            .map((name) => join(path, name)),
+        );
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       const error = missing(path);
@@ -60,7 +70,8 @@ async function crdsInFile(file: string): Promise<object[]> {
   const text = await readFile(file, 'utf8');
   const found: object[] = [];
   for (const document of parseAllDocuments(text)) {
-    if (document.errors.length > 0) throw new Error(`envtest: ${file} is not valid YAML: ${document.errors[0]?.message}`);
+    if (document.errors.length > 0)
+      throw new Error(`envtest: ${file} is not valid YAML: ${document.errors[0]?.message}`);
     const value = document.toJS() as CrdShape | null;
     if (value && typeof value === 'object' && value.kind === 'CustomResourceDefinition') found.push(value);
   }
@@ -72,7 +83,11 @@ async function crdsInFile(file: string): Promise<object[]> {
  * every one is Established and each served version is listed by discovery,
  * so a custom resource can be created the moment this returns.
  */
-export async function installCRDs(client: RestClient, crds: object[], timeoutMs = DEFAULT_CRD_INSTALL_TIMEOUT_MS): Promise<object[]> {
+export async function installCRDs(
+  client: RestClient,
+  crds: object[],
+  timeoutMs = DEFAULT_CRD_INSTALL_TIMEOUT_MS,
+): Promise<object[]> {
   const installed: object[] = [];
   for (const crd of crds) installed.push(await createOrUpdate(client, validated(crd)));
   const deadline = Date.now() + timeoutMs;
@@ -84,10 +99,14 @@ function validated(crd: object): CrdShape {
   const shape = crd as CrdShape;
   const name = shape.metadata?.name ?? '(unnamed)';
   if (shape.kind !== 'CustomResourceDefinition' || shape.apiVersion !== CRD_API_VERSION) {
-    throw new Error(`envtest: ${name} is not an ${CRD_API_VERSION} CustomResourceDefinition (got ${shape.apiVersion}/${shape.kind}): pass only v1 CRDs`);
+    throw new Error(
+      `envtest: ${name} is not an ${CRD_API_VERSION} CustomResourceDefinition (got ${shape.apiVersion}/${shape.kind}): pass only v1 CRDs`,
+    );
   }
   if (!shape.metadata?.name || !shape.spec?.group || !shape.spec.names?.plural || !shape.spec.versions?.length) {
-    throw new Error(`envtest: CRD ${name} lacks metadata.name, spec.group, spec.names.plural or spec.versions: regenerate it`);
+    throw new Error(
+      `envtest: CRD ${name} lacks metadata.name, spec.group, spec.names.plural or spec.versions: regenerate it`,
+    );
   }
   return shape;
 }
@@ -108,7 +127,9 @@ async function createOrUpdate(client: RestClient, crd: CrdShape): Promise<object
 async function waitUntilServed(client: RestClient, crd: CrdShape, deadline: number, timeoutMs: number): Promise<void> {
   const name = crd.metadata?.name ?? '';
   const plural = crd.spec?.names?.plural ?? '';
-  const servedVersions = (crd.spec?.versions ?? []).filter((version) => version.served !== false).map((version) => version.name ?? '');
+  const servedVersions = (crd.spec?.versions ?? [])
+    .filter((version) => version.served !== false)
+    .map((version) => version.name ?? '');
   let missing = 'Established condition';
   while (Date.now() < deadline) {
     missing = await firstMissing(client, name, crd.spec?.group ?? '', plural, servedVersions);
@@ -118,14 +139,26 @@ async function waitUntilServed(client: RestClient, crd: CrdShape, deadline: numb
   throw new Error(`envtest: CRD ${name} not ready within ${timeoutMs} ms: still waiting for ${missing}`);
 }
 
-async function firstMissing(client: RestClient, name: string, group: string, plural: string, versions: string[]): Promise<string> {
+async function firstMissing(
+  client: RestClient,
+  name: string,
+  group: string,
+  plural: string,
+  versions: string[],
+): Promise<string> {
   const current = await client.request<CrdShape>('GET', `${CRD_COLLECTION}/${name}`);
-  const established = current.status?.conditions?.some((condition) => condition.type === 'Established' && condition.status === 'True');
+  const established = current.status?.conditions?.some(
+    (condition) => condition.type === 'Established' && condition.status === 'True',
+  );
   if (!established) return 'Established condition';
   for (const version of versions) {
     try {
-      const discovery = await client.request<{ resources?: Array<{ name?: string }> }>('GET', `/apis/${group}/${version}`);
-      if (!discovery.resources?.some((resource) => resource.name === plural)) return `discovery of ${plural}.${group}/${version}`;
+      const discovery = await client.request<{ resources?: Array<{ name?: string }> }>(
+        'GET',
+        `/apis/${group}/${version}`,
+      );
+      if (!discovery.resources?.some((resource) => resource.name === plural))
+        return `discovery of ${plural}.${group}/${version}`;
     } catch (err) {
       if (isNotFound(err)) return `discovery of ${group}/${version}`;
       throw err;

@@ -79,7 +79,10 @@ export class Environment {
 
   /** The pids of etcd and kube-apiserver while they run, for tests that check for leftovers. */
   get pids(): { etcd?: number; apiServer?: number } {
-    return { etcd: this.plane?.etcd.running ? this.plane.etcd.pid : undefined, apiServer: this.plane?.apiServer.running ? this.plane.apiServer.pid : undefined };
+    return {
+      etcd: this.plane?.etcd.running ? this.plane.etcd.pid : undefined,
+      apiServer: this.plane?.apiServer.running ? this.plane.apiServer.pid : undefined,
+    };
   }
 
   /**
@@ -96,21 +99,32 @@ export class Environment {
   }
 
   private async startOnce(): Promise<KubeConfig> {
-    const plane = await ControlPlane.prepare({
-      etcdPath: locateBinary('etcd', this.options.binaryAssetsDirectory),
-      apiServerPath: locateBinary('kube-apiserver', this.options.binaryAssetsDirectory),
-      startTimeoutMs: this.options.startTimeoutMs ?? durationFromEnv('KUBEBUILDER_CONTROLPLANE_START_TIMEOUT') ?? DEFAULT_CONTROL_PLANE_TIMEOUT_MS,
-      stopTimeoutMs: this.options.stopTimeoutMs ?? durationFromEnv('KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT') ?? DEFAULT_CONTROL_PLANE_TIMEOUT_MS,
-      attachOutput: this.options.attachControlPlaneOutput ?? process.env.KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT === 'true',
-      apiServerExtraArgs: this.options.apiServerExtraArgs ?? {},
-      apiServerPort: this.options.apiServerPort,
-    }, ADMIN_USER);
+    const plane = await ControlPlane.prepare(
+      {
+        etcdPath: locateBinary('etcd', this.options.binaryAssetsDirectory),
+        apiServerPath: locateBinary('kube-apiserver', this.options.binaryAssetsDirectory),
+        startTimeoutMs:
+          this.options.startTimeoutMs ??
+          durationFromEnv('KUBEBUILDER_CONTROLPLANE_START_TIMEOUT') ??
+          DEFAULT_CONTROL_PLANE_TIMEOUT_MS,
+        stopTimeoutMs:
+          this.options.stopTimeoutMs ??
+          durationFromEnv('KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT') ??
+          DEFAULT_CONTROL_PLANE_TIMEOUT_MS,
+        attachOutput:
+          this.options.attachControlPlaneOutput ?? process.env.KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT === 'true',
+        apiServerExtraArgs: this.options.apiServerExtraArgs ?? {},
+        apiServerPort: this.options.apiServerPort,
+      },
+      ADMIN_USER,
+    );
     this.plane = plane;
     try {
       await plane.startEtcd();
       await plane.startAPIServer();
       this.admin = plane.adminKubeConfig();
-      if (this.options.webhookInstallOptions) this.webhooks = await WebhookInstall.prepare(this.options.webhookInstallOptions, plane.rootDir);
+      if (this.options.webhookInstallOptions)
+        this.webhooks = await WebhookInstall.prepare(this.options.webhookInstallOptions, plane.rootDir);
       await this.installCRDs({ paths: this.options.crdDirectoryPaths, crds: this.options.crds });
       await this.webhooks?.install(new RestClient(this.admin, 'ts-operator-sdk-envtest'));
       return this.admin;
@@ -127,7 +141,10 @@ export class Environment {
    */
   webhookServerOptions(): WebhookServerOptions {
     this.startedPlane();
-    if (!this.webhooks) throw new Error('envtest: no webhooks were installed: pass webhookInstallOptions (e.g. { paths: [\'config/webhook\'] }) to new Environment()');
+    if (!this.webhooks)
+      throw new Error(
+        "envtest: no webhooks were installed: pass webhookInstallOptions (e.g. { paths: ['config/webhook'] }) to new Environment()",
+      );
     return { ...this.webhooks.serverOptions };
   }
 

@@ -94,6 +94,15 @@ export class ManagedProcess {
     return this.child !== undefined && this.exitDescription === undefined;
   }
 
+  /**
+   * How the binary exited, as its exit handler recorded it. A call, not the
+   * field: the handler runs during awaits, which TypeScript's narrowing of
+   * the field does not see.
+   */
+  private exitedAs(): string | undefined {
+    return this.exitDescription;
+  }
+
   /** The last few KB of the binary's stdout and stderr. */
   get output(): string {
     return this.outputTail;
@@ -107,7 +116,9 @@ export class ManagedProcess {
     this.exitDescription = undefined;
     const useSetpriv = process.platform === 'linux' && existsSync(SETPRIV);
     const command = useSetpriv ? SETPRIV : this.spec.binaryPath;
-    const args = useSetpriv ? ['--pdeathsig', 'SIGKILL', '--', this.spec.binaryPath, ...this.spec.args] : this.spec.args;
+    const args = useSetpriv
+      ? ['--pdeathsig', 'SIGKILL', '--', this.spec.binaryPath, ...this.spec.args]
+      : this.spec.args;
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     liveChildren.add(child);
@@ -132,14 +143,19 @@ export class ManagedProcess {
 
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (this.exitDescription !== undefined) {
-        throw new Error(`${this.spec.name} (${this.spec.binaryPath}) ${this.exitDescription} before becoming healthy; output:\n${this.tail()}`);
+      const exited = this.exitedAs();
+      if (exited !== undefined) {
+        throw new Error(
+          `${this.spec.name} (${this.spec.binaryPath}) ${exited} before becoming healthy; output:\n${this.tail()}`,
+        );
       }
       if (await this.spec.healthProbe().catch(() => false)) return;
       await sleep(HEALTH_POLL_INTERVAL_MS);
     }
     await this.stop(0);
-    throw new Error(`${this.spec.name} (${this.spec.binaryPath}) did not become healthy within ${timeoutMs} ms (raise startTimeoutMs or KUBEBUILDER_CONTROLPLANE_START_TIMEOUT); output:\n${this.tail()}`);
+    throw new Error(
+      `${this.spec.name} (${this.spec.binaryPath}) did not become healthy within ${timeoutMs} ms (raise startTimeoutMs or KUBEBUILDER_CONTROLPLANE_START_TIMEOUT); output:\n${this.tail()}`,
+    );
   }
 
   /** Sends SIGTERM, then SIGKILL if the binary is still running after `timeoutMs`. Safe to call twice. */
@@ -157,6 +173,11 @@ export class ManagedProcess {
 
   private tail(): string {
     const lines = this.outputTail.trimEnd().split('\n');
-    return lines.slice(-20).map((line) => `  ${line}`).join('\n') || `  (no output from ${basename(this.spec.binaryPath)})`;
+    return (
+      lines
+        .slice(-20)
+        .map((line) => `  ${line}`)
+        .join('\n') || `  (no output from ${basename(this.spec.binaryPath)})`
+    );
   }
 }

@@ -11,7 +11,8 @@ import { UsageError } from '../../errors.js';
 import { extractTar } from './tar.js';
 
 /** controller-runtime's setup-envtest index: controller-tools publishes one archive per version and platform. */
-export const DEFAULT_ENVTEST_INDEX_URL = 'https://raw.githubusercontent.com/kubernetes-sigs/controller-tools/HEAD/envtest-releases.yaml';
+export const DEFAULT_ENVTEST_INDEX_URL =
+  'https://raw.githubusercontent.com/kubernetes-sigs/controller-tools/HEAD/envtest-releases.yaml';
 /** The binaries an envtest archive must contain for the Environment to run. */
 const REQUIRED_BINARIES = ['etcd', 'kube-apiserver'];
 /** Where controller-tools puts the binaries inside each archive. */
@@ -90,9 +91,14 @@ export async function cachedEnvtestAssets(cacheDir: string = defaultEnvtestCache
 }
 
 /** Maps Node's `process.platform` / `process.arch` to the Go names archives use. */
-export function goPlatform(nodePlatform: string = process.platform, nodeArch: string = process.arch): { os: string; arch: string } {
+export function goPlatform(
+  nodePlatform: string = process.platform,
+  nodeArch: string = process.arch,
+): { os: string; arch: string } {
   const os = nodePlatform === 'win32' ? 'windows' : nodePlatform;
-  const arch = ({ x64: 'amd64', arm64: 'arm64', ppc64: 'ppc64le', s390x: 's390x' } as Record<string, string>)[nodeArch] ?? nodeArch;
+  const arch =
+    ({ x64: 'amd64', arm64: 'arm64', ppc64: 'ppc64le', s390x: 's390x' } as Record<string, string>)[nodeArch] ??
+    nodeArch;
   return { os, arch };
 }
 
@@ -112,7 +118,11 @@ export async function setupEnvtestAssets(options: SetupEnvtestOptions = {}): Pro
   const indexUrl = options.indexUrl ?? DEFAULT_ENVTEST_INDEX_URL;
   const storeDir = join(resolve(options.cacheDir ?? defaultEnvtestCacheDir()), 'k8s');
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-  const dispatcher = new Agent({ connect: { timeout: timeouts.connectMs }, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.idleMs });
+  const dispatcher = new Agent({
+    connect: { timeout: timeouts.connectMs },
+    headersTimeout: timeouts.headersMs,
+    bodyTimeout: timeouts.idleMs,
+  });
   try {
     return await setupWith(options, { selector, os, arch, indexUrl, storeDir, timeouts, dispatcher, log });
   } finally {
@@ -131,7 +141,10 @@ interface Resolved {
   log: (line: string) => void;
 }
 
-async function setupWith(options: SetupEnvtestOptions, { selector, os, arch, indexUrl, storeDir, timeouts, dispatcher, log }: Resolved): Promise<string> {
+async function setupWith(
+  options: SetupEnvtestOptions,
+  { selector, os, arch, indexUrl, storeDir, timeouts, dispatcher, log }: Resolved,
+): Promise<string> {
   const cached = await cachedVersions(storeDir, os, arch);
   const cachedMatch = semver.maxSatisfying(cached, selector.range);
   if (cachedMatch && !selector.checkIndex) {
@@ -153,8 +166,16 @@ async function setupWith(options: SetupEnvtestOptions, { selector, os, arch, ind
   const available = archives.map((archive) => archive.version);
   const chosen = semver.maxSatisfying(available, selector.range);
   if (!chosen) {
-    const listed = semver.rsort([...available]).slice(0, 8).join(', ') || 'none';
-    throw new UsageError(`no release matches version "${selector.text}" for ${os}/${arch} in ${indexUrl} (newest available: ${listed})`, 'pick one of those', { component: 'envtest' });
+    const listed =
+      semver
+        .rsort([...available])
+        .slice(0, 8)
+        .join(', ') || 'none';
+    throw new UsageError(
+      `no release matches version "${selector.text}" for ${os}/${arch} in ${indexUrl} (newest available: ${listed})`,
+      'pick one of those',
+      { component: 'envtest' },
+    );
   }
   const targetDir = join(storeDir, `${chosen}-${os}-${arch}`);
   if (cached.includes(chosen)) {
@@ -197,10 +218,15 @@ async function setupWith(options: SetupEnvtestOptions, { selector, os, arch, ind
 
 function parseSelector(text: string): { text: string; range: string; checkIndex: boolean } {
   const trimmed = text.trim();
-  if (trimmed === '' || trimmed === 'latest' || trimmed === 'latest!') return { text: 'latest', range: '*', checkIndex: trimmed.endsWith('!') };
+  if (trimmed === '' || trimmed === 'latest' || trimmed === 'latest!')
+    return { text: 'latest', range: '*', checkIndex: trimmed.endsWith('!') };
   const match = SELECTOR.exec(trimmed);
   if (!match) {
-    throw new UsageError(`cannot read version "${text}"`, 'use latest, X.Y.Z, X.Y, X.Y.x, ~X.Y.Z, <X.Y.Z or <=X.Y.Z (optionally ending in !)', { component: 'envtest' });
+    throw new UsageError(
+      `cannot read version "${text}"`,
+      'use latest, X.Y.Z, X.Y, X.Y.x, ~X.Y.Z, <X.Y.Z or <=X.Y.Z (optionally ending in !)',
+      { component: 'envtest' },
+    );
   }
   const [, operator, major, minor, patch, bang] = match;
   const wildcard = patch === undefined || patch === 'x' || patch === '*';
@@ -218,7 +244,9 @@ async function cachedVersions(storeDir: string, os: string, arch: string): Promi
   }
   return entries.flatMap((name) => {
     const match = CACHED_DIR_NAME.exec(name);
-    return match && match[2] === os && match[3] === arch && isComplete(join(storeDir, name)) ? [match[1] as string] : [];
+    return match && match[2] === os && match[3] === arch && isComplete(join(storeDir, name))
+      ? [match[1] as string]
+      : [];
   });
 }
 
@@ -238,7 +266,10 @@ async function removeAbandonedStaging(storeDir: string, log: (line: string) => v
     if (!name.startsWith('.download-')) continue;
     const path = join(storeDir, name);
     const pid = STAGING_DIR_NAME.exec(name)?.[1];
-    const abandoned = pid !== undefined ? !processIsAlive(Number(pid)) : Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now()) > STALE_STAGING_MS;
+    const abandoned =
+      pid !== undefined
+        ? !processIsAlive(Number(pid))
+        : Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now()) > STALE_STAGING_MS;
     if (!abandoned) continue;
     log(`removing ${name}, left by an interrupted download`);
     await rm(path, { recursive: true, force: true });
@@ -260,30 +291,51 @@ function isComplete(dir: string): boolean {
   return REQUIRED_BINARIES.every((binary) => existsSync(join(dir, binary)) || existsSync(join(dir, `${binary}.exe`)));
 }
 
-async function readIndex(indexUrl: string, os: string, arch: string, dispatcher: Dispatcher): Promise<IndexedArchive[]> {
+async function readIndex(
+  indexUrl: string,
+  os: string,
+  arch: string,
+  dispatcher: Dispatcher,
+): Promise<IndexedArchive[]> {
   let text: string;
   try {
     const response = await fetch(indexUrl, { signal: AbortSignal.timeout(INDEX_TIMEOUT_MS), dispatcher });
     if (response.status !== 200) throw new Error(`HTTP ${response.status}`);
     text = await boundedText(response.body, MAX_INDEX_BYTES);
   } catch (err) {
-    throw new UsageError(`cannot fetch the envtest index ${indexUrl}: ${describe(err)}`, 'check the network, or pass --index-url / set KUBEBUILDER_ASSETS to binaries you already have', { component: 'envtest', cause: err });
+    throw new UsageError(
+      `cannot fetch the envtest index ${indexUrl}: ${describe(err)}`,
+      'check the network, or pass --index-url / set KUBEBUILDER_ASSETS to binaries you already have',
+      { component: 'envtest', cause: err },
+    );
   }
   let index: { releases?: Record<string, Record<string, { hash?: string; selfLink?: string }>> };
   try {
     index = parseYaml(text) as typeof index;
   } catch (err) {
-    throw new UsageError(`the index ${indexUrl} is not valid YAML (${describe(err)})`, 'check --index-url', { component: 'envtest', cause: err });
+    throw new UsageError(`the index ${indexUrl} is not valid YAML (${describe(err)})`, 'check --index-url', {
+      component: 'envtest',
+      cause: err,
+    });
   }
   if (!index || typeof index !== 'object' || !index.releases || typeof index.releases !== 'object') {
-    throw new UsageError(`the index ${indexUrl} has no "releases" map`, 'check --index-url points at an envtest-releases.yaml', { component: 'envtest' });
+    throw new UsageError(
+      `the index ${indexUrl} has no "releases" map`,
+      'check --index-url points at an envtest-releases.yaml',
+      { component: 'envtest' },
+    );
   }
   const archives: IndexedArchive[] = [];
   for (const release of Object.values(index.releases)) {
     for (const [name, entry] of Object.entries(release ?? {})) {
       const match = ARCHIVE_NAME.exec(name);
       if (!match || match[2] !== os || match[3] !== arch || !entry?.hash || !entry.selfLink) continue;
-      archives.push({ version: match[1] as string, name, hash: entry.hash.toLowerCase(), url: new URL(entry.selfLink, indexUrl).toString() });
+      archives.push({
+        version: match[1] as string,
+        name,
+        hash: entry.hash.toLowerCase(),
+        url: new URL(entry.selfLink, indexUrl).toString(),
+      });
     }
   }
   return archives;
@@ -302,7 +354,12 @@ async function boundedText(body: AsyncIterable<Uint8Array> | null, limit: number
 }
 
 /** Streams the archive to disk while hashing it, then compares with the index's sha512. */
-async function download(archive: IndexedArchive, destination: string, dispatcher: Dispatcher, timeouts: Required<EnvtestNetworkTimeouts>): Promise<void> {
+async function download(
+  archive: IndexedArchive,
+  destination: string,
+  dispatcher: Dispatcher,
+  timeouts: Required<EnvtestNetworkTimeouts>,
+): Promise<void> {
   const hash = createHash('sha512');
   const file = await open(destination, 'w');
   try {
@@ -310,28 +367,46 @@ async function download(archive: IndexedArchive, destination: string, dispatcher
     try {
       response = await fetch(archive.url, { dispatcher });
     } catch (err) {
-      throw new UsageError(`cannot download ${archive.url}: ${describe(err)}`, "check the network or the index's selfLink", { component: 'envtest', cause: err });
+      throw new UsageError(
+        `cannot download ${archive.url}: ${describe(err)}`,
+        "check the network or the index's selfLink",
+        { component: 'envtest', cause: err },
+      );
     }
     if (response.status !== 200 || !response.body) {
-      throw new UsageError(`cannot download ${archive.url}: HTTP ${response.status}`, "check the index's selfLink", { component: 'envtest' });
+      throw new UsageError(`cannot download ${archive.url}: HTTP ${response.status}`, "check the index's selfLink", {
+        component: 'envtest',
+      });
     }
     try {
-      for await (const chunk of response.body) {
+      const body: AsyncIterable<Uint8Array> = response.body;
+      for await (const chunk of body) {
         hash.update(chunk);
         await file.write(chunk);
       }
     } catch (err) {
       // undici reports the idle timeout as a "terminated" error caused by BodyTimeoutError.
-      const stalled = [err, (err as { cause?: unknown }).cause].some((e) => (e as { code?: string } | undefined)?.code === 'UND_ERR_BODY_TIMEOUT');
-      const problem = stalled ? `the download of ${archive.url} stalled (no data for ${timeouts.idleMs / 1000} s)` : `the download of ${archive.url} broke off: ${describe(err)}`;
-      throw new UsageError(problem, 'check the network and run it again; nothing was installed', { component: 'envtest', cause: err });
+      const stalled = [err, (err as { cause?: unknown }).cause].some(
+        (e) => (e as { code?: string } | undefined)?.code === 'UND_ERR_BODY_TIMEOUT',
+      );
+      const problem = stalled
+        ? `the download of ${archive.url} stalled (no data for ${timeouts.idleMs / 1000} s)`
+        : `the download of ${archive.url} broke off: ${describe(err)}`;
+      throw new UsageError(problem, 'check the network and run it again; nothing was installed', {
+        component: 'envtest',
+        cause: err,
+      });
     }
   } finally {
     await file.close();
   }
   const actual = hash.digest('hex');
   if (actual !== archive.hash) {
-    throw new UsageError(`checksum mismatch for ${archive.name}: the index says sha512 ${archive.hash.slice(0, 16)}…, the download is ${actual.slice(0, 16)}…`, 'the download is corrupt or the index is wrong; retry, or check --index-url', { component: 'envtest' });
+    throw new UsageError(
+      `checksum mismatch for ${archive.name}: the index says sha512 ${archive.hash.slice(0, 16)}…, the download is ${actual.slice(0, 16)}…`,
+      'the download is corrupt or the index is wrong; retry, or check --index-url',
+      { component: 'envtest' },
+    );
   }
 }
 
@@ -350,9 +425,15 @@ async function unpack(archivePath: string, binDir: string, archiveName: string):
     throw new UsageError(`cannot unpack ${archiveName}`, describe(err), { component: 'envtest', cause: err });
   }
   for (const name of extracted) await chmod(join(binDir, name), 0o755);
-  const missing = REQUIRED_BINARIES.filter((binary) => !extracted.includes(binary) && !extracted.includes(`${binary}.exe`));
+  const missing = REQUIRED_BINARIES.filter(
+    (binary) => !extracted.includes(binary) && !extracted.includes(`${binary}.exe`),
+  );
   if (missing.length > 0) {
-    throw new UsageError(`${archiveName} lacks ${missing.join(' and ')} under ${ARCHIVE_BINARY_DIR}`, 'the index points at an archive that is not an envtest release', { component: 'envtest' });
+    throw new UsageError(
+      `${archiveName} lacks ${missing.join(' and ')} under ${ARCHIVE_BINARY_DIR}`,
+      'the index points at an archive that is not an envtest release',
+      { component: 'envtest' },
+    );
   }
 }
 

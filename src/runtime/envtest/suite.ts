@@ -52,10 +52,12 @@ export interface EnvtestSuiteIO {
  */
 export function envtestSuite(options: EnvironmentOptions, io: EnvtestSuiteIO = {}): EnvtestSuiteHooks {
   const log = io.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
-  const fail = io.fail ?? ((line: string): never => {
-    process.stderr.write(`${line}\n`);
-    process.exit(1);
-  });
+  const fail =
+    io.fail ??
+    ((line: string): never => {
+      process.stderr.write(`${line}\n`);
+      process.exit(1);
+    });
   let env: Environment | undefined;
   return {
     async globalSetup() {
@@ -63,14 +65,21 @@ export function envtestSuite(options: EnvironmentOptions, io: EnvtestSuiteIO = {
         log(`envtest: ${SKIP_ENVTEST_VARIABLE}=true, so no API server is started and the envtest tests are skipped`);
         return;
       }
-      const startTimeoutMs = options.startTimeoutMs ?? (process.env.KUBEBUILDER_CONTROLPLANE_START_TIMEOUT ? undefined : SUITE_START_TIMEOUT_MS);
+      const startTimeoutMs =
+        options.startTimeoutMs ??
+        (process.env.KUBEBUILDER_CONTROLPLANE_START_TIMEOUT ? undefined : SUITE_START_TIMEOUT_MS);
       const started = new Environment({ ...options, startTimeoutMs });
       try {
         await started.start();
       } catch (err) {
         // The first line only: the binary's output tail follows on the next ones.
-        const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.replace(/^envtest: /, '').replace(/;? output:$/, '');
-        fail(`envtest: cannot start the test API server: ${message} (or set ${SKIP_ENVTEST_VARIABLE}=true to skip the envtest tests)`);
+        const message = (err instanceof Error ? err.message : String(err))
+          .split('\n')[0]!
+          .replace(/^envtest: /, '')
+          .replace(/;? output:$/, '');
+        fail(
+          `envtest: cannot start the test API server: ${message} (or set ${SKIP_ENVTEST_VARIABLE}=true to skip the envtest tests)`,
+        );
       }
       env = started;
       process.env[SHARED_KUBECONFIG_VARIABLE] = started.kubeConfigPath();
@@ -110,7 +119,9 @@ export function sharedKubeConfig(): KubeConfig {
   if (sharedConfig) return sharedConfig;
   const path = process.env[SHARED_KUBECONFIG_VARIABLE];
   if (!path) {
-    throw new Error(`envtest: this test run has no shared API server (${SHARED_KUBECONFIG_VARIABLE} is unset): run the tests with \`npm test\`, which passes --test-global-setup, or set ${SKIP_ENVTEST_VARIABLE}=true`);
+    throw new Error(
+      `envtest: this test run has no shared API server (${SHARED_KUBECONFIG_VARIABLE} is unset): run the tests with \`npm test\`, which passes --test-global-setup, or set ${SKIP_ENVTEST_VARIABLE}=true`,
+    );
   }
   const config = new KubeConfig();
   config.loadFromFile(path);
@@ -124,5 +135,11 @@ export function sharedKubeConfig(): KubeConfig {
  * any field, e.g. `reconcileContext({ controller: 'memcached' })`.
  */
 export function reconcileContext(overrides: Partial<ReconcileContext> = {}): ReconcileContext {
-  return { signal: new AbortController().signal, log: silentLogger, reconcileID: randomUUID(), controller: 'test', ...overrides };
+  return {
+    signal: new AbortController().signal,
+    log: silentLogger,
+    reconcileID: randomUUID(),
+    controller: 'test',
+    ...overrides,
+  };
 }

@@ -19,7 +19,10 @@ export interface TarEntryHeader {
  * archive/tar and GNU tar produce. Header checksums are verified, so a file
  * that is not a tar archive fails instead of extracting garbage.
  */
-export async function extractTar(source: AsyncIterable<Uint8Array>, destinationFor: (entry: TarEntryHeader) => string | undefined): Promise<void> {
+export async function extractTar(
+  source: AsyncIterable<Uint8Array>,
+  destinationFor: (entry: TarEntryHeader) => string | undefined,
+): Promise<void> {
   let pending = Buffer.alloc(0);
   let ended = false;
   let header: TarEntryHeader | undefined;
@@ -75,7 +78,12 @@ export async function extractTar(source: AsyncIterable<Uint8Array>, destinationF
           metadata = undefined;
           output = undefined;
         } else {
-          header = { path: nextPath ?? parsed.path, type: entryType(parsed.typeflag), size: parsed.size, mode: parsed.mode };
+          header = {
+            path: nextPath ?? parsed.path,
+            type: entryType(parsed.typeflag),
+            size: parsed.size,
+            mode: parsed.mode,
+          };
           nextPath = undefined;
           const destination = header.type === 'file' ? destinationFor(header) : undefined;
           if (destination !== undefined) output = openSync(destination, 'w', 0o755);

@@ -61,7 +61,12 @@ export class WebhookInstall {
     const certDir = join(rootDir, 'webhook-certs');
     await mkdir(certDir, { recursive: true, mode: 0o700 });
     const ca = await TinyCA.create('envtest-webhook-ca');
-    const serving = await ca.issue({ usage: 'server', commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: [LOOPBACK] });
+    const serving = await ca.issue({
+      usage: 'server',
+      commonName: 'localhost',
+      dnsNames: ['localhost'],
+      ipAddresses: [LOOPBACK],
+    });
     await writeFile(join(certDir, 'tls.crt'), serving.certPem + ca.certPem, { mode: 0o600 });
     await writeFile(join(certDir, 'tls.key'), serving.keyPem, { mode: 0o600 });
     const [port] = (await freeLoopbackPorts(1)) as [number];
@@ -88,7 +93,10 @@ export class WebhookInstall {
       const copy = structuredClone(shape) as { spec: Record<string, unknown> };
       copy.spec.conversion = {
         strategy: 'Webhook',
-        webhook: { clientConfig: { url: `${this.baseUrl}${CONVERSION_PATH}`, caBundle: this.caBundle }, conversionReviewVersions: ['v1'] },
+        webhook: {
+          clientConfig: { url: `${this.baseUrl}${CONVERSION_PATH}`, caBundle: this.caBundle },
+          conversionReviewVersions: ['v1'],
+        },
       };
       return copy;
     });
@@ -101,7 +109,9 @@ export class WebhookInstall {
   async install(client: RestClient): Promise<void> {
     const missing = (this.options.conversionCRDs ?? []).filter((name) => !this.converted.has(name));
     if (missing.length > 0) {
-      throw new Error(`envtest: conversionCRDs names ${missing.join(', ')}, but no such CRD was installed: use the CRD's metadata.name (<plural>.<group>) and check crdDirectoryPaths`);
+      throw new Error(
+        `envtest: conversionCRDs names ${missing.join(', ')}, but no such CRD was installed: use the CRD's metadata.name (<plural>.<group>) and check crdDirectoryPaths`,
+      );
     }
     const configurations = [...(await this.readConfigurations()), ...(this.options.configurations ?? [])];
     for (const configuration of configurations) {
@@ -109,8 +119,16 @@ export class WebhookInstall {
       const collection = COLLECTIONS[rewritten.kind];
       const name = rewritten.metadata.name;
       try {
-        const existing = await client.request<{ metadata?: { resourceVersion?: string } }>('GET', `${collection}/${name}`);
-        await client.request('PUT', `${collection}/${name}`, { body: { ...rewritten, metadata: { ...rewritten.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
+        const existing = await client.request<{ metadata?: { resourceVersion?: string } }>(
+          'GET',
+          `${collection}/${name}`,
+        );
+        await client.request('PUT', `${collection}/${name}`, {
+          body: {
+            ...rewritten,
+            metadata: { ...rewritten.metadata, resourceVersion: existing.metadata?.resourceVersion },
+          },
+        });
       } catch (err) {
         if (!isNotFound(err)) throw err;
         await client.request('POST', collection, { body: rewritten });
@@ -121,7 +139,9 @@ export class WebhookInstall {
   private rewrite(configuration: object): WebhookConfigurationShape {
     const shape = structuredClone(configuration) as WebhookConfigurationShape;
     if (!(shape.kind in COLLECTIONS) || !shape.metadata?.name) {
-      throw new Error(`envtest: a webhook configuration needs kind MutatingWebhookConfiguration or ValidatingWebhookConfiguration and metadata.name (got ${String(shape.kind)} ${String(shape.metadata?.name)})`);
+      throw new Error(
+        `envtest: a webhook configuration needs kind MutatingWebhookConfiguration or ValidatingWebhookConfiguration and metadata.name (got ${String(shape.kind)} ${String(shape.metadata?.name)})`,
+      );
     }
     shape.apiVersion = 'admissionregistration.k8s.io/v1';
     for (const webhook of shape.webhooks ?? []) {
@@ -134,13 +154,19 @@ export class WebhookInstall {
   private async readConfigurations(): Promise<object[]> {
     const found: object[] = [];
     const files = await manifestFiles(this.options.paths ?? [], (path) =>
-      this.options.errorIfPathMissing ? new Error(`envtest: webhook path ${path} does not exist: fix webhookInstallOptions.paths (run make manifests to write config/webhook/manifests.yaml)`) : undefined,
+      this.options.errorIfPathMissing
+        ? new Error(
+            `envtest: webhook path ${path} does not exist: fix webhookInstallOptions.paths (run make manifests to write config/webhook/manifests.yaml)`,
+          )
+        : undefined,
     );
     for (const file of files) {
       for (const document of parseAllDocuments(await readFile(file, 'utf8'))) {
-        if (document.errors.length > 0) throw new Error(`envtest: ${file} is not valid YAML: ${document.errors[0]?.message}`);
+        if (document.errors.length > 0)
+          throw new Error(`envtest: ${file} is not valid YAML: ${document.errors[0]?.message}`);
         const value = document.toJS() as { kind?: string } | null;
-        if (value && typeof value === 'object' && typeof value.kind === 'string' && value.kind in COLLECTIONS) found.push(value);
+        if (value && typeof value === 'object' && typeof value.kind === 'string' && value.kind in COLLECTIONS)
+          found.push(value);
       }
     }
     return found;

@@ -142,22 +142,42 @@ export const MAX_ADMISSION_REQUEST_BYTES = 7 * 1024 * 1024;
  * body is `allowed: false` with code 400, and a throw from `admit` is a
  * denial, never a crash.
  */
-export function admissionHandler(admit: Admit, log: Logger): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function admissionHandler(
+  admit: Admit,
+  log: Logger,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
     let review: { apiVersion?: string; kind?: string; request?: AdmissionRequest };
     try {
       review = (await readBoundedJson(req, MAX_ADMISSION_REQUEST_BYTES)) as typeof review;
-      if (!review || typeof review !== 'object' || review.kind !== 'AdmissionReview' || !review.request || typeof review.request.uid !== 'string') {
+      if (
+        !review ||
+        typeof review !== 'object' ||
+        review.kind !== 'AdmissionReview' ||
+        !review.request ||
+        typeof review.request.uid !== 'string'
+      ) {
         throw new RequestBodyError('the body is not an AdmissionReview with a request and a uid');
       }
     } catch (err) {
       if (!(err instanceof RequestBodyError)) throw err;
       log.info({ err: err.message }, 'undecodable admission request');
-      writeReview(res, 'admission.k8s.io/v1', { uid: '', allowed: false, status: { code: 400, message: err.message, reason: 'BadRequest' } }, err.closeConnection);
+      writeReview(
+        res,
+        'admission.k8s.io/v1',
+        { uid: '', allowed: false, status: { code: 400, message: err.message, reason: 'BadRequest' } },
+        err.closeConnection,
+      );
       return;
     }
     const request = review.request;
-    const requestLog = log.child({ uid: request.uid, kind: request.kind?.kind, namespace: request.namespace, name: request.name, operation: request.operation });
+    const requestLog = log.child({
+      uid: request.uid,
+      kind: request.kind?.kind,
+      namespace: request.namespace,
+      name: request.name,
+      operation: request.operation,
+    });
     const aborted = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) aborted.abort(new Error('the API server closed the admission call'));
@@ -168,7 +188,8 @@ export function admissionHandler(admit: Admit, log: Logger): (req: IncomingMessa
       response = await admit(ctx);
     } catch (err) {
       response = denialFor(err);
-      if (!(err instanceof AdmissionDeniedError) && !(err instanceof ApiError) && !(err instanceof RequestBodyError)) requestLog.info({ err }, 'admission denied by an error');
+      if (!(err instanceof AdmissionDeniedError) && !(err instanceof ApiError) && !(err instanceof RequestBodyError))
+        requestLog.info({ err }, 'admission denied by an error');
     }
     writeReview(res, review.apiVersion ?? 'admission.k8s.io/v1', { uid: request.uid, ...response });
   };
@@ -208,7 +229,11 @@ export function validatingAdmit<T>(validator: CustomValidator<T>): Admit {
         warnings = await validator.validateCreate(ctx, objectOf<T>(request, 'object'));
         break;
       case 'UPDATE':
-        warnings = await validator.validateUpdate(ctx, objectOf<T>(request, 'oldObject'), objectOf<T>(request, 'object'));
+        warnings = await validator.validateUpdate(
+          ctx,
+          objectOf<T>(request, 'oldObject'),
+          objectOf<T>(request, 'object'),
+        );
         break;
       case 'DELETE':
         // The API server sends the object being deleted as oldObject.
@@ -228,20 +253,43 @@ function allowed(): Omit<AdmissionResponse, 'uid'> {
 /** controller-runtime's mapping of an error to a denial. */
 function denialFor(err: unknown): Omit<AdmissionResponse, 'uid'> {
   if (err instanceof AdmissionDeniedError) {
-    return { allowed: false, status: { code: err.code, reason: err.reason, message: err.message }, ...(err.warnings.length ? { warnings: [...err.warnings] } : {}) };
+    return {
+      allowed: false,
+      status: { code: err.code, reason: err.reason, message: err.message },
+      ...(err.warnings.length ? { warnings: [...err.warnings] } : {}),
+    };
   }
-  if (err instanceof RequestBodyError) return { allowed: false, status: { code: 400, reason: 'BadRequest', message: err.message } };
-  if (err instanceof ApiError) return { allowed: false, status: { code: err.statusCode, reason: err.reason || reasonForCode(err.statusCode), message: err.message } };
+  if (err instanceof RequestBodyError)
+    return { allowed: false, status: { code: 400, reason: 'BadRequest', message: err.message } };
+  if (err instanceof ApiError)
+    return {
+      allowed: false,
+      status: { code: err.statusCode, reason: err.reason || reasonForCode(err.statusCode), message: err.message },
+    };
   const message = err instanceof Error ? err.message : String(err);
   return { allowed: false, status: { code: 403, reason: 'Forbidden', message } };
 }
 
 function reasonForCode(code: number): string {
-  const reasons: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict', 422: 'Invalid', 429: 'TooManyRequests', 500: 'InternalError' };
+  const reasons: Record<number, string> = {
+    400: 'BadRequest',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'NotFound',
+    409: 'Conflict',
+    422: 'Invalid',
+    429: 'TooManyRequests',
+    500: 'InternalError',
+  };
   return reasons[code] ?? '';
 }
 
-function writeReview(res: ServerResponse, apiVersion: string, response: AdmissionResponse, closeConnection = false): void {
+function writeReview(
+  res: ServerResponse,
+  apiVersion: string,
+  response: AdmissionResponse,
+  closeConnection = false,
+): void {
   const body = JSON.stringify({ apiVersion, kind: 'AdmissionReview', response });
   res.statusCode = 200;
   res.setHeader('content-type', 'application/json');

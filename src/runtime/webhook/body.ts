@@ -24,7 +24,8 @@ export async function readBoundedJson(req: IncomingMessage, maxBytes: number): P
     throw new RequestBodyError(`contentType=${contentType || '(none)'}, expected application/json`);
   }
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) throw new RequestBodyError(`request body of ${declared} bytes exceeds the limit of ${maxBytes}`, true);
+  if (Number.isFinite(declared) && declared > maxBytes)
+    throw new RequestBodyError(`request body of ${declared} bytes exceeds the limit of ${maxBytes}`, true);
   const body = await new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -1,7 +1,13 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Kind } from '../kinds.js';
 import type { Manager } from '../manager.js';
-import { admissionHandler, defaultingAdmit, validatingAdmit, type CustomDefaulter, type CustomValidator } from './admission.js';
+import {
+  admissionHandler,
+  defaultingAdmit,
+  validatingAdmit,
+  type CustomDefaulter,
+  type CustomValidator,
+} from './admission.js';
 import type { ConversionOptions, SpokeConversion } from './conversion.js';
 
 /**
@@ -59,7 +65,9 @@ export class WebhookBuilder<T extends KubernetesObject> {
   /** Registers every configured webhook; throws if none is, or a path is taken. */
   complete(): void {
     if (!this.defaulter && !this.validator && !this.spokes) {
-      throw new Error(`newWebhookManagedBy(mgr, ${this.kind.kind}) has nothing to serve: call withDefaulter, withValidator or withConversion before complete()`);
+      throw new Error(
+        `newWebhookManagedBy(mgr, ${this.kind.kind}) has nothing to serve: call withDefaulter, withValidator or withConversion before complete()`,
+      );
     }
     const server = this.mgr.getWebhookServer();
     const log = this.mgr.getLogger();

@@ -49,19 +49,26 @@ export class CertWatcher {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       const file = (err as NodeJS.ErrnoException).path ?? this.certFile;
-      throw new Error(`cannot read ${file} (${code ?? String(err)}): mount the serving certificate there (cert-manager Secret), or point certDir at the directory holding ${this.certFile.split('/').pop()} and ${this.keyFile.split('/').pop()}`);
+      throw new Error(
+        `cannot read ${file} (${code ?? String(err)}): mount the serving certificate there (cert-manager Secret), or point certDir at the directory holding ${this.certFile.split('/').pop()} and ${this.keyFile.split('/').pop()}`,
+        { cause: err },
+      );
     }
     const problem = pairProblem(pair);
-    if (problem) throw new Error(`${this.certFile} and ${this.keyFile} are not a usable TLS pair: ${problem}: write a PEM certificate and its matching private key`);
+    if (problem)
+      throw new Error(
+        `${this.certFile} and ${this.keyFile} are not a usable TLS pair: ${problem}: write a PEM certificate and its matching private key`,
+      );
     this.current = pair;
     return pair;
   }
 
   /** Starts watching; call after {@link load}. Stops when `signal` aborts. */
   start(signal: AbortSignal): void {
+    // reread() logs its own failures and keeps the current pair; no caller waits for it.
     const changed = (): void => {
       clearTimeout(this.settle);
-      this.settle = setTimeout(() => this.reread(), EVENT_SETTLE_MS);
+      this.settle = setTimeout(() => void this.reread(), EVENT_SETTLE_MS);
       this.settle.unref();
     };
     try {
@@ -71,7 +78,7 @@ export class CertWatcher {
     } catch (err) {
       this.log.debug({ err }, 'cannot watch the certificate directory; polling only');
     }
-    this.poll = setInterval(() => this.reread(), this.pollIntervalMs);
+    this.poll = setInterval(() => void this.reread(), this.pollIntervalMs);
     this.poll.unref();
     signal.addEventListener('abort', () => this.stop(), { once: true });
   }
@@ -97,7 +104,10 @@ export class CertWatcher {
       const problem = pairProblem(pair);
       if (problem) {
         // Usually a rotation caught between writing the cert and the key.
-        this.log.debug({ certFile: this.certFile, problem }, 'certificate files changed but are not a valid pair yet; keeping the current pair');
+        this.log.debug(
+          { certFile: this.certFile, problem },
+          'certificate files changed but are not a valid pair yet; keeping the current pair',
+        );
         return;
       }
       this.current = pair;

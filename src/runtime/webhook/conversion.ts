@@ -53,14 +53,21 @@ export class ConversionRegistry {
   /** Registers `hub` (the storage version) and its spokes; a group and kind can have only one hub. */
   register(hub: Kind, spokes: Array<SpokeConversion<KubernetesObject, KubernetesObject>>): void {
     const key = `${hub.group}/${hub.kind}`;
-    if (this.hubs.has(key)) throw new Error(`conversion for ${hub.kind}.${hub.group} is already registered: call withConversion once, on the hub (storage) version`);
+    if (this.hubs.has(key))
+      throw new Error(
+        `conversion for ${hub.kind}.${hub.group} is already registered: call withConversion once, on the hub (storage) version`,
+      );
     const entry: HubEntry = { hub, spokes: new Map() };
     for (const spoke of spokes) {
       if (spoke.kind.group !== hub.group || spoke.kind.kind !== hub.kind) {
-        throw new Error(`spoke ${spoke.kind.apiVersion}/${spoke.kind.kind} is not a version of ${hub.apiVersion}/${hub.kind}: spokes must share the hub's group and kind`);
+        throw new Error(
+          `spoke ${spoke.kind.apiVersion}/${spoke.kind.kind} is not a version of ${hub.apiVersion}/${hub.kind}: spokes must share the hub's group and kind`,
+        );
       }
       if (spoke.kind.version === hub.version || entry.spokes.has(spoke.kind.version)) {
-        throw new Error(`version ${spoke.kind.version} of ${hub.kind} is listed twice (as the hub or another spoke): list each non-hub version once`);
+        throw new Error(
+          `version ${spoke.kind.version} of ${hub.kind} is listed twice (as the hub or another spoke): list each non-hub version once`,
+        );
       }
       entry.spokes.set(spoke.kind.version, spoke);
     }
@@ -69,21 +76,32 @@ export class ConversionRegistry {
 
   /** Converts one object to `desiredAPIVersion`; throws a message naming the version that cannot be converted. */
   async convert(object: KubernetesObject, desiredAPIVersion: string): Promise<KubernetesObject> {
-    if (!object || typeof object !== 'object' || !object.apiVersion || !object.kind) throw new Error('an object without apiVersion and kind cannot be converted');
+    if (!object || typeof object !== 'object' || !object.apiVersion || !object.kind)
+      throw new Error('an object without apiVersion and kind cannot be converted');
     const from = parseApiVersion(object.apiVersion);
     const to = parseApiVersion(desiredAPIVersion);
     const entry = this.hubs.get(`${from.group}/${object.kind}`);
-    if (!entry) throw new Error(`no conversion is registered for ${object.kind}.${from.group}: call newWebhookManagedBy(mgr, <hub kind>).withConversion(...)`);
-    if (to.group !== from.group) throw new Error(`cannot convert ${object.kind} from group ${from.group} to ${to.group}: conversion stays within a group`);
+    if (!entry)
+      throw new Error(
+        `no conversion is registered for ${object.kind}.${from.group}: call newWebhookManagedBy(mgr, <hub kind>).withConversion(...)`,
+      );
+    if (to.group !== from.group)
+      throw new Error(
+        `cannot convert ${object.kind} from group ${from.group} to ${to.group}: conversion stays within a group`,
+      );
     if (from.version === to.version) return structuredClone(object);
     const spokeOf = (version: string): SpokeConversion<KubernetesObject, KubernetesObject> => {
       const spoke = entry.spokes.get(version);
-      if (!spoke) throw new Error(`${object.kind}.${from.group} version ${version} is neither the hub (${entry.hub.version}) nor a registered spoke`);
+      if (!spoke)
+        throw new Error(
+          `${object.kind}.${from.group} version ${version} is neither the hub (${entry.hub.version}) nor a registered spoke`,
+        );
       return spoke;
     };
     let hubObject: KubernetesObject;
     if (from.version === entry.hub.version) hubObject = structuredClone(object);
-    else hubObject = finish(await spokeOf(from.version).convertTo(structuredClone(object)), entry.hub.apiVersion, object);
+    else
+      hubObject = finish(await spokeOf(from.version).convertTo(structuredClone(object)), entry.hub.apiVersion, object);
     if (to.version === entry.hub.version) return hubObject;
     return finish(await spokeOf(to.version).convertFrom(structuredClone(hubObject)), desiredAPIVersion, object);
   }
@@ -93,10 +111,21 @@ export class ConversionRegistry {
     return async (req, res) => {
       let request: ConversionRequest;
       try {
-        const review = (await readBoundedJson(req, MAX_CONVERSION_REQUEST_BYTES)) as { kind?: string; request?: ConversionRequest };
+        const review = (await readBoundedJson(req, MAX_CONVERSION_REQUEST_BYTES)) as {
+          kind?: string;
+          request?: ConversionRequest;
+        };
         request = review?.request as ConversionRequest;
-        if (review?.kind !== 'ConversionReview' || !request || typeof request.uid !== 'string' || typeof request.desiredAPIVersion !== 'string' || !Array.isArray(request.objects)) {
-          throw new RequestBodyError('the body is not a ConversionReview with a request (uid, desiredAPIVersion, objects)');
+        if (
+          review?.kind !== 'ConversionReview' ||
+          !request ||
+          typeof request.uid !== 'string' ||
+          typeof request.desiredAPIVersion !== 'string' ||
+          !Array.isArray(request.objects)
+        ) {
+          throw new RequestBodyError(
+            'the body is not a ConversionReview with a request (uid, desiredAPIVersion, objects)',
+          );
         }
       } catch (err) {
         if (!(err instanceof RequestBodyError)) throw err;
@@ -109,7 +138,8 @@ export class ConversionRegistry {
       let response: object;
       try {
         const convertedObjects: KubernetesObject[] = [];
-        for (const object of request.objects) convertedObjects.push(await this.convert(object, request.desiredAPIVersion));
+        for (const object of request.objects)
+          convertedObjects.push(await this.convert(object, request.desiredAPIVersion));
         response = { uid: request.uid, convertedObjects, result: { status: 'Success' } };
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
@@ -125,6 +155,7 @@ export class ConversionRegistry {
 
 /** Sets the target apiVersion and kind, and keeps the source metadata when the function returned none. */
 function finish(result: KubernetesObject, apiVersion: string, source: KubernetesObject): KubernetesObject {
-  if (!result || typeof result !== 'object') throw new Error(`a conversion function of ${source.kind} returned ${String(result)} instead of an object`);
+  if (!result || typeof result !== 'object')
+    throw new Error(`a conversion function of ${source.kind} returned ${String(result)} instead of an object`);
   return { ...result, apiVersion, kind: source.kind, metadata: result.metadata ?? structuredClone(source.metadata) };
 }

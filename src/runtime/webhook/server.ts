@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import type { Checker } from '../healthz.js';
 import type { Logger } from '../log.js';
-import type { Runnable } from '../manager.js';
+import type { Runnable } from '../runnable.js';
 import { serveHttps, type HttpHandler, type RunningHttpsServer } from '../serving.js';
 import { CertWatcher, DEFAULT_CERT_POLL_INTERVAL_MS } from './certwatcher.js';
 import { ConversionRegistry, CONVERSION_PATH } from './conversion.js';
@@ -60,14 +60,16 @@ export class WebhookServer implements Runnable {
    */
   register(path: string, handler: HttpHandler): void {
     if (!path.startsWith('/')) throw new Error(`webhook path "${path}" must start with /`);
-    if (this.handlers.has(path)) throw new Error(`a webhook is already registered at ${path}: each path serves one webhook`);
+    if (this.handlers.has(path))
+      throw new Error(`a webhook is already registered at ${path}: each path serves one webhook`);
     this.handlers.set(path, handler);
     this.log.info({ path }, 'Registering webhook');
   }
 
   /** @internal Registers the `/convert` handler once, when the first hub kind asks for it. */
   ensureConversionHandler(): void {
-    if (!this.handlers.has(CONVERSION_PATH)) this.register(CONVERSION_PATH, this.conversions.handler(this.log.child({ webhook: CONVERSION_PATH })));
+    if (!this.handlers.has(CONVERSION_PATH))
+      this.register(CONVERSION_PATH, this.conversions.handler(this.log.child({ webhook: CONVERSION_PATH })));
   }
 
   /** Whether a handler is registered at `path`. */
@@ -98,7 +100,7 @@ export class WebhookServer implements Runnable {
           resolve();
         });
         socket.once('timeout', () => socket.destroy(new Error('webhook server TLS handshake timed out')));
-        socket.once('error', (err) => reject(new Error(`webhook server is not reachable: ${err.message}`)));
+        socket.once('error', (err: Error) => reject(new Error(`webhook server is not reachable: ${err.message}`)));
       });
     };
   }
@@ -113,18 +115,29 @@ export class WebhookServer implements Runnable {
     const certDir = this.options.certDir ?? DEFAULT_WEBHOOK_CERT_DIR;
     const certFile = join(certDir, this.options.certName ?? DEFAULT_CERT_NAME);
     const keyFile = join(certDir, this.options.keyName ?? DEFAULT_KEY_NAME);
-    const watcher = new CertWatcher(certFile, keyFile, (pair) => this.running?.setCertificate(pair), this.log, this.options.certPollIntervalMs ?? DEFAULT_CERT_POLL_INTERVAL_MS);
+    const watcher = new CertWatcher(
+      certFile,
+      keyFile,
+      (pair) => this.running?.setCertificate(pair),
+      this.log,
+      this.options.certPollIntervalMs ?? DEFAULT_CERT_POLL_INTERVAL_MS,
+    );
     let pair;
     try {
       pair = await watcher.load();
     } catch (err) {
-      throw new Error(`webhook server: ${(err as Error).message}`);
+      throw new Error(`webhook server: ${(err as Error).message}`, { cause: err });
     }
     const port = this.options.port ?? DEFAULT_WEBHOOK_PORT;
     try {
-      this.running = await serveHttps({ host: this.options.host || undefined, port }, pair, (req, res) => this.route(req, res));
+      this.running = await serveHttps({ host: this.options.host || undefined, port }, pair, (req, res) =>
+        this.route(req, res),
+      );
     } catch (err) {
-      throw new Error(`webhook server cannot listen on ${this.options.host ?? ''}:${port}: ${(err as Error).message}: free the port or set webhookServer.port`);
+      throw new Error(
+        `webhook server cannot listen on ${this.options.host ?? ''}:${port}: ${(err as Error).message}: free the port or set webhookServer.port`,
+        { cause: err },
+      );
     }
     this.boundAddress = this.running.address;
     watcher.start(signal);

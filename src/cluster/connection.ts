@@ -5,10 +5,10 @@
  * Kubernetes API server), and the one-line errors for a server that does not
  * answer, refuses us, or is something else entirely.
  */
-import { UsageError } from '../../errors.js';
-import { ApiConnectionError, ApiError, RequestTimeoutError, UnauthorizedError } from '../../runtime/errors.js';
-import type { KubeConfigSource } from '../../runtime/kubeconfig.js';
-import { RestClient, type RequestOptions } from '../../runtime/rest.js';
+import { UsageError } from '../errors.js';
+import { ApiConnectionError, ApiError, RequestTimeoutError, UnauthorizedError } from '../runtime/errors.js';
+import type { KubeConfigSource } from '../runtime/kubeconfig.js';
+import { RestClient, type RequestOptions } from '../runtime/rest.js';
 
 /**
  * The bound on any one request, whatever time the command has left: a healthy
@@ -33,8 +33,15 @@ export class CommandTimeoutError extends Error {
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms * 1000) / 1000}ms`;
   const total = Math.round(ms / 1000);
-  const parts: [number, string][] = [[Math.floor(total / 3600), 'h'], [Math.floor((total % 3600) / 60), 'm'], [total % 60, 's']];
-  return parts.filter(([value]) => value > 0).map(([value, unit]) => `${value}${unit}`).join('');
+  const parts: [number, string][] = [
+    [Math.floor(total / 3600), 'h'],
+    [Math.floor((total % 3600) / 60), 'm'],
+    [total % 60, 's'],
+  ];
+  return parts
+    .filter(([value]) => value > 0)
+    .map(([value, unit]) => `${value}${unit}`)
+    .join('');
 }
 
 /** Node's timers hold at most this (about 24.8 days); a longer --timeout waits this long. */
@@ -119,11 +126,15 @@ export class BoundedRestClient extends RestClient {
   override async request<T = unknown>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const budget = this.budget;
     const signal = options.signal ? AbortSignal.any([options.signal, budget.signal]) : budget.signal;
-    const timeoutMs = budget.phase === 'overtime' ? Math.min(options.timeoutMs ?? OVERTIME_REQUEST_MS, OVERTIME_REQUEST_MS) : options.timeoutMs;
+    const timeoutMs =
+      budget.phase === 'overtime'
+        ? Math.min(options.timeoutMs ?? OVERTIME_REQUEST_MS, OVERTIME_REQUEST_MS)
+        : options.timeoutMs;
     try {
       return await super.request<T>(method, path, { ...options, signal, timeoutMs });
     } catch (err) {
-      if (budget.phase === 'overtime' && (err instanceof RequestTimeoutError || err instanceof ApiConnectionError)) budget.end(err);
+      if (budget.phase === 'overtime' && (err instanceof RequestTimeoutError || err instanceof ApiConnectionError))
+        budget.end(err);
       throw err;
     }
   }
@@ -161,18 +172,30 @@ export async function probeApiServer(main: BoundedRestClient, hint: KubeconfigHi
         // A real API server sends a metav1.Status with its errors; a web server's login page or 404 is not one.
         const kubernetesStatus = err.status?.kind === 'Status';
         if (kubernetesStatus && err instanceof UnauthorizedError) {
-          throw new UsageError(`the API server at ${server} rejected the kubeconfig's credentials (401 Unauthorized)`, 'log in again (e.g. refresh the token), or use a kubeconfig whose user the cluster accepts');
+          throw new UsageError(
+            `the API server at ${server} rejected the kubeconfig's credentials (401 Unauthorized)`,
+            'log in again (e.g. refresh the token), or use a kubeconfig whose user the cluster accepts',
+          );
         }
         // Forbidden by RBAC is still Kubernetes; the command's own requests say what is denied.
         if (kubernetesStatus && err.statusCode === 403) break;
         status = err.statusCode;
       }
       const why = status !== 200 ? `GET ${path} answered HTTP ${status}` : notKubernetesAnswer(path, body);
-      if (why) throw new UsageError(`the server at ${server} is not a Kubernetes API server (${why})`, `point ${hint} at your cluster's kubeconfig (kubectl config view --minify shows the server it uses)`);
+      if (why)
+        throw new UsageError(
+          `the server at ${server} is not a Kubernetes API server (${why})`,
+          `point ${hint} at your cluster's kubeconfig (kubectl config view --minify shows the server it uses)`,
+        );
     }
   } catch (err) {
     // Named by the command's --timeout, whichever of the two budgets (they end together) ran out.
-    throw explainFailure(err instanceof CommandTimeoutError ? new CommandTimeoutError(main.budgetMs) : err, main, hint, 'connecting to the cluster');
+    throw explainFailure(
+      err instanceof CommandTimeoutError ? new CommandTimeoutError(main.budgetMs) : err,
+      main,
+      hint,
+      'connecting to the cluster',
+    );
   } finally {
     await probe.close();
   }
@@ -182,9 +205,14 @@ export async function probeApiServer(main: BoundedRestClient, hint: KubeconfigHi
 /** Why a 200 answer to `path` is not what Kubernetes sends, or undefined when it is. */
 function notKubernetesAnswer(path: '/version' | '/api', body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null) return `GET ${path} answered with a body that is not JSON`;
-  if (path === '/version') return typeof (body as { gitVersion?: unknown }).gitVersion === 'string' ? undefined : 'GET /version answered JSON without a gitVersion';
+  if (path === '/version')
+    return typeof (body as { gitVersion?: unknown }).gitVersion === 'string'
+      ? undefined
+      : 'GET /version answered JSON without a gitVersion';
   const list = body as { kind?: unknown; versions?: unknown };
-  return list.kind === 'APIVersions' && Array.isArray(list.versions) ? undefined : 'GET /api answered JSON that is not an APIVersions list';
+  return list.kind === 'APIVersions' && Array.isArray(list.versions)
+    ? undefined
+    : 'GET /api answered JSON that is not an APIVersions list';
 }
 
 /**
@@ -194,15 +222,25 @@ function notKubernetesAnswer(path: '/version' | '/api', body: unknown): string |
 export function serverOf(client: RestClient, hint: KubeconfigHint): string {
   const cluster = client.kubeConfig.getCurrentCluster();
   const context = (client.kubeConfig as { getCurrentContext?: () => string }).getCurrentContext?.();
-  if (!cluster) throw new UsageError(`the kubeconfig's current context${context ? ` "${context}"` : ''} names no cluster the kubeconfig has`, `fix its contexts (kubectl config get-contexts), or point ${hint} at another kubeconfig`);
+  if (!cluster)
+    throw new UsageError(
+      `the kubeconfig's current context${context ? ` "${context}"` : ''} names no cluster the kubeconfig has`,
+      `fix its contexts (kubectl config get-contexts), or point ${hint} at another kubeconfig`,
+    );
   let url: URL;
   try {
     url = new URL(cluster.server);
   } catch {
-    throw new UsageError(`the kubeconfig's cluster "${cluster.name}" has server "${cluster.server}", which is not a URL`, 'set it to the API server\'s URL, e.g. https://127.0.0.1:6443 (kubectl config set-cluster)');
+    throw new UsageError(
+      `the kubeconfig's cluster "${cluster.name}" has server "${cluster.server}", which is not a URL`,
+      "set it to the API server's URL, e.g. https://127.0.0.1:6443 (kubectl config set-cluster)",
+    );
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UsageError(`the kubeconfig's cluster "${cluster.name}" has server "${cluster.server}", which is not an https:// or http:// URL`, 'set it to the API server\'s URL, e.g. https://127.0.0.1:6443 (kubectl config set-cluster)');
+    throw new UsageError(
+      `the kubeconfig's cluster "${cluster.name}" has server "${cluster.server}", which is not an https:// or http:// URL`,
+      "set it to the API server's URL, e.g. https://127.0.0.1:6443 (kubectl config set-cluster)",
+    );
   }
   return cluster.server.replace(/\/+$/, '');
 }
@@ -235,24 +273,60 @@ export function explainFailure(err: unknown, client: BoundedRestClient, hint: Ku
   }
   const check = `check that the cluster is running and that ${hint} points at it`;
   if (err instanceof CommandTimeoutError) {
-    if (!client.answered) return new UsageError(`the API server at ${server} did not answer within ${formatDuration(err.timeoutMs)}`, 'check that the cluster is running and reachable (kubectl cluster-info), or raise --timeout');
-    return new UsageError(`timed out after ${formatDuration(err.timeoutMs)} while ${doing}: the API server at ${server} did not answer in time`, 'pass a longer --timeout, or check the cluster\'s health (kubectl get --raw /readyz)');
+    if (!client.answered)
+      return new UsageError(
+        `the API server at ${server} did not answer within ${formatDuration(err.timeoutMs)}`,
+        'check that the cluster is running and reachable (kubectl cluster-info), or raise --timeout',
+      );
+    return new UsageError(
+      `timed out after ${formatDuration(err.timeoutMs)} while ${doing}: the API server at ${server} did not answer in time`,
+      "pass a longer --timeout, or check the cluster's health (kubectl get --raw /readyz)",
+    );
   }
   if (err instanceof RequestTimeoutError) {
-    return new UsageError(`the API server at ${server} did not answer ${err.what} within ${formatDuration(err.timeoutMs)}`, client.answered ? 'check the cluster\'s health (kubectl get --raw /readyz) and run the command again' : 'check that the cluster is running and reachable (kubectl cluster-info)', { cause: err });
+    return new UsageError(
+      `the API server at ${server} did not answer ${err.what} within ${formatDuration(err.timeoutMs)}`,
+      client.answered
+        ? "check the cluster's health (kubectl get --raw /readyz) and run the command again"
+        : 'check that the cluster is running and reachable (kubectl cluster-info)',
+      { cause: err },
+    );
   }
   if (err instanceof ApiConnectionError) {
     const code = connectionCode(err) ?? 'no response';
-    if (code === 'ECONNREFUSED') return new UsageError(`cannot connect to the API server at ${server}: connection refused (ECONNREFUSED)`, check, { cause: err });
-    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new UsageError(`cannot resolve the host of the API server at ${server} (${code})`, `check the server's URL in the kubeconfig, and that ${hint} points at the cluster you mean`, { cause: err });
-    if (TLS_CODES.test(code)) return new UsageError(`cannot open a TLS connection to the server at ${server} (${code})`, 'check the server\'s URL in the kubeconfig (https:// or http://) and that it is the API server', { cause: err });
-    if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') return new UsageError(`the server at ${server} closed the connection without answering (${code})`, `${check}, and that it is the API server`, { cause: err });
+    if (code === 'ECONNREFUSED')
+      return new UsageError(`cannot connect to the API server at ${server}: connection refused (ECONNREFUSED)`, check, {
+        cause: err,
+      });
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+      return new UsageError(
+        `cannot resolve the host of the API server at ${server} (${code})`,
+        `check the server's URL in the kubeconfig, and that ${hint} points at the cluster you mean`,
+        { cause: err },
+      );
+    if (TLS_CODES.test(code))
+      return new UsageError(
+        `cannot open a TLS connection to the server at ${server} (${code})`,
+        "check the server's URL in the kubeconfig (https:// or http://) and that it is the API server",
+        { cause: err },
+      );
+    if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET')
+      return new UsageError(
+        `the server at ${server} closed the connection without answering (${code})`,
+        `${check}, and that it is the API server`,
+        { cause: err },
+      );
     return new UsageError(`cannot reach the API server at ${server} while ${doing} (${code})`, check, { cause: err });
   }
   if (err instanceof ApiError) {
     const status = err.statusCode;
-    const fix = status === 401 || status === 403 ? 'use a kubeconfig whose user may manage these objects (cluster-admin for OLM)' : 'check the cluster state with kubectl and run the command again';
-    return new UsageError(`the API server refused a request while ${doing}: ${err.message.split('\n')[0]}`, fix, { cause: err });
+    const fix =
+      status === 401 || status === 403
+        ? 'use a kubeconfig whose user may manage these objects (cluster-admin for OLM)'
+        : 'check the cluster state with kubectl and run the command again';
+    return new UsageError(`the API server refused a request while ${doing}: ${err.message.split('\n')[0]}`, fix, {
+      cause: err,
+    });
   }
   return err;
 }

@@ -1,5 +1,5 @@
 /**
- * The cluster side shared by `olm`, `run bundle`, `cleanup` and `create api
+ * The cluster session shared by `olm`, `run bundle`, `cleanup` and `create api
  * --from-cluster`: one REST client from the kubeconfig, bounded by the
  * command's --timeout (./connection.ts), object paths found through
  * discovery, and the polling wait these commands use (they wait on a few
@@ -8,15 +8,43 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UsageError } from '../../errors.js';
-import { ApiConnectionError, NotFoundError, RequestTimeoutError } from '../../runtime/errors.js';
-import { resourcePath } from '../../runtime/kinds.js';
-import { loadKubeConfig, type KubeConfigSource } from '../../runtime/kubeconfig.js';
-import { NoKindMatchError, RestMapper } from '../../runtime/restmapper.js';
-import { BoundedRestClient, CommandTimeoutError, explainFailure, probeApiServer, serverOf, type KubeconfigHint } from './connection.js';
+import { UsageError } from '../errors.js';
+import { ApiConnectionError, NotFoundError, RequestTimeoutError } from '../runtime/errors.js';
+import { resourcePath } from '../runtime/kinds.js';
+import { loadKubeConfig, type KubeConfigSource } from '../runtime/kubeconfig.js';
+import { NoKindMatchError, RestMapper } from '../runtime/restmapper.js';
+import {
+  BoundedRestClient,
+  CommandTimeoutError,
+  explainFailure,
+  probeApiServer,
+  serverOf,
+  type KubeconfigHint,
+} from './connection.js';
 
-/** A Kubernetes object as read from or sent to the API server, untyped. */
-export type KubeObject = KubernetesObject & { spec?: Record<string, any>; status?: Record<string, any>; [key: string]: unknown };
+/** A Kubernetes object as read from or sent to the API server; its spec and status are read field by field. */
+export type KubeObject = KubernetesObject & {
+  spec?: ObjectSpec;
+  status?: ObjectStatus;
+  [key: string]: unknown;
+};
+
+/** The spec fields the cluster commands read by name, typed as every kind they read has them. */
+interface ObjectSpec {
+  version?: string;
+  replicas?: number;
+  [field: string]: unknown;
+}
+
+/** The status fields the cluster commands read by name (CSV, InstallPlan, Subscription, Pod, Deployment). */
+interface ObjectStatus {
+  phase?: string;
+  reason?: string;
+  message?: string;
+  state?: string;
+  availableReplicas?: number;
+  [field: string]: unknown;
+}
 
 /** The API group OLM's kinds live in. */
 export const OLM_GROUP = 'operators.coreos.com';
@@ -33,7 +61,8 @@ export function parseDuration(flag: string, text: string): number {
     total += Number(value) * units[unit]!;
     return '';
   });
-  if (text === '' || rest !== '' || total <= 0) throw new UsageError(`${flag} ${text} is not a duration`, `pass a Go-style duration such as 2m, 90s or 1m30s`);
+  if (text === '' || rest !== '' || total <= 0)
+    throw new UsageError(`${flag} ${text} is not a duration`, `pass a Go-style duration such as 2m, 90s or 1m30s`);
   return total;
 }
 
@@ -81,7 +110,11 @@ export class KubeSession {
         // The loader's messages read `<problem>: <fix>` when they carry a fix.
         const noContext = /^(.* has no current-context): (.+)$/.exec(message);
         if (noContext) throw new UsageError(noContext[1]!, noContext[2]!, { cause: err });
-        throw new UsageError(`cannot load a kubeconfig: ${message.replace(/:.*$/, '')}`, `pass --kubeconfig <file> or set KUBECONFIG to your cluster's kubeconfig`, { cause: err });
+        throw new UsageError(
+          `cannot load a kubeconfig: ${message.replace(/:.*$/, '')}`,
+          `pass --kubeconfig <file> or set KUBECONFIG to your cluster's kubeconfig`,
+          { cause: err },
+        );
       }
     }
     const session = new KubeSession(new BoundedRestClient(config, options.timeoutMs), hint);
@@ -143,15 +176,23 @@ export class KubeSession {
 
   /** The namespace of the kubeconfig's current context, else `default` (operator-sdk's -n default). */
   defaultNamespace(): string {
-    const config = this.rest.kubeConfig as { getCurrentContext?: () => string; getContextObject?: (name: string) => { namespace?: string } | null };
-    const context = config.getCurrentContext && config.getContextObject ? config.getContextObject(config.getCurrentContext()) : null;
+    const config = this.rest.kubeConfig as {
+      getCurrentContext?: () => string;
+      getContextObject?: (name: string) => { namespace?: string } | null;
+    };
+    const context =
+      config.getCurrentContext && config.getContextObject ? config.getContextObject(config.getCurrentContext()) : null;
     return context?.namespace || 'default';
   }
 
   /** The REST path of an object (its collection when `withName` is false). */
   async pathOf(obj: KubernetesObject, withName = true): Promise<string> {
     const kind = await this.mapper.kindFor(obj.apiVersion!, obj.kind!);
-    return resourcePath(kind, kind.namespaced ? obj.metadata?.namespace : undefined, withName ? obj.metadata?.name : undefined);
+    return resourcePath(
+      kind,
+      kind.namespaced ? obj.metadata?.namespace : undefined,
+      withName ? obj.metadata?.name : undefined,
+    );
   }
 
   /** Whether the server serves this kind (false when its CRD is missing). */
@@ -170,11 +211,19 @@ export class KubeSession {
   }
 
   async mergePatch<T extends KubeObject>(obj: KubernetesObject, patch: unknown, subresource?: string): Promise<T> {
-    return this.rest.request<T>('PATCH', (await this.pathOf(obj)) + (subresource ? `/${subresource}` : ''), { body: patch, contentType: 'application/merge-patch+json' });
+    return this.rest.request<T>('PATCH', (await this.pathOf(obj)) + (subresource ? `/${subresource}` : ''), {
+      body: patch,
+      contentType: 'application/merge-patch+json',
+    });
   }
 
   /** The object, or undefined when it (or its kind) does not exist. */
-  async get<T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | undefined> {
+  async get<T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+  ): Promise<T | undefined> {
     try {
       return await this.rest.request<T>('GET', await this.pathOf({ apiVersion, kind, metadata: { name, namespace } }));
     } catch (err) {
@@ -184,7 +233,12 @@ export class KubeSession {
   }
 
   /** Every object of a kind (in a namespace, with a label selector); empty when the kind is not served. */
-  async list<T extends KubeObject>(apiVersion: string, kind: string, namespace?: string, labelSelector?: string): Promise<T[]> {
+  async list<T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    namespace?: string,
+    labelSelector?: string,
+  ): Promise<T[]> {
     let path: string;
     try {
       path = await this.pathOf({ apiVersion, kind, metadata: { namespace } }, false);
@@ -199,7 +253,9 @@ export class KubeSession {
   /** Deletes the object (foreground for owned objects); true if it was there. */
   async delete(obj: KubernetesObject): Promise<boolean> {
     try {
-      await this.rest.request('DELETE', await this.pathOf(obj), { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' } });
+      await this.rest.request('DELETE', await this.pathOf(obj), {
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' },
+      });
       return true;
     } catch (err) {
       if (err instanceof NotFoundError || err instanceof NoKindMatchError) return false;
