@@ -171,7 +171,7 @@ export async function commitChanges(
     let journalCreated = false;
     let hookError: { error: unknown } | undefined;
     try {
-      await createJournal(root, journal);
+      await createJournal(root, journal, section);
       journalCreated = true;
       // Holding the journal, no other command can commit: what this one read
       // (and each target) is checked now, and stays so until the write ends.
@@ -542,35 +542,60 @@ async function removeCreatedDirectories(root: string, journal: Journal): Promise
  * temp file, fsynced, then hard-linked into place), and only if no other
  * journal is there: two commands writing one project would undo each other.
  */
-async function createJournal(root: string, journal: Journal): Promise<void> {
+async function createJournal(root: string, journal: Journal, section: UninterruptibleSection): Promise<void> {
   const path = join(root, JOURNAL_FILE);
   const temp = `${path}.${journal.id}.tmp`;
   await writeDurably(temp, serialise(journal));
+  const waitUntil = Date.now() + JOURNAL_WAIT_MS;
   try {
-    await link(temp, path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? '';
-    if (code === 'EEXIST') {
-      await removeIfPresent(temp);
-      throw new UsageError(
-        `another ts-operator-sdk command (pid ${describeOwner(root)}) is writing this project (${JOURNAL_FILE} exists)`,
-        'wait for it to finish and run the command again',
-      );
+    for (;;) {
+      try {
+        await link(temp, path);
+        break;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code ?? '';
+        if (NO_HARD_LINKS.has(code)) {
+          // No hard links here: a rename is as atomic, only not exclusive.
+          if (!existsSync(path)) {
+            await rename(temp, path);
+            break;
+          }
+        } else if (code !== 'EEXIST') throw error;
+        // Another command holds the journal. A short write is waited for (its
+        // changes then decide, through the read check, whether this one may
+        // go on); a long one, or a Ctrl-C here, ends this command instead.
+        const owner = journalOwner(root);
+        if (owner === 'gone') continue;
+        if (section.signal) throw new Interrupted();
+        if (owner === 'unreadable' || !isRunning(owner) || Date.now() >= waitUntil) {
+          throw new UsageError(
+            `another ts-operator-sdk command${typeof owner === 'object' ? ` (pid ${owner.pid})` : ''} is writing this project (${JOURNAL_FILE} exists)`,
+            typeof owner === 'object' && !isRunning(owner)
+              ? 'run the command again: it first completes or undoes that interrupted write'
+              : 'wait for it to finish and run the command again',
+          );
+        }
+        await sleep(JOURNAL_POLL_MS);
+      }
     }
-    if (!NO_HARD_LINKS.has(code)) {
-      await removeIfPresent(temp);
-      throw error;
-    }
-    // No hard links here: a rename is as atomic, only not exclusive.
-    if (existsSync(path))
-      throw new UsageError(
-        `another ts-operator-sdk command is writing this project (${JOURNAL_FILE} exists)`,
-        'wait for it to finish and run the command again',
-      );
-    await rename(temp, path);
+  } finally {
+    await removeIfPresent(temp);
   }
-  await removeIfPresent(temp);
   await syncDirectory(root);
+}
+
+/** How long a commit waits for another command's write to end before giving up. */
+const JOURNAL_WAIT_MS = 5_000;
+const JOURNAL_POLL_MS = 50;
+
+/** Who holds the journal now: its owner, `gone` (it ended meanwhile), or `unreadable`. */
+function journalOwner(root: string): Journal['owner'] | 'gone' | 'unreadable' {
+  try {
+    const value = JSON.parse(readFileSync(join(root, JOURNAL_FILE), 'utf8')) as Partial<Journal>;
+    return typeof value.owner?.pid === 'number' ? value.owner : 'unreadable';
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'gone' : 'unreadable';
+  }
 }
 
 /** Moves the journal to a new state atomically (temp file, fsync, rename, fsync of the directory). */
@@ -777,15 +802,6 @@ function processStart(pid: number): string | undefined {
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
   } catch {
     return undefined;
-  }
-}
-
-function describeOwner(root: string): string {
-  try {
-    const value = JSON.parse(readFileSync(join(root, JOURNAL_FILE), 'utf8')) as Journal;
-    return String(value.owner.pid);
-  } catch {
-    return 'unknown';
   }
 }
 

@@ -200,7 +200,7 @@ test('a journal from the directory never makes recovery delete a file outside th
   assert.equal(existsSync(join(dir, JOURNAL_FILE)), false);
 });
 
-test('the journal of a command still running is left alone, and a second write refuses to start', async () => {
+test('the journal of a command still running is left alone, and a second write gives up after waiting 5 s for it', async () => {
   const dir = tempDir();
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'a.txt'), 'a');
@@ -261,4 +261,28 @@ test('journal temp files of dead processes are removed; without a journal nothin
   assert.deepEqual(readdirSync(dir).sort(), [`${JOURNAL_FILE}.${process.pid}-0123abcd.tmp`, 'user.tmp']);
   // A directory that does not exist (deleted working directory) is not this module's error to report.
   assert.deepEqual(await recover(join(dir, 'missing')), []);
+});
+
+test('a write that finds another command committing waits for it, then goes on', async () => {
+  const dir = tempDir();
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'a.txt'), 'a');
+  const running = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+  try {
+    writeJournal(dir, {
+      id: `${running.pid}-0123abcd`,
+      state: 'applying',
+      pid: running.pid!,
+      changes: [{ action: 'CREATE', path: 'other.txt', after: 'x' }],
+    });
+    // The other command finishes its write 300 ms later.
+    setTimeout(() => rmSync(join(dir, JOURNAL_FILE)), 300);
+    const tree = new VirtualTree(dir);
+    tree.write('b.txt', 'b');
+    await tree.commit();
+    assert.equal(readFileSync(join(dir, 'b.txt'), 'utf8'), 'b');
+    assert.deepEqual(readdirSync(dir).sort(), ['a.txt', 'b.txt']);
+  } finally {
+    running.kill('SIGKILL');
+  }
 });
