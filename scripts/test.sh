@@ -6,11 +6,11 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 npm run build
 # The cluster's binaries (kubelet, containerd, registry, ...), built once into a cache outside the repo.
-TS_OPERATOR_SDK_CLUSTER_ASSETS="${TS_OPERATOR_SDK_CLUSTER_ASSETS:-$(bash ci/build-cluster-assets.sh)}"
+TS_OPERATOR_SDK_CLUSTER_ASSETS="${TS_OPERATOR_SDK_CLUSTER_ASSETS:-$(bash scripts/build-cluster-assets.sh)}"
 export TS_OPERATOR_SDK_CLUSTER_ASSETS
 # OLM's operators and opm for the OLM tests (about 10 minutes cold), built here
 # rather than inside a test, where a test's time limit would cut the build short.
-TS_OPERATOR_SDK_OLM_ASSETS="${TS_OPERATOR_SDK_OLM_ASSETS:-$(bash ci/build-olm-assets.sh)}"
+TS_OPERATOR_SDK_OLM_ASSETS="${TS_OPERATOR_SDK_OLM_ASSETS:-$(bash scripts/build-olm-assets.sh)}"
 export TS_OPERATOR_SDK_OLM_ASSETS
 # --test-force-exit: a file whose tests have all finished ends even if a handle keeps its event loop
 # alive (one that hung kept a whole run waiting until CI's limit); its failures are still reported.
