@@ -17,6 +17,9 @@ export default async function* timesReporter(source: AsyncIterable<Event>): Asyn
     if (!times) files.set(file, (times = { file }));
     return times;
   };
+  // A file's summary (its counts) may come before or after the runner's test for
+  // the file (its wall time) when files run side by side: a line is written once
+  // both are known, and at the end for a file that lacks one (it crashed).
   for await (const { type, data } of source) {
     const file = typeof data.file === 'string' ? data.file : undefined;
     if (!file) continue;
@@ -28,13 +31,16 @@ export default async function* timesReporter(source: AsyncIterable<Event>): Asyn
       !('entryFile' in data) &&
       basename(String(data.name)) === basename(file)
     ) {
-      const times = entry(file);
-      times.wallMs = Math.round((data.details as { duration_ms: number }).duration_ms);
-      yield `${JSON.stringify(times)}\n`;
-      files.delete(file);
+      entry(file).wallMs = Math.round((data.details as { duration_ms: number }).duration_ms);
     } else if (type === 'test:summary') {
       const counts = data.counts as { tests: number; failed: number };
       Object.assign(entry(file), { tests: counts.tests, failed: counts.failed });
+    } else continue;
+    const times = entry(file);
+    if (times.wallMs !== undefined && times.tests !== undefined) {
+      yield `${JSON.stringify(times)}\n`;
+      files.delete(file);
     }
   }
+  for (const times of files.values()) yield `${JSON.stringify(times)}\n`;
 }

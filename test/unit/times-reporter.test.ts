@@ -42,7 +42,8 @@ test('one line per file with its wall time, load time included, and its counts; 
     process.execPath,
     [
       '--test',
-      '--test-concurrency=1',
+      // Side by side, as npm test runs unit files: a file's summary may then come after its end.
+      '--test-concurrency=2',
       `--test-reporter=${REPORTER}`,
       `--test-reporter-destination=${join(times, 'files.jsonl')}`,
       'quick.test.mjs',
@@ -54,7 +55,8 @@ test('one line per file with its wall time, load time included, and its counts; 
   const lines = readFileSync(join(times, 'files.jsonl'), 'utf8')
     .trim()
     .split('\n')
-    .map((line) => JSON.parse(line) as { file: string; wallMs: number; tests: number; failed: number });
+    .map((line) => JSON.parse(line) as { file: string; wallMs: number; tests: number; failed: number })
+    .sort((a, b) => a.file.localeCompare(b.file));
   assert.deepEqual(
     lines.map(({ file, tests, failed }) => ({ file, tests, failed })),
     [
