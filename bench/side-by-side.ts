@@ -1,7 +1,7 @@
 /**
  * Side-by-side benchmark: our runtime against a Go controller-runtime operator
- * with the same reconcile (ci/tools/memcached-operator-go, built by
- * ci/build-bench-peer.sh), on a fresh control plane per operator per run,
+ * with the same reconcile (scripts/go/memcached-operator-go, built by
+ * scripts/build-bench-peer.sh), on a fresh control plane per operator per run,
  * alternating ours and Go. Prints numbers, not a test: on a shared machine
  * only the ratios mean much.
  *
@@ -62,7 +62,7 @@ const CPU_TRACE = process.env.BENCH_CPU_TRACE === '1';
 const goBinary = process.env.BENCH_GO_OPERATOR || undefined;
 if (!goBinary && !IDLE_ONLY) {
   console.error(
-    'side-by-side: BENCH_GO_OPERATOR is not set; run `npm run bench:side-by-side`, which builds the Go peer (ci/build-bench-peer.sh)',
+    'side-by-side: BENCH_GO_OPERATOR is not set; run `npm run bench:side-by-side`, which builds the Go peer (scripts/build-bench-peer.sh)',
   );
   process.exit(1);
 }

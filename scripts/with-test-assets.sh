@@ -4,7 +4,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [[ -z "${KUBEBUILDER_ASSETS:-}" ]]; then
-  KUBEBUILDER_ASSETS="$(bash "$here/ci/build-test-assets.sh")"
+  KUBEBUILDER_ASSETS="$(bash "$here/scripts/build-test-assets.sh")"
   export KUBEBUILDER_ASSETS
 fi
 exec "$@"

@@ -9,7 +9,7 @@
  * becomes `shamen`). This module reimplements flect's decision procedure for
  * the inputs kubebuilder gives it: one lowercase word of ASCII letters and
  * digits. The golden table in test/fixtures/plurals/ is produced by flect
- * itself (ci/plural-golden.sh) and the unit tests hold this port to it.
+ * itself (scripts/plural-golden.sh) and the unit tests hold this port to it.
  *
  * The procedure, in order:
  *  1. a word in the irregular-noun table gets its listed plural;

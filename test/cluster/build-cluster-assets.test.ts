@@ -1,5 +1,5 @@
 /**
- * ci/build-cluster-assets.sh with a stand-in `go` on PATH (the real builds
+ * scripts/build-cluster-assets.sh with a stand-in `go` on PATH (the real builds
  * take minutes): it builds only what the cache lacks, reports progress, says
  * what to do without Go, and keeps nothing from a failed build. The Debian
  * tools it checks are installed on this machine, so it never calls apt-get here.
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-const SCRIPT = fileURLToPath(new URL('../../../ci/build-cluster-assets.sh', import.meta.url));
+const SCRIPT = fileURLToPath(new URL('../../../scripts/build-cluster-assets.sh', import.meta.url));
 const ASSETS_SUBDIR = join('cluster-assets', 'k8s-v1.36.3-containerd-v2.2.1');
 const ALL = [
   'kubelet',

@@ -106,8 +106,8 @@ type Binaries = {
 };
 
 function locateBinaries(): Binaries {
-  const control = assetDir('KUBEBUILDER_ASSETS', 'ci/build-test-assets.sh');
-  const node = assetDir('TS_OPERATOR_SDK_CLUSTER_ASSETS', 'ci/build-cluster-assets.sh');
+  const control = assetDir('KUBEBUILDER_ASSETS', 'scripts/build-test-assets.sh');
+  const node = assetDir('TS_OPERATOR_SDK_CLUSTER_ASSETS', 'scripts/build-cluster-assets.sh');
   const binaries: Binaries = {
     etcd: join(control, 'etcd'),
     apiServer: join(control, 'kube-apiserver'),
@@ -123,7 +123,7 @@ function locateBinaries(): Binaries {
   const missing = Object.values(binaries).filter((path) => !existsSync(path));
   if (missing.length > 0)
     throw new Error(
-      `test cluster: missing ${missing.join(', ')}: run bash ci/build-cluster-assets.sh and bash ci/build-test-assets.sh`,
+      `test cluster: missing ${missing.join(', ')}: run bash scripts/build-cluster-assets.sh and bash scripts/build-test-assets.sh`,
     );
   return binaries;
 }

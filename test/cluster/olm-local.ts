@@ -1,6 +1,6 @@
 /**
  * OLM v0 on the one-node test cluster without the internet: the binaries
- * ci/build-olm-assets.sh builds from the module proxy, pushed as local
+ * scripts/build-olm-assets.sh builds from the module proxy, pushed as local
  * images to the cluster's registry, and OLM's own manifests served from
  * loopback with their images rewritten to those and without the
  * operatorhub.io CatalogSource (it would pull from the internet).

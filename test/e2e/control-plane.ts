@@ -8,7 +8,7 @@ import { ControllerManager, locateControllerManager } from './controller-manager
 export async function startControlPlane(options: EnvironmentOptions = {}): Promise<Environment> {
   if (!process.env.KUBEBUILDER_ASSETS) {
     throw new Error(
-      'KUBEBUILDER_ASSETS is not set: run `bash ci/build-test-assets.sh` and export KUBEBUILDER_ASSETS=<the directory it prints> (npm test and npm run test:e2e do this for you)',
+      'KUBEBUILDER_ASSETS is not set: run `bash scripts/build-test-assets.sh` and export KUBEBUILDER_ASSETS=<the directory it prints> (npm test and npm run test:e2e do this for you)',
     );
   }
   const env = new Environment(options);

@@ -2,7 +2,7 @@
  * A real kube-controller-manager for our own end-to-end tests, so that what
  * owner references and finalizers promise is carried out by Kubernetes'
  * garbage collector instead of being assumed. Users' envtest keeps the two
- * official binaries; this one is built only by ci/build-test-assets.sh.
+ * official binaries; this one is built only by scripts/build-test-assets.sh.
  */
 import { statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -57,7 +57,7 @@ export function locateControllerManager(assetsDirectory = process.env.KUBEBUILDE
         ? `KUBEBUILDER_ASSETS (${assetsDirectory})`
         : 'nowhere: KUBEBUILDER_ASSETS is not set';
     throw new Error(
-      `${BINARY} not found (looked in ${where}): run \`bash ci/build-test-assets.sh\`, which builds only the missing binary, and set KUBEBUILDER_ASSETS to the directory it prints`,
+      `${BINARY} not found (looked in ${where}): run \`bash scripts/build-test-assets.sh\`, which builds only the missing binary, and set KUBEBUILDER_ASSETS to the directory it prints`,
     );
   }
   return path;

@@ -2,7 +2,7 @@
  * What the OLM tests share: a real `distribution` registry on loopback, a
  * pusher that uploads an image through the registry's own v2 API (blob
  * uploads and a manifest PUT, as buildah and docker push do), a fixture
- * operator bundle, and OLM's own crds.yaml/olm.yaml from ci/build-olm-assets.sh.
+ * operator bundle, and OLM's own crds.yaml/olm.yaml from scripts/build-olm-assets.sh.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -15,11 +15,11 @@ import { gzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
 import { REPO_ROOT } from '../scaffold/harness.js';
 
-/** The directory ci/build-olm-assets.sh prints (it builds only what is missing). */
+/** The directory scripts/build-olm-assets.sh prints (it builds only what is missing). */
 export function olmAssets(): string {
   const fromEnv = process.env.TS_OPERATOR_SDK_OLM_ASSETS;
   if (fromEnv) return fromEnv;
-  return execFileSync('bash', [join(REPO_ROOT, 'ci', 'build-olm-assets.sh')], {
+  return execFileSync('bash', [join(REPO_ROOT, 'scripts', 'build-olm-assets.sh')], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   }).trim();
@@ -46,7 +46,7 @@ function registryBinary(): string {
   const found = candidates.find((path): path is string => Boolean(path) && existsSync(path!));
   if (!found)
     throw new Error(
-      'no distribution `registry` binary: run ci/build-cluster-assets.sh, or set TS_OPERATOR_SDK_REGISTRY',
+      'no distribution `registry` binary: run scripts/build-cluster-assets.sh, or set TS_OPERATOR_SDK_REGISTRY',
     );
   return found;
 }

@@ -57,7 +57,7 @@ describe('a generated project with defaulting, validating and conversion webhook
   before(() => {
     if (!process.env.KUBEBUILDER_ASSETS)
       throw new Error(
-        'KUBEBUILDER_ASSETS is not set: run `bash ci/build-test-assets.sh` and export KUBEBUILDER_ASSETS=<the directory it prints> (npm test does this for you)',
+        'KUBEBUILDER_ASSETS is not set: run `bash scripts/build-test-assets.sh` and export KUBEBUILDER_ASSETS=<the directory it prints> (npm test does this for you)',
       );
     const tarball = packRepository();
     dir = tempProjectDir();

@@ -1,7 +1,7 @@
 /**
  * The catalog of bundle variants whose `bundle validate` verdict is compared
  * with operator-framework/api's (bundle-verdicts.test.ts and
- * ci/olm-verdicts.sh). Each variant is the valid Memcached fixture plus one
+ * scripts/olm-verdicts.sh). Each variant is the valid Memcached fixture plus one
  * deliberate change, so a disagreement points at exactly one rule.
  *
  * Run as a script (`node dist/test/unit/broken-bundles.js OUT_DIR`) it writes

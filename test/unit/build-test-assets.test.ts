@@ -1,5 +1,5 @@
 /**
- * ci/build-test-assets.sh, with a stand-in `go` on PATH (a script that takes
+ * scripts/build-test-assets.sh, with a stand-in `go` on PATH (a script that takes
  * a few seconds and writes the -o file; the real build takes 8 to 30 minutes):
  * it must report progress while the build runs, say what to do without Go,
  * and keep nothing from a failed build.
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-const SCRIPT = fileURLToPath(new URL('../../../ci/build-test-assets.sh', import.meta.url));
+const SCRIPT = fileURLToPath(new URL('../../../scripts/build-test-assets.sh', import.meta.url));
 const ASSETS_SUBDIR = join('test-assets', 'k8s-v1.36.3-etcd-v3.6.8');
 
 /** A PATH holding only a `go` that lists packages on stderr for `seconds`, then writes the -o file (or fails). */
@@ -47,7 +47,7 @@ function runScript(
   return { status: result.status, stdout: result.stdout, stderr: result.stderr, cacheRoot };
 }
 
-describe('ci/build-test-assets.sh', () => {
+describe('scripts/build-test-assets.sh', () => {
   test('prints progress lines while go build runs, then the assets directory', () => {
     // Only kube-controller-manager is missing, so one 4-second fake build runs.
     const cacheRoot = mkdtempSync(join(tmpdir(), 'assets-cache-'));

@@ -2,7 +2,7 @@
  * Our `bundle validate` against operator-framework/api v0.34: for every
  * bundle variant in broken-bundles.ts, the exit code and the error and
  * warning lines must be the ones the api's validators give, as recorded by
- * ci/olm-verdicts.sh in test/fixtures/bundles/olm-verdicts.json.
+ * scripts/olm-verdicts.sh in test/fixtures/bundles/olm-verdicts.json.
  *
  * Two rule sets are ours on top of the reference, each allowed only on the
  * fixtures listed for it (so a new disagreement cannot hide behind them):
@@ -112,7 +112,7 @@ function ourVerdict(name: string, verdict: Verdict): OurVerdict {
 const sorted = (lines: readonly string[]): string[] => lines.map(normalize).sort();
 
 describe('bundle validate agrees with operator-framework/api v0.34', () => {
-  test('the golden covers exactly the variants of broken-bundles.ts (regenerate with ci/olm-verdicts.sh)', () => {
+  test('the golden covers exactly the variants of broken-bundles.ts (regenerate with scripts/olm-verdicts.sh)', () => {
     assert.match(golden.reference, /operator-framework\/api v0\.34\./);
     assert.deepEqual(Object.keys(golden.verdicts).sort(), BUNDLE_VARIANTS.map((variant) => variant.name).sort());
   });

@@ -6,7 +6,7 @@ import { UsageError } from '../../src/errors.js';
 import { pluralize, validateDerivedPlural } from '../../src/scaffold/names.js';
 import { pluralizeKind } from '../../src/scaffold/plural.js';
 
-// Both files are produced by ci/plural-golden.sh from gobuffalo/flect v1.0.3
+// Both files are produced by scripts/plural-golden.sh from gobuffalo/flect v1.0.3
 // (the version kubebuilder v4 pins); this test never edits them.
 const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/plurals/', import.meta.url));
 const MIN_GOLDEN_ROWS = 500;
@@ -40,7 +40,7 @@ function readKinds(): string[] {
 test(`the plural golden has at least ${MIN_GOLDEN_ROWS} kinds, one row for each line of kinds.txt in order`, () => {
   const golden = readGolden();
   assert.ok(golden.length >= MIN_GOLDEN_ROWS, `golden.tsv has ${golden.length} rows`);
-  // A kinds.txt edited without rerunning ci/plural-golden.sh would leave new
+  // A kinds.txt edited without rerunning scripts/plural-golden.sh would leave new
   // kinds untested; the golden must be a row-for-row image of the list.
   assert.deepEqual(
     golden.map((row) => row.kind),

@@ -27,7 +27,7 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi
 if ! command -v go >/dev/null; then
-  echo "build-olm-assets: Go is not installed, and ${missing[*]} must be built with it (only this repo's cluster tests need this). Install Go 1.22 or newer and run ci/build-olm-assets.sh again" >&2
+  echo "build-olm-assets: Go is not installed, and ${missing[*]} must be built with it (only this repo's cluster tests need this). Install Go 1.22 or newer and run scripts/build-olm-assets.sh again" >&2
   exit 1
 fi
 BUILD_SCRIPT_NAME=build-olm-assets

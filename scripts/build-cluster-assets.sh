@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds what our one-node test cluster (test/cluster) needs beyond the test
 # control plane: kubelet, kube-scheduler and kube-proxy (from the same
-# Kubernetes wrapper module and flags as ci/build-test-assets.sh), containerd
+# Kubernetes wrapper module and flags as scripts/build-test-assets.sh), containerd
 # 2.x with ctr, the `registry` of distribution v3, and a tiny static `pause`
 # program for the sandbox image. Everything goes into a cache outside the repo;
 # only missing binaries are built, and the directory is printed on stdout.
@@ -65,18 +65,18 @@ for binary in "${missing[@]}"; do
   case "$binary" in
     kubelet|kube-scheduler|kube-proxy)
       echo "build-cluster-assets: building $binary $KUBE_VERSION with Go (5 to 20 minutes on 2 cores; progress every ${PROGRESS_SECONDS}s)" >&2
-      build "$binary" "$here/tools/kube-apiserver" -trimpath -tags selinux,notest -ldflags "$kube_ldflags" -o "$tmp/$binary" "k8s.io/kubernetes/cmd/$binary" ;;
+      build "$binary" "$here/go/kube-apiserver" -trimpath -tags selinux,notest -ldflags "$kube_ldflags" -o "$tmp/$binary" "k8s.io/kubernetes/cmd/$binary" ;;
     containerd|containerd-shim-runc-v2|ctr)
       # Pure Go (no btrfs/devmapper/zfs snapshotters), so no C toolchain is needed.
       echo "build-cluster-assets: building $binary $CONTAINERD_VERSION with Go (about 2 minutes)" >&2
-      build "$binary" "$here/tools/containerd" -trimpath -tags no_btrfs,no_devmapper,no_zfs \
+      build "$binary" "$here/go/containerd" -trimpath -tags no_btrfs,no_devmapper,no_zfs \
         -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
         -o "$tmp/$binary" "github.com/containerd/containerd/v2/cmd/$binary" ;;
     registry)
       echo "build-cluster-assets: building the distribution registry with Go (about 2 minutes)" >&2
-      build registry "$here/tools/registry" -trimpath -ldflags "-s -w" -o "$tmp/registry" github.com/distribution/distribution/v3/cmd/registry ;;
+      build registry "$here/go/registry" -trimpath -ldflags "-s -w" -o "$tmp/registry" github.com/distribution/distribution/v3/cmd/registry ;;
     pause)
-      build pause "$here/tools/pause" -trimpath -ldflags "-s -w" -o "$tmp/pause" . ;;
+      build pause "$here/go/pause" -trimpath -ldflags "-s -w" -o "$tmp/pause" . ;;
   esac
   # Move each one as soon as it is built, so an interrupted run keeps what it finished.
   mv "$tmp/$binary" "$bin_dir/"

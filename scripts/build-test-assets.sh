@@ -47,11 +47,11 @@ for binary in "${missing[@]}"; do
   case "$binary" in
     etcd)
       echo "build-test-assets: building etcd $ETCD_VERSION with Go (a minute or two)" >&2
-      build etcd "$here/tools/etcd" -trimpath -o "$tmp/etcd" go.etcd.io/etcd/server/v3 ;;
+      build etcd "$here/go/etcd" -trimpath -o "$tmp/etcd" go.etcd.io/etcd/server/v3 ;;
     kube-apiserver|kube-controller-manager)
       # Both come from the one wrapper module, so they share every dependency version.
       echo "build-test-assets: building $binary $KUBE_VERSION with Go (8 to 30 minutes on 2 cores; progress every ${PROGRESS_SECONDS}s)" >&2
-      build "$binary" "$here/tools/kube-apiserver" -trimpath -tags selinux,notest -ldflags "$ldflags" -o "$tmp/$binary" "k8s.io/kubernetes/cmd/$binary" ;;
+      build "$binary" "$here/go/kube-apiserver" -trimpath -tags selinux,notest -ldflags "$ldflags" -o "$tmp/$binary" "k8s.io/kubernetes/cmd/$binary" ;;
   esac
   # Move each one as soon as it is built, so an interrupted run keeps what it finished.
   mv "$tmp/$binary" "$bin_dir/"

@@ -3,7 +3,7 @@
 // published v0.X.Y staging modules match kubernetes v1.X.Y, so we replace each
 // one here. Missing a single replace breaks the build; diff this list against
 // the new release's root go.mod when bumping.
-module ts-operator-sdk.local/ci/tools/kube-apiserver
+module ts-operator-sdk.local/scripts/go/kube-apiserver
 
 go 1.26.0
 
@@ -11,7 +11,7 @@ tool (
 	k8s.io/kubernetes/cmd/kube-apiserver
 	// Only our own e2e tests run it (garbage collection, Deployments, namespaces).
 	k8s.io/kubernetes/cmd/kube-controller-manager
-	// The one-node test cluster (test/cluster, ci/build-cluster-assets.sh).
+	// The one-node test cluster (test/cluster, scripts/build-cluster-assets.sh).
 	k8s.io/kubernetes/cmd/kube-proxy
 	k8s.io/kubernetes/cmd/kube-scheduler
 	k8s.io/kubernetes/cmd/kubelet

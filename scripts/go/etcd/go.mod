@@ -1,6 +1,6 @@
 // Wrapper module: etcd's server/go.mod has replace directives, so it cannot be
 // `go install`ed; as a dependency it needs none. 3.6.8 is the etcd k8s 1.36 uses.
-module ts-operator-sdk.local/ci/tools/etcd
+module ts-operator-sdk.local/scripts/go/etcd
 
 go 1.26.0
 

@@ -1,6 +1,6 @@
 // Wrapper module for the `registry` binary of distribution v3 (a real OCI registry),
 // built only for our own one-node test cluster (test/cluster).
-module ts-operator-sdk.local/ci/tools/registry
+module ts-operator-sdk.local/scripts/go/registry
 
 go 1.26.0
 

@@ -1,7 +1,7 @@
 // The benchmark peer of test/e2e/fixtures/memcached.ts: the same Memcached
 // reconcile, written with controller-runtime, so bench/side-by-side.ts can
 // compare our runtime with Go's on the same API server. Only the benchmark
-// builds it (ci/build-bench-peer.sh); users of ts-operator-sdk never need Go.
+// builds it (scripts/build-bench-peer.sh); users of ts-operator-sdk never need Go.
 //
 // Kept equal to our fixture on purpose: one worker, all namespaces, Owns(Deployment),
 // managedFields stripped from the cache, metrics and probes off, no leader election,

@@ -1,6 +1,6 @@
 // The Go controller-runtime peer of our Memcached fixture, built only by
-// ci/build-bench-peer.sh for bench/side-by-side.ts.
-module ts-operator-sdk.local/ci/tools/memcached-operator-go
+// scripts/build-bench-peer.sh for bench/side-by-side.ts.
+module ts-operator-sdk.local/scripts/go/memcached-operator-go
 
 go 1.26.0
 

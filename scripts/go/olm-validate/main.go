@@ -1,5 +1,5 @@
 // Command olm-validate prints operator-framework/api's verdict on a bundle
-// directory as normalized JSON, so ci/olm-verdicts.sh can record what the
+// directory as normalized JSON, so scripts/olm-verdicts.sh can record what the
 // upstream rules say about each of our broken-bundle fixtures.
 //
 // It runs what operator-sdk's `bundle validate` runs on a directory, minus the

@@ -1,6 +1,6 @@
 // Wrapper module for containerd 2.x (daemon + ctr), built only for our own
 // one-node test cluster (test/cluster). Debian's containerd 1.6 is too old.
-module ts-operator-sdk.local/ci/tools/containerd
+module ts-operator-sdk.local/scripts/go/containerd
 
 go 1.26.0
 

@@ -1,5 +1,5 @@
-# Shared by ci/build-test-assets.sh, ci/build-cluster-assets.sh and
-# ci/build-olm-assets.sh (sourced, not run): a build directory that vanishes on
+# Shared by scripts/build-test-assets.sh, scripts/build-cluster-assets.sh and
+# scripts/build-olm-assets.sh (sourced, not run): a build directory that vanishes on
 # exit, and `go build` with a progress line, since go build itself says nothing
 # for minutes. The sourcing script sets BUILD_SCRIPT_NAME for its messages.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Go controller-runtime peer of our Memcached fixture
-# (ci/tools/memcached-operator-go) into a cache outside the repo and prints the
+# (scripts/go/memcached-operator-go) into a cache outside the repo and prints the
 # binary's path. Built only when missing. Only bench/side-by-side.ts needs it:
 # users of ts-operator-sdk never need Go.
 # With --if-built it only prints the path of an already built binary (nothing
@@ -8,7 +8,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache_root="${TS_OPERATOR_SDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ts-operator-sdk}"
-module="$here/tools/memcached-operator-go"
+module="$here/go/memcached-operator-go"
 # The controller-runtime version is in the name, so a bump builds a new binary.
 version="$(awk '$1 == "sigs.k8s.io/controller-runtime" { print $2 }' "$module/go.mod")"
 binary="$cache_root/bench/memcached-operator-go-controller-runtime-${version}"

@@ -9,15 +9,15 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 cache_root="${TS_OPERATOR_SDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ts-operator-sdk}"
-api_version="$(sed -n 's#^require github.com/operator-framework/api \(v[^ ]*\)$#\1#p; s#^\tgithub.com/operator-framework/api \(v[^ ]*\)$#\1#p' "$here/tools/olm-validate/go.mod" | head -1)"
-tool="$cache_root/tools/olm-validate-api-$api_version-$(sha256sum "$here/tools/olm-validate/main.go" | cut -c1-12)"
+api_version="$(sed -n 's#^require github.com/operator-framework/api \(v[^ ]*\)$#\1#p; s#^\tgithub.com/operator-framework/api \(v[^ ]*\)$#\1#p' "$here/go/olm-validate/go.mod" | head -1)"
+tool="$cache_root/tools/olm-validate-api-$api_version-$(sha256sum "$here/go/olm-validate/main.go" | cut -c1-12)"
 golden="$repo/test/fixtures/bundles/olm-verdicts.json"
 
 if [[ ! -x "$tool" ]]; then
   command -v go >/dev/null || { echo "olm-verdicts: Go is needed to build the operator-framework/api reference (only for this repo's tests)" >&2; exit 1; }
   mkdir -p "$(dirname "$tool")"
   echo "olm-verdicts: building the operator-framework/api $api_version reference" >&2
-  (cd "$here/tools/olm-validate" && GOTOOLCHAIN=local CGO_ENABLED=0 go build -trimpath -o "$tool.tmp" . && mv "$tool.tmp" "$tool")
+  (cd "$here/go/olm-validate" && GOTOOLCHAIN=local CGO_ENABLED=0 go build -trimpath -o "$tool.tmp" . && mv "$tool.tmp" "$tool")
 fi
 
 (cd "$repo" && npm run --silent build)

@@ -1,7 +1,7 @@
 // The reference our `bundle validate` is compared with: operator-framework/api's
 // validators at the version operator-sdk v1.42 pins. Built only by
-// ci/olm-verdicts.sh, never by users.
-module ts-operator-sdk.local/ci/tools/olm-validate
+// scripts/olm-verdicts.sh, never by users.
+module ts-operator-sdk.local/scripts/go/olm-validate
 
 go 1.26.0
 
