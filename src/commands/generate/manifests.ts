@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { generateManifests, type ApiResource } from '../../generators/manifests.js';
 import { UsageError } from '../../errors.js';
 import { MAX_TYPE_NESTING } from '../../generators/crd/type-schema.js';
-import { apiLayout } from '../../scaffold/layout.js';
+import { recordedTypesDir } from '../../scaffold/layout.js';
 import { readProject, type ProjectConfig } from '../../scaffold/project.js';
 import { VirtualTree } from '../../scaffold/tree.js';
 import { finishTree, type CommandIO } from '../../cli/io.js';
@@ -25,7 +25,7 @@ export function apiResourcesOf(project: ProjectConfig): ApiResource[] {
       version: resource.version,
       kind: resource.kind,
       plural: resource.plural,
-      path: resource.path ?? apiLayout(resource, project.multigroup === true).typesDir,
+      path: recordedTypesDir(resource, project.multigroup === true),
       namespaced: resource.api?.namespaced === true,
     }));
 }
