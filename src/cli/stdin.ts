@@ -1,7 +1,6 @@
 import { createInterface, type Interface } from 'node:readline';
 import { fstatSync } from 'node:fs';
 import { UsageError } from '../errors.js';
-import { formatSize } from '../yaml-input.js';
 
 /** Reads standard input one line at a time, on demand. */
 export interface LineReader {
@@ -62,6 +61,8 @@ export async function readPipedStdin(limit = Number.POSITIVE_INFINITY): Promise<
     // Stop at the bound instead of buffering whatever the pipe produces.
     if (size > limit) {
       process.stdin.destroy();
+      // Imported only here: yaml-input loads the yaml parser, which the commands that read no YAML should not pay for.
+      const { formatSize } = await import('../yaml-input.js');
       throw new UsageError(
         `stdin is larger than ${formatSize(limit)}`,
         "pipe in only the operator's manifests (kustomize build config/manifests), or use --input-dir",

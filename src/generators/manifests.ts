@@ -4,7 +4,7 @@ import path from 'node:path';
 import ts = require('typescript');
 import { buildCrds, type ApiResource } from './crd/crd.js';
 import type { ClientNodeModels } from './crd/type-schema.js';
-import { Markers } from '../scaffold/inserter.js';
+import { ScaffoldMarkers } from '../scaffold/markers.js';
 import { packageInfo } from '../scaffold/package-info.js';
 import { ProblemList } from './problems.js';
 import { buildRoles, readRbacMarkers } from './rbac/rbac.js';
@@ -34,7 +34,7 @@ export interface GeneratedFile {
  * The scaffold marker below which `config/crd/kustomization.yaml` lists CRDs:
  * the one `create api` inserts at, so both writers of that file agree.
  */
-export const CRD_KUSTOMIZE_MARKER = Markers.crdResources;
+export const CRD_KUSTOMIZE_MARKER = ScaffoldMarkers.crdResources;
 
 /** Directories scanned for `+kubebuilder:rbac` markers. */
 const CONTROLLER_DIRS = ['controllers', 'internal/controller'];

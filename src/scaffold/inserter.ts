@@ -1,21 +1,10 @@
 import { UsageError } from '../errors.js';
 import type { VirtualTree } from './tree.js';
 
-/** Markers that generated files carry so later commands know where to add code. */
-export const Markers = {
-  imports: '// +kubebuilder:scaffold:imports',
-  builder: '// +kubebuilder:scaffold:builder',
-  crdResources: '# +kubebuilder:scaffold:crdkustomizeresource',
-  samples: '# +kubebuilder:scaffold:manifestskustomizesamples',
-  rbacRoles: '# +kubebuilder:scaffold:rbackustomizeroles',
-  crdWebhookPatch: '# +kubebuilder:scaffold:crdkustomizewebhookpatch',
-  caInjectionNamespace: '# +kubebuilder:scaffold:crdkustomizecainjectionns',
-  caInjectionName: '# +kubebuilder:scaffold:crdkustomizecainjectionname',
-} as const;
-
 /** Code to add to an existing file: fragments placed just above a marker line. */
 export interface Inserter {
   path: string;
+  /** The marker's line, from ScaffoldMarkers (./markers.ts). */
   marker: string;
   /** Each fragment is one or more lines, without the marker's indentation. */
   fragments: string[];

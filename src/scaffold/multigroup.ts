@@ -6,7 +6,7 @@
  */
 import { posix } from 'node:path';
 import { UsageError } from '../errors.js';
-import { apiLayout, relativeImport, webhookLayout } from './layout.js';
+import { kindLayout, RBAC_HELPER_ROLES, relativeImport } from './layout.js';
 import type { ProjectConfig } from './project.js';
 import type { VirtualTree } from './tree.js';
 
@@ -30,22 +30,15 @@ export function planLayoutMoves(tree: VirtualTree, project: ProjectConfig, toMul
   };
   for (const resource of project.resources ?? []) {
     if (resource.core || resource.external) continue;
-    const before = apiLayout(resource, !toMultigroup);
-    const after = apiLayout(resource, toMultigroup);
+    const before = kindLayout(resource, !toMultigroup);
+    const after = kindLayout(resource, toMultigroup);
     addDirectory(before.typesDir, after.typesDir);
     add(before.controllerFile, after.controllerFile);
     add(before.controllerTestFile, after.controllerTestFile);
-    for (const role of ['admin', 'editor', 'viewer']) {
-      add(
-        `config/rbac/${before.rbacRolePrefix}_${role}_role.yaml`,
-        `config/rbac/${after.rbacRolePrefix}_${role}_role.yaml`,
-      );
-    }
+    for (const role of RBAC_HELPER_ROLES) add(before.rbacRoleFiles[role], after.rbacRoleFiles[role]);
     // Webhooks follow the same rule, so the next `create webhook` finds the kind's file where it looks.
-    const webhooksBefore = webhookLayout(resource, !toMultigroup);
-    const webhooksAfter = webhookLayout(resource, toMultigroup);
-    addDirectory(webhooksBefore.webhookDir, webhooksAfter.webhookDir);
-    add(webhooksBefore.crdPatchFile, webhooksAfter.crdPatchFile);
+    addDirectory(before.webhookDir, after.webhookDir);
+    add(before.crdPatchFile, after.crdPatchFile);
   }
   return moves;
 }

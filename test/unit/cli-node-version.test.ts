@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { test } from 'node:test';
@@ -116,4 +116,23 @@ test('npm refuses an old Node in this repository and in a generated project (eng
   const engines = generated.engines as { node: string };
   assert.match(result.stderr, new RegExp(`Required: \\{"node":"${engines.node}"\\}`));
   assert.ok(!existsSync(join(dir, 'node_modules')), 'nothing was installed');
+});
+
+test('the launcher keeps its compile cache in the user cache dir, and runs the same when that cannot be written', () => {
+  const dir = tempProjectDir();
+  const cacheHome = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-cache-home-'));
+  // NODE_COMPILE_CACHE would take precedence over the launcher's directory.
+  const env = { XDG_CACHE_HOME: cacheHome, NODE_COMPILE_CACHE: undefined, NODE_DISABLE_COMPILE_CACHE: undefined };
+  const cached = runCliOk(['version'], dir, { env });
+  assert.ok(
+    readdirSync(join(cacheHome, 'ts-operator-sdk', 'compile-cache')).length > 0,
+    'the compile cache is written under $XDG_CACHE_HOME/ts-operator-sdk',
+  );
+  // A cache home that is a file: the cache directory can never be created (as on a read-only home).
+  const blocked = join(cacheHome, 'not-a-directory');
+  writeFileSync(blocked, '');
+  const uncached = runCli(['version'], dir, { env: { ...env, XDG_CACHE_HOME: blocked } });
+  assert.equal(uncached.status, 0);
+  assert.equal(uncached.stderr, '');
+  assert.equal(uncached.stdout, cached.stdout);
 });

@@ -1,15 +1,19 @@
 /**
- * What `create api` writes for an API, shared by its own kinds (./api.ts) and
- * kinds another project owns (./external-api.ts): its options, its files and
- * the code it inserts at the markers of existing files.
+ * What `create api` writes for a resolved API (./resolve-api.ts), shared by
+ * its own kinds (./api.ts) and kinds another project owns
+ * (./external-api.ts): its files and the code it inserts at the markers of
+ * existing files. Everything here reads the resolved value; nothing is
+ * validated or derived again.
  */
 import type { FileSpec, IfExists } from '../../scaffold/files.js';
-import { Markers, type Inserter } from '../../scaffold/inserter.js';
-import type { ApiData } from '../../scaffold/layout.js';
+import type { ApiNames } from '../../scaffold/api-names.js';
+import { RBAC_HELPER_ROLES } from '../../scaffold/layout.js';
+import { mainInserters, type MainImport } from '../../scaffold/main-imports.js';
+import { ScaffoldMarkers } from '../../scaffold/markers.js';
+import type { Inserter } from '../../scaffold/inserter.js';
 
-/** Options of `ts-operator-sdk create api`. */
-export interface CreateApiOptions {
-  directory: string;
+/** The flags of `ts-operator-sdk create api`, as the command line gives them. */
+export interface CreateApiFlags {
   /** Empty: the API group is the project domain itself. */
   group: string;
   version?: string;
@@ -21,8 +25,6 @@ export interface CreateApiOptions {
   namespaced: boolean;
   force: boolean;
   dryRun: boolean;
-  /** Whether stdin is a terminal (prompts are allowed). */
-  interactive: boolean;
   /** A kind another project owns: the project directory of its TypeScript types (see ./external-api.ts). */
   externalApiPath?: string;
   externalApiDomain?: string;
@@ -32,14 +34,29 @@ export interface CreateApiOptions {
   timeout?: string;
 }
 
+/** Options of `ts-operator-sdk create api`: its flags, and where it runs. */
+export interface CreateApiOptions extends CreateApiFlags {
+  directory: string;
+  /** Whether stdin is a terminal (prompts are allowed). */
+  interactive: boolean;
+}
+
+/** Which parts of an API a run scaffolds, and whether it may overwrite the kind's own files. */
+export interface ApiParts {
+  resource: boolean;
+  controller: boolean;
+  force: boolean;
+}
+
 /** The files of one API; `force` turns `error` into `overwrite` for exactly these. */
-export function apiFiles(data: ApiData, parts: { resource: boolean; controller: boolean; force: boolean }): FileSpec[] {
+export function apiFiles(names: ApiNames, parts: ApiParts): FileSpec[] {
   const owned: IfExists = parts.force ? 'overwrite' : 'error';
+  const { layout } = names;
   const specs: FileSpec[] = [];
   if (parts.resource) {
     specs.push(
-      { path: data.layout.groupVersionFile, template: 'api/apis/version/groupversion_info.ts.hbs', ifExists: 'skip' },
-      { path: data.layout.typesFile, template: 'api/apis/version/kind_types.ts.hbs', ifExists: owned },
+      { path: layout.groupVersionFile, template: 'api/apis/version/groupversion_info.ts.hbs', ifExists: 'skip' },
+      { path: layout.typesFile, template: 'api/apis/version/kind_types.ts.hbs', ifExists: owned },
       { path: 'config/crd/kustomization.yaml', template: 'api/config/crd/kustomization.yaml.hbs', ifExists: 'skip' },
       {
         path: 'config/crd/kustomizeconfig.yaml',
@@ -51,12 +68,12 @@ export function apiFiles(data: ApiData, parts: { resource: boolean; controller: 
         template: 'api/config/samples/kustomization.yaml.hbs',
         ifExists: 'skip',
       },
-      { path: data.layout.sampleFile, template: 'api/config/samples/group_version_kind.yaml.hbs', ifExists: owned },
+      { path: layout.sampleFile, template: 'api/config/samples/group_version_kind.yaml.hbs', ifExists: owned },
     );
-    for (const role of ['admin', 'editor', 'viewer']) {
+    for (const role of RBAC_HELPER_ROLES) {
       // One set of roles per kind covers all its versions, so a new version reuses them.
       specs.push({
-        path: `config/rbac/${data.rbacRolePrefix}_${role}_role.yaml`,
+        path: layout.rbacRoleFiles[role],
         template: `api/config/rbac/kind_${role}_role.yaml.hbs`,
         ifExists: parts.force ? 'overwrite' : 'skip',
       });
@@ -64,9 +81,9 @@ export function apiFiles(data: ApiData, parts: { resource: boolean; controller: 
   }
   if (parts.controller) {
     specs.push(
-      { path: data.layout.controllerFile, template: 'api/controllers/kind_controller.ts.hbs', ifExists: owned },
+      { path: layout.controllerFile, template: 'api/controllers/kind_controller.ts.hbs', ifExists: owned },
       {
-        path: data.layout.controllerTestFile,
+        path: layout.controllerTestFile,
         template: 'api/controllers/kind_controller.test.ts.hbs',
         ifExists: owned,
       },
@@ -75,60 +92,35 @@ export function apiFiles(data: ApiData, parts: { resource: boolean; controller: 
   return specs;
 }
 
-/**
- * The name main.ts gives an API's reconciler: `<Kind>Reconciler`, or, when
- * main.ts already imports that name from another group's controller (the
- * same kind in two groups), `<Group><Kind>Reconciler`.
- */
-export function reconcilerLocalName(mainTs: string, data: ApiData): string {
-  const name = `${data.kind}Reconciler`;
-  const importsName = new RegExp(`^import \\{[^}]*\\b${name}\\b[^}]*\\} from '([^']+)';$`, 'm').exec(mainTs);
-  if (!importsName || importsName[1] === data.controllerImportFromMain) return name;
-  const groupWords = (data.group || data.qualifiedGroup).split(/[^a-z0-9]+/).filter(Boolean);
-  return `${groupWords.map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('')}${name}`;
+/** The lines main.ts gets for a kind's controller: the import, and its setup with the manager. */
+export function reconcilerInserters(reconciler: MainImport): Inserter[] {
+  return mainInserters(reconciler, [`new ${reconciler.local}(mgr.getClient()).setupWithManager(mgr);`]);
 }
 
 /** The code `create api` adds to files that already exist, at their markers. */
-export function apiInserters(
-  data: ApiData,
-  parts: { resource: boolean; controller: boolean },
-  reconcilerName = `${data.kind}Reconciler`,
-): Inserter[] {
+export function apiInserters(names: ApiNames, parts: ApiParts, reconciler: MainImport | undefined): Inserter[] {
   const inserters: Inserter[] = [];
   if (parts.resource) {
     inserters.push(
       {
         path: 'config/crd/kustomization.yaml',
-        marker: Markers.crdResources,
-        fragments: [`- bases/${data.qualifiedGroup}_${data.plural}.yaml`],
+        marker: ScaffoldMarkers.crdResources,
+        fragments: [`- bases/${names.qualifiedGroup}_${names.plural}.yaml`],
       },
       {
         path: 'config/samples/kustomization.yaml',
-        marker: Markers.samples,
-        fragments: [`- ${data.layout.sampleFile.slice('config/samples/'.length)}`],
+        marker: ScaffoldMarkers.samples,
+        fragments: [`- ${names.layout.sampleFile.slice('config/samples/'.length)}`],
       },
       {
         path: 'config/rbac/kustomization.yaml',
-        marker: Markers.rbacRoles,
-        fragments: ['admin', 'editor', 'viewer'].map((role) => `- ${data.rbacRolePrefix}_${role}_role.yaml`),
+        marker: ScaffoldMarkers.rbacRoles,
+        fragments: RBAC_HELPER_ROLES.map(
+          (role) => `- ${names.layout.rbacRoleFiles[role].slice('config/rbac/'.length)}`,
+        ),
       },
     );
   }
-  if (parts.controller) {
-    inserters.push(
-      {
-        path: 'main.ts',
-        marker: Markers.imports,
-        fragments: [
-          `import { ${reconcilerName === `${data.kind}Reconciler` ? reconcilerName : `${data.kind}Reconciler as ${reconcilerName}`} } from '${data.controllerImportFromMain}';`,
-        ],
-      },
-      {
-        path: 'main.ts',
-        marker: Markers.builder,
-        fragments: [`new ${reconcilerName}(mgr.getClient()).setupWithManager(mgr);`],
-      },
-    );
-  }
+  if (parts.controller && reconciler) inserters.push(...reconcilerInserters(reconciler));
   return inserters;
 }

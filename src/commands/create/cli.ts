@@ -3,7 +3,7 @@ import { commandGroup } from '../../cli/command-group.js';
 import type { CliContext } from '../../cli/context.js';
 import { parseBooleanFlag } from '../../cli/flags.js';
 // Type only: erased, so the command's modules still load on use.
-import type { CreateApiOptions } from './api-scaffold.js';
+import type { CreateApiFlags } from './api-scaffold.js';
 
 /** The `create` command group; `create api` and `create webhook` register on it. */
 export function createCommand(program: Command): Command {
@@ -62,10 +62,10 @@ Examples:
   # A kind you don't own (OpenShift's Route): types generated from its CRD, and a controller
   $ ts-operator-sdk create api --group route --version v1 --kind Route --external-api-path apis/external/route/v1 --external-api-domain openshift.io --from-crd route-crd.yaml`,
     )
-    .action(async (opts: Omit<CreateApiOptions, 'directory' | 'interactive'>) => {
+    .action(async (flags: CreateApiFlags) => {
       // Loaded on use: only the command that runs pays for its templates and modules.
       const { createApi } = await import('./api.js');
-      await createApi({ directory: ctx.cwd, interactive: ctx.interactive, ...opts }, ctx.io);
+      await createApi({ directory: ctx.cwd, interactive: ctx.interactive, ...flags }, ctx.io);
     });
 }
 

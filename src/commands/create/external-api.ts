@@ -1,12 +1,20 @@
 import { posix, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { UsageError } from '../../errors.js';
-import { chooseVersion, crdModel, readCrdFile, type CrdModel } from '../../generators/crd-to-typescript/crd-source.js';
+import {
+  chooseVersion,
+  crdModel,
+  readCrdFile,
+  type CrdModel,
+  type CrdVersion,
+} from '../../generators/crd-to-typescript/crd-source.js';
 import { crdToTypeScript } from '../../generators/crd-to-typescript/schema-to-typescript.js';
 import { boilerplateHeader } from '../../scaffold/boilerplate.js';
 import { scaffoldFiles, type FileSpec } from '../../scaffold/files.js';
 import { applyInserters } from '../../scaffold/inserter.js';
-import { apiData, relativeImport } from '../../scaffold/layout.js';
+import { apiNames, type ApiNames } from '../../scaffold/api-names.js';
+import { kindLayout } from '../../scaffold/layout.js';
+import type { MainImport } from '../../scaffold/main-imports.js';
 import { pluralize, validateGroup, validateKind, validatePlural, validateVersion } from '../../scaffold/names.js';
 import {
   qualifiedGroup,
@@ -17,7 +25,8 @@ import {
 } from '../../scaffold/project.js';
 import type { VirtualTree } from '../../scaffold/tree.js';
 import { finishTree, type CommandIO } from '../../cli/io.js';
-import { apiInserters, reconcilerLocalName, type CreateApiOptions } from './api-scaffold.js';
+import { reconcilerInserters, type CreateApiOptions } from './api-scaffold.js';
+import { reconcilerImport } from './resolve-api.js';
 
 /**
  * Where envtest finds the CRDs of kinds the project does not own: copies of
@@ -49,6 +58,32 @@ export type ExternalApiOptions = Pick<
   fromCluster?: string;
 };
 
+/** The CRD an external kind's types are generated from, and how to name where it came from. */
+interface CrdSource {
+  crd: CrdModel;
+  version: CrdVersion;
+  /** The flag that named it, as the regenerate command repeats it: `--from-crd <file>` or `--from-cluster <name>`. */
+  flag: string;
+  /** Where it came from, for the header of its copy. */
+  origin: string;
+}
+
+/** One `create api --external-api-path` run, resolved: everything the scaffolding reads. */
+export interface ResolvedExternalApi {
+  /** Every name and path of the kind; its types file is under --external-api-path. */
+  names: ApiNames;
+  /** Undefined without --from-crd or --from-cluster: the types exist already. */
+  source?: CrdSource;
+  controller: boolean;
+  force: boolean;
+  dryRun: boolean;
+  /** The PROJECT entry after this run, and the one it replaces. */
+  record: ProjectResource;
+  replaces?: ProjectResource;
+  /** How main.ts imports the kind's reconciler; undefined without a controller. */
+  reconciler?: MainImport;
+}
+
 /**
  * `create api --external-api-path`: a kind another project owns (OpenShift's
  * Route, cert-manager's Certificate). Recorded in PROJECT as `external: true`
@@ -63,6 +98,59 @@ export async function createExternalApi(
   options: ExternalApiOptions,
   io: CommandIO,
 ): Promise<void> {
+  const api = await resolveExternalApi(options, { project, tree, io });
+  const { names, source } = api;
+  if (source) {
+    tree.write(
+      names.layout.typesFile,
+      crdToTypeScript(source.crd, source.version, {
+        header: names.boilerplate,
+        printWidth: projectPrintWidth(tree),
+        regenerate: `npx ts-operator-sdk create api --group ${names.group || '""'} --version ${names.version} --kind ${names.kind} --external-api-path ${names.layout.typesDir} --external-api-domain ${names.domain} ${source.flag} --controller=false --force`,
+      }),
+    );
+    tree.write(`${EXTERNAL_CRD_DIR}/${source.crd.group}_${source.crd.plural}.yaml`, crdCopy(source.crd, source.origin));
+  }
+  if (api.reconciler) {
+    // The controller only: its test creates an object of the kind, whose required fields only the user knows.
+    const specs: FileSpec[] = [
+      {
+        path: names.layout.controllerFile,
+        template: 'api/controllers/external/kind_controller.ts.hbs',
+        ifExists: api.force ? 'overwrite' : 'error',
+      },
+    ];
+    scaffoldFiles(tree, specs, names);
+    applyInserters(tree, reconcilerInserters(api.reconciler));
+  }
+  const resources = project.resources ?? [];
+  project.resources = api.replaces
+    ? resources.map((item) => (item === api.replaces ? api.record : item))
+    : [...resources, api.record];
+  writeProject(tree, project);
+
+  await finishTree(
+    tree,
+    io,
+    api.dryRun,
+    source
+      ? [
+          `Next: install the CRD in envtest with crdDirectoryPaths: ['${EXTERNAL_CRD_DIR}'] (it is not deployed with your operator), and import ${names.kind} from ${names.layout.typesFile}`,
+        ]
+      : [],
+  );
+}
+
+/**
+ * Validates the flags of `create api --external-api-path` against the
+ * project, reads the CRD they name (a file or the cluster's), and derives
+ * every name once. Throws a one-line UsageError before anything is scaffolded.
+ */
+export async function resolveExternalApi(
+  options: ExternalApiOptions,
+  context: { project: ProjectConfig; tree: VirtualTree; io: CommandIO },
+): Promise<ResolvedExternalApi> {
+  const { project, tree, io } = context;
   if (options.resource === true) {
     throw new UsageError(
       "--resource cannot be used with --external-api-path: an external kind's CRD belongs to the project that owns it",
@@ -125,7 +213,7 @@ export async function createExternalApi(
     );
   }
 
-  const typesFile = `${typesDir}/${kind.toLowerCase()}_types.ts`;
+  const typesFile = kindLayout({ ...requested, external: true, path: typesDir }, project.multigroup === true).typesFile;
   const controller = options.controller ?? (options.interactive ? await io.confirm('Create Controller [y/n]') : true);
   if (!crd && !controller)
     throw new UsageError(
@@ -140,8 +228,7 @@ export async function createExternalApi(
         ')',
     );
   }
-
-  const entry: ProjectResource = {
+  const record: ProjectResource = {
     ...existing,
     ...requested,
     controller: controller || existing?.controller,
@@ -150,62 +237,36 @@ export async function createExternalApi(
     // Recorded only when it is not the derived one, as for --plural; later commands need it for RBAC.
     plural: plural === pluralize(kind) ? undefined : plural,
   };
-  const data = apiData(
-    { ...entry, plural, api: { crdVersion: 'v1', namespaced: crd?.namespaced ?? options.namespaced } },
+  if (crd && tree.exists(typesFile) && !options.force)
+    throw new UsageError(`${typesFile} already exists`, 'pass --force to regenerate it from the CRD');
+
+  const names = apiNames(
+    { ...record, plural, api: { crdVersion: 'v1', namespaced: crd?.namespaced ?? options.namespaced } },
     {
       multigroup: project.multigroup === true,
       projectName: project.projectName ?? '',
       boilerplate: boilerplateHeader(tree),
     },
   );
-  data.typesImportFromController = relativeImport(data.layout.controllerFile, typesFile);
-
-  if (crd && crdVersion) {
-    if (tree.exists(typesFile) && !options.force)
-      throw new UsageError(`${typesFile} already exists`, 'pass --force to regenerate it from the CRD');
-    const source =
-      options.fromCrd !== undefined ? `--from-crd ${options.fromCrd}` : `--from-cluster ${options.fromCluster}`;
-    tree.write(
-      typesFile,
-      crdToTypeScript(crd, crdVersion, {
-        header: data.boilerplate,
-        printWidth: projectPrintWidth(tree),
-        regenerate: `npx ts-operator-sdk create api --group ${options.group || '""'} --version ${version} --kind ${kind} --external-api-path ${typesDir} --external-api-domain ${domain} ${source} --controller=false --force`,
-      }),
-    );
-    tree.write(
-      `${EXTERNAL_CRD_DIR}/${crd.group}_${crd.plural}.yaml`,
-      crdCopy(crd, options.fromCrd ?? `the cluster's ${crd.name}`),
-    );
-  }
-  if (controller) {
-    // The controller only: its test creates an object of the kind, whose required fields only the user knows.
-    const specs: FileSpec[] = [
-      {
-        path: data.layout.controllerFile,
-        template: 'api/controllers/external/kind_controller.ts.hbs',
-        ifExists: options.force ? 'overwrite' : 'error',
-      },
-    ];
-    scaffoldFiles(tree, specs, data);
-    applyInserters(
-      tree,
-      apiInserters(data, { resource: false, controller: true }, reconcilerLocalName(tree.read('main.ts') ?? '', data)),
-    );
-  }
-  project.resources = existing ? resources.map((item) => (item === existing ? entry : item)) : [...resources, entry];
-  writeProject(tree, project);
-
-  await finishTree(
-    tree,
-    io,
-    options.dryRun,
-    crd
-      ? [
-          `Next: install the CRD in envtest with crdDirectoryPaths: ['${EXTERNAL_CRD_DIR}'] (it is not deployed with your operator), and import ${kind} from ${typesFile}`,
-        ]
-      : [],
-  );
+  return {
+    names,
+    source:
+      crd && crdVersion
+        ? {
+            crd,
+            version: crdVersion,
+            flag:
+              options.fromCrd !== undefined ? `--from-crd ${options.fromCrd}` : `--from-cluster ${options.fromCluster}`,
+            origin: options.fromCrd ?? `the cluster's ${crd.name}`,
+          }
+        : undefined,
+    controller,
+    force: options.force,
+    dryRun: options.dryRun,
+    record,
+    replaces: existing,
+    reconciler: controller ? reconcilerImport(tree, names) : undefined,
+  };
 }
 
 /**

@@ -2,15 +2,11 @@ import { resolve } from 'node:path';
 import { boilerplateHeader } from '../../scaffold/boilerplate.js';
 import { UsageError } from '../../errors.js';
 import { scaffoldFiles, type FileSpec } from '../../scaffold/files.js';
-import { applyInserters, Markers, uncommentBlock, uncommentLine, type Inserter } from '../../scaffold/inserter.js';
-import {
-  apiData,
-  apiLayout,
-  relativeImport,
-  webhookLayout,
-  type ApiData,
-  type WebhookLayout,
-} from '../../scaffold/layout.js';
+import { applyInserters, uncommentBlock, uncommentLine, type Inserter } from '../../scaffold/inserter.js';
+import { apiNames, type ApiNames } from '../../scaffold/api-names.js';
+import { kindLayout, relativeImport } from '../../scaffold/layout.js';
+import { mainImport, mainInserters, type MainImport } from '../../scaffold/main-imports.js';
+import { ScaffoldMarkers } from '../../scaffold/markers.js';
 import { validateGroup, validateKind, validateVersion } from '../../scaffold/names.js';
 import { DNS1123_LABEL_MAX } from '../../validation/names.js';
 import { readProjectWebhookMarkers } from '../../generators/webhook/webhook.js';
@@ -21,6 +17,7 @@ import {
   readProject,
   sameGvk,
   writeProject,
+  type ProjectConfig,
   type ProjectResource,
   type ResourceWebhooks,
 } from '../../scaffold/project.js';
@@ -28,9 +25,8 @@ import { renderTemplate } from '../../scaffold/render.js';
 import { VirtualTree } from '../../scaffold/tree.js';
 import { finishTree, type CommandIO } from '../../cli/io.js';
 
-/** Options of `ts-operator-sdk create webhook`. */
-export interface CreateWebhookOptions {
-  directory: string;
+/** The flags of `ts-operator-sdk create webhook`. */
+export interface CreateWebhookFlags {
   /** Empty: the API group is the project domain itself. */
   group: string;
   version?: string;
@@ -42,6 +38,11 @@ export interface CreateWebhookOptions {
   spoke?: string[];
   force: boolean;
   dryRun: boolean;
+}
+
+/** Options of `ts-operator-sdk create webhook`: its flags and the project directory. */
+export interface CreateWebhookOptions extends CreateWebhookFlags {
+  directory: string;
 }
 
 /** The webhook types of one `create webhook` run, as kubebuilder names them in PROJECT. */
@@ -67,18 +68,14 @@ export interface SpokeData {
   hubImportFromConversion: string;
 }
 
-/** Everything the webhook templates need. */
-export interface WebhookData extends ApiData {
-  webhook: WebhookLayout;
+/** Everything the webhook templates need: the kind's names (its webhook files are in `layout`) and the webhook's own. */
+export interface WebhookData extends ApiNames {
   /** `/mutate-<group with dashes>-<version>-<kind>`: controller-runtime's path, so the manifests and the server agree. */
   mutatePath: string;
   validatePath: string;
   /** The `name=` of the mutating and validating webhooks (see {@link webhookName}). */
   mutatingName: string;
   validatingName: string;
-  /** `<Kind>` or `<Kind>Kind` (see ApiData.kindLocal), imported from the types. */
-  typesImportFromWebhook: string;
-  setupFunction: string;
   spokes: SpokeData[];
   hubVersion: string;
 }
@@ -158,35 +155,25 @@ function sharedFiles(conversion: boolean, data: WebhookData, force: boolean): Fi
     },
     // The kind's own files: a second webhook type adds to them at their markers, so they are kept unless --force.
     {
-      path: data.webhook.webhookFile,
+      path: data.layout.webhookFile,
       template: 'webhook/webhooks/version/kind_webhook.ts.hbs',
       ifExists: force ? 'overwrite' : 'skip',
     },
     {
-      path: data.webhook.webhookTestFile,
+      path: data.layout.webhookTestFile,
       template: 'webhook/webhooks/version/kind_webhook.test.ts.hbs',
       ifExists: force ? 'overwrite' : 'skip',
     },
   ];
   if (conversion) {
     specs.push({
-      path: data.webhook.crdPatchFile,
+      path: data.layout.crdPatchFile,
       template: 'webhook/config/crd/patches/webhook_in_plural.yaml.hbs',
       ifExists: force ? 'overwrite' : 'error',
     });
   }
   return specs;
 }
-
-/** The markers inside a kind's webhook file and its test, where each webhook type adds its part. */
-export const WebhookMarkers = {
-  imports: '// +kubebuilder:scaffold:webhook-imports',
-  builder: '// +kubebuilder:scaffold:webhook-builder',
-  types: '// +kubebuilder:scaffold:webhook-types',
-  testImports: '// +kubebuilder:scaffold:webhook-test-imports',
-  tests: '// +kubebuilder:scaffold:webhook-tests',
-  conversionCrds: '// +kubebuilder:scaffold:webhook-conversion-crds',
-} as const;
 
 /** The code each webhook type adds to the kind's webhook file, its test, and the project files. */
 function typeInserters(types: readonly WebhookType[], data: WebhookData): Inserter[] {
@@ -196,40 +183,48 @@ function typeInserters(types: readonly WebhookType[], data: WebhookData): Insert
     inserters.push(
       // One fragment per import line, so a line two types share is written once.
       {
-        path: data.webhook.webhookFile,
-        marker: WebhookMarkers.imports,
+        path: data.layout.webhookFile,
+        marker: ScaffoldMarkers.webhookImports,
         fragments: fragment(`${type}-imports`).split('\n'),
       },
-      { path: data.webhook.webhookFile, marker: WebhookMarkers.builder, fragments: [fragment(`${type}-builder`)] },
-      { path: data.webhook.webhookFile, marker: WebhookMarkers.types, fragments: [fragment(`${type}-types`)] },
-      { path: data.webhook.webhookTestFile, marker: WebhookMarkers.tests, fragments: [fragment(`${type}-tests`)] },
+      {
+        path: data.layout.webhookFile,
+        marker: ScaffoldMarkers.webhookBuilder,
+        fragments: [fragment(`${type}-builder`)],
+      },
+      { path: data.layout.webhookFile, marker: ScaffoldMarkers.webhookTypes, fragments: [fragment(`${type}-types`)] },
+      {
+        path: data.layout.webhookTestFile,
+        marker: ScaffoldMarkers.webhookTests,
+        fragments: [fragment(`${type}-tests`)],
+      },
     );
   }
   if (types.includes('conversion')) {
     inserters.push(
       {
-        path: data.webhook.webhookTestFile,
-        marker: WebhookMarkers.testImports,
+        path: data.layout.webhookTestFile,
+        marker: ScaffoldMarkers.webhookTestImports,
         fragments: fragment('conversion-test-imports').split('\n'),
       },
       {
-        path: data.webhook.webhookTestFile,
-        marker: WebhookMarkers.conversionCrds,
+        path: data.layout.webhookTestFile,
+        marker: ScaffoldMarkers.webhookConversionCrds,
         fragments: [`'${data.plural}.${data.qualifiedGroup}',`],
       },
       {
         path: 'config/crd/kustomization.yaml',
-        marker: Markers.crdWebhookPatch,
-        fragments: [`- path: ${data.webhook.crdPatchFile.slice('config/crd/'.length)}`],
+        marker: ScaffoldMarkers.crdWebhookPatch,
+        fragments: [`- path: ${data.layout.crdPatchFile.slice('config/crd/'.length)}`],
       },
       {
         path: 'config/default/kustomization.yaml',
-        marker: Markers.caInjectionNamespace,
+        marker: ScaffoldMarkers.caInjectionNamespace,
         fragments: [fragment('cainjection-crd-namespace')],
       },
       {
         path: 'config/default/kustomization.yaml',
-        marker: Markers.caInjectionName,
+        marker: ScaffoldMarkers.caInjectionName,
         fragments: [fragment('cainjection-crd-name')],
       },
     );
@@ -239,38 +234,26 @@ function typeInserters(types: readonly WebhookType[], data: WebhookData): Insert
     .filter((inserter) => inserter.fragments.length > 0);
 }
 
+/**
+ * How main.ts imports the kind's webhook setup: under its own name, or as
+ * `setup<Group><Kind><Version>Webhook` when another group's kind of the same
+ * name took it (the rule of ../../scaffold/main-imports.ts).
+ */
+function webhookSetupImport(tree: VirtualTree, names: ApiNames): MainImport {
+  return mainImport(tree.read('main.ts') ?? '', {
+    name: names.setupFunction,
+    from: names.webhookImportFromMain,
+    alias: `setup${names.groupIdentifier}${names.kind}${pascal(names.version)}Webhook`,
+  });
+}
+
 /** The lines main.ts gets: the import, and the registration guarded by ENABLE_WEBHOOKS as kubebuilder's main.go does. */
-function mainInserters(mainTs: string, data: WebhookData): Inserter[] {
-  const importPath = relativeImport('main.ts', data.webhook.webhookFile);
-  const importsName = new RegExp(`^import \\{[^}]*\\b${data.setupFunction}\\b[^}]*\\} from '([^']+)';$`, 'm').exec(
-    mainTs,
-  );
-  const local =
-    !importsName || importsName[1] === importPath
-      ? data.setupFunction
-      : `setup${(data.group || data.qualifiedGroup)
-          .split(/[^a-z0-9]+/)
-          .filter(Boolean)
-          .map(pascal)
-          .join('')}${data.kind}${pascal(data.version)}Webhook`;
-  return [
-    {
-      path: 'main.ts',
-      marker: Markers.imports,
-      fragments: [
-        `import { ${local === data.setupFunction ? local : `${data.setupFunction} as ${local}`} } from '${importPath}';`,
-      ],
-    },
-    {
-      path: 'main.ts',
-      marker: Markers.builder,
-      fragments: [
-        // Set ENABLE_WEBHOOKS=false to run the operator locally without certificates (`make run`).
-        `if (process.env.ENABLE_WEBHOOKS !== 'false') {\n  mgr.addReadyzCheck('webhook', mgr.getWebhookServer().startedChecker());\n}`,
-        `if (process.env.ENABLE_WEBHOOKS !== 'false') {\n  ${local}(mgr);\n}`,
-      ],
-    },
-  ];
+function webhookMainInserters(setup: MainImport): Inserter[] {
+  return mainInserters(setup, [
+    // Set ENABLE_WEBHOOKS=false to run the operator locally without certificates (`make run`).
+    `if (process.env.ENABLE_WEBHOOKS !== 'false') {\n  mgr.addReadyzCheck('webhook', mgr.getWebhookServer().startedChecker());\n}`,
+    `if (process.env.ENABLE_WEBHOOKS !== 'false') {\n  ${setup.local}(mgr);\n}`,
+  ]);
 }
 
 /** Webhooks are served from their own folder, which the build must compile and the image must copy. */
@@ -287,11 +270,55 @@ function includeWebhookSources(tree: VirtualTree): void {
   }
 }
 
+/** One `create webhook` run, resolved: everything the scaffolding reads. */
+export interface ResolvedWebhook {
+  data: WebhookData;
+  /** The types the kind's files get: the requested ones, or with --force every type the kind has (its files are written again). */
+  typesToInsert: WebhookType[];
+  /** The spokes whose conversion files this run writes. */
+  scaffoldedSpokes: SpokeData[];
+  conversion: boolean;
+  force: boolean;
+  dryRun: boolean;
+  /** The PROJECT entry after this run, and the one it replaces. */
+  record: ProjectResource;
+  replaces: ProjectResource;
+  /** How main.ts imports the kind's webhook setup. */
+  setup: MainImport;
+}
+
 /** `ts-operator-sdk create webhook`: adds defaulting, validating and/or conversion webhooks to an existing API. */
 export async function createWebhook(options: CreateWebhookOptions, io: CommandIO): Promise<void> {
   const tree = new VirtualTree(resolve(options.directory));
   const project = readProject(tree);
   assertOurLayout(project);
+  const webhook = resolveWebhook(options, project, tree);
+  const notes = scaffoldWebhook(tree, webhook);
+  project.resources = (project.resources ?? []).map((item) => (item === webhook.replaces ? webhook.record : item));
+  writeProject(tree, project);
+
+  const { data } = webhook;
+  await finishTree(tree, io, webhook.dryRun, [
+    `Next: implement the webhook in ${data.layout.webhookFile}, then generate config/webhook/manifests.yaml with:\n$ make manifests`,
+    ...notes.map((note) => `Note: ${note}.`),
+    ...(webhook.conversion
+      ? [
+          `Conversion: fill in the conversion functions of ${data.spokes.map((spoke) => spoke.conversionFile).join(', ')}; ${data.version} is the hub (the storage version).`,
+        ]
+      : []),
+  ]);
+}
+
+/**
+ * Validates the flags of `create webhook` against the project and derives
+ * every name and path once. Throws a one-line UsageError before anything is
+ * scaffolded.
+ */
+export function resolveWebhook(
+  options: CreateWebhookFlags,
+  project: ProjectConfig,
+  tree: VirtualTree,
+): ResolvedWebhook {
   if (!options.version)
     throw new UsageError('missing --version', 'pass the API version of the webhook, e.g. --version v1');
   if (!options.kind) throw new UsageError('missing --kind', 'pass the kind of the webhook, e.g. --kind Memcached');
@@ -428,25 +455,22 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
     spoke: options.conversion ? [...new Set([...(had.spoke ?? []), ...spokes])].sort() : had.spoke,
   };
   const entry: ProjectResource = { ...existing, webhooks };
-  const base = apiData(entry, {
+  const base = apiNames(entry, {
     multigroup,
     projectName: project.projectName ?? '',
     boilerplate: boilerplateHeader(tree),
   });
-  const layout = webhookLayout(entry, multigroup);
+  const { layout } = base;
   const data: WebhookData = {
     ...base,
-    webhook: layout,
     mutatePath: webhookPath('mutate', base.qualifiedGroup, base.version, base.kind),
     validatePath: webhookPath('validate', base.qualifiedGroup, base.version, base.kind),
     mutatingName: webhookName('m', entry),
     validatingName: webhookName('v', entry),
-    typesImportFromWebhook: relativeImport(layout.webhookFile, base.layout.typesFile),
-    setupFunction: `setup${base.kind}WebhookWithManager`,
     hubVersion: base.version,
     spokes: (webhooks.spoke ?? []).map((version) => {
-      const spokeLayout = apiLayout({ ...entry, version }, multigroup);
-      const conversionFile = `${spokeLayout.typesDir}/${base.kindLower}_conversion.ts`;
+      const spokeLayout = kindLayout({ ...entry, version }, multigroup);
+      const conversionFile = spokeLayout.conversionFile;
       return {
         version,
         kindAlias: `${base.kind}${pascal(version)}`,
@@ -461,16 +485,31 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
   if (options.conversion) checkStorageVersion(tree, data, sameKind, multigroup);
   checkWebhookNames(tree, data, requestedTypes);
 
-  // --force scaffolds the kind's files again, so every type the kind has goes back in, not only the requested ones.
-  const typesToInsert: WebhookType[] = options.force
-    ? (['defaulting', 'validation', 'conversion'] as const).filter((type) => webhooks[type])
-    : requestedTypes;
-  scaffoldFiles(tree, sharedFiles(options.conversion, data, options.force), data);
-  for (const spoke of data.spokes.filter((item) => options.force || spokes.includes(item.version))) {
+  return {
+    data,
+    // --force scaffolds the kind's files again, so every type the kind has goes back in, not only the requested ones.
+    typesToInsert: options.force
+      ? (['defaulting', 'validation', 'conversion'] as const).filter((type) => webhooks[type])
+      : requestedTypes,
+    scaffoldedSpokes: data.spokes.filter((item) => options.force || spokes.includes(item.version)),
+    conversion: options.conversion,
+    force: options.force,
+    dryRun: options.dryRun,
+    record: entry,
+    replaces: existing,
+    setup: webhookSetupImport(tree, data),
+  };
+}
+
+/** Writes the webhook's files and inserts its lines, from the resolved value only; returns notes for the user. */
+function scaffoldWebhook(tree: VirtualTree, webhook: ResolvedWebhook): string[] {
+  const { data, force } = webhook;
+  scaffoldFiles(tree, sharedFiles(webhook.conversion, data, force), data);
+  for (const spoke of webhook.scaffoldedSpokes) {
     const spec: FileSpec = {
       path: spoke.conversionFile,
       template: 'webhook/apis/version/kind_conversion.ts.hbs',
-      ifExists: options.force ? 'overwrite' : 'error',
+      ifExists: force ? 'overwrite' : 'error',
     };
     scaffoldFiles(tree, [spec], {
       ...data,
@@ -482,7 +521,7 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
   // replacements there are commented-out help, so their absence is reported, not an error.
   const notes: string[] = [];
   const defaultKustomization = tree.read('config/default/kustomization.yaml') ?? '';
-  const inserters = typeInserters(typesToInsert, data).filter((inserter) => {
+  const inserters = typeInserters(webhook.typesToInsert, data).filter((inserter) => {
     if (
       inserter.path !== 'config/default/kustomization.yaml' ||
       defaultKustomization.split('\n').some((line) => line.trim() === inserter.marker)
@@ -493,8 +532,8 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
     );
     return false;
   });
-  applyInserters(tree, [...inserters, ...mainInserters(tree.read('main.ts') ?? '', data)]);
-  if (options.conversion) markStorageVersion(tree, data);
+  applyInserters(tree, [...inserters, ...webhookMainInserters(webhook.setup)]);
+  if (webhook.conversion) markStorageVersion(tree, data);
   addNetworkPolicy(tree);
   includeWebhookSources(tree);
   uncommentLine(tree, 'config/default/kustomization.yaml', '- ../webhook');
@@ -509,21 +548,9 @@ export async function createWebhook(options: CreateWebhookOptions, io: CommandIO
     );
   }
   uncommentBlock(tree, 'config/manifests/kustomization.yaml', OLM_CERT_PATCH_START);
-  if (options.conversion)
+  if (webhook.conversion)
     uncommentBlock(tree, 'config/crd/kustomization.yaml', ['configurations:', '- kustomizeconfig.yaml']);
-
-  project.resources = resources.map((item) => (item === existing ? entry : item));
-  writeProject(tree, project);
-
-  await finishTree(tree, io, options.dryRun, [
-    `Next: implement the webhook in ${data.webhook.webhookFile}, then generate config/webhook/manifests.yaml with:\n$ make manifests`,
-    ...notes.map((note) => `Note: ${note}.`),
-    ...(options.conversion
-      ? [
-          `Conversion: fill in the conversion functions of ${data.spokes.map((spoke) => spoke.conversionFile).join(', ')}; ${options.version} is the hub (the storage version).`,
-        ]
-      : []),
-  ]);
+  return notes;
 }
 
 /**
@@ -550,7 +577,7 @@ function checkWebhookNames(tree: VirtualTree, data: WebhookData, types: readonly
   }
   const markers = readProjectWebhookMarkers(tree.root, new ProblemList());
   for (const name of names) {
-    const taken = markers.find((marker) => marker.args.name === name && marker.file !== data.webhook.webhookFile);
+    const taken = markers.find((marker) => marker.args.name === name && marker.file !== data.layout.webhookFile);
     if (taken) {
       throw new UsageError(
         `the webhook name ${name} is already used by ${taken.file}:${taken.line}, and webhook names must be unique in a project`,
@@ -589,7 +616,7 @@ function checkStorageVersion(
   multigroup: boolean,
 ): void {
   for (const item of sameKind) {
-    const typesFile = apiLayout(item, multigroup).typesFile;
+    const typesFile = kindLayout(item, multigroup).typesFile;
     const text = tree.read(typesFile);
     if (text?.includes(STORAGE_MARKER)) {
       throw new UsageError(

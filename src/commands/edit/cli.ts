@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../../cli/context.js';
 import { parseBooleanFlag } from '../../cli/flags.js';
+// Type only: erased, so the command's modules still load on use.
+import type { EditFlags } from './edit.js';
 
 /** Registers `edit`. */
 export function registerEdit(program: Command, ctx: CliContext): void {
@@ -24,9 +26,9 @@ Examples:
   # Back to a single group (only when the project has at most one group)
   $ ts-operator-sdk edit --multigroup=false`,
     )
-    .action(async (opts: { multigroup?: boolean; dryRun: boolean }) => {
+    .action(async (flags: EditFlags) => {
       // Loaded on use: only the command that runs pays for its templates and modules.
       const { edit } = await import('./edit.js');
-      await edit({ directory: ctx.cwd, ...opts }, ctx.io);
+      await edit({ directory: ctx.cwd, ...flags }, ctx.io);
     });
 }

@@ -4,7 +4,6 @@ import type { CliContext } from '../../cli/context.js';
 import { parseBooleanFlag } from '../../cli/flags.js';
 import { queuedLineReader, readPipedStdin } from '../../cli/stdin.js';
 import { UsageError } from '../../errors.js';
-import { MAX_MANIFEST_STREAM_BYTES } from '../../yaml-input.js';
 
 /** The `generate` command group; each generator registers a subcommand on it. */
 export function generateCommand(program: Command): Command {
@@ -190,6 +189,8 @@ Examples:
         command: Command,
       ) => {
         const { generateBundleCommand } = await import('./bundle.js');
+        // Loaded here, not at registration: yaml-input imports the yaml parser (70-odd modules).
+        const { MAX_MANIFEST_STREAM_BYTES } = await import('../../yaml-input.js');
         // Only a pipe or a redirected file is input: a terminal or /dev/null (closed stdin in CI) never blocks.
         const stdin = ctx.interactive ? undefined : await readPipedStdin(MAX_MANIFEST_STREAM_BYTES);
         await generateBundleCommand(

@@ -7,7 +7,7 @@ import { validatePackageName } from '../../scaffold/names.js';
 import { readProject } from '../../scaffold/project.js';
 import { renderTemplate } from '../../scaffold/render.js';
 import { VirtualTree } from '../../scaffold/tree.js';
-import { apiResourcesOf } from './manifests.js';
+import { apiResourcesOf } from './api-resources.js';
 import { finishTree, type CommandIO } from '../../cli/io.js';
 
 /** Options of `ts-operator-sdk generate kustomize manifests`. */

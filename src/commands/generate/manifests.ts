@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
-import { generateManifests, type ApiResource } from '../../generators/manifests.js';
+import { generateManifests } from '../../generators/manifests.js';
 import { UsageError } from '../../errors.js';
 import { MAX_TYPE_NESTING } from '../../generators/crd/type-schema.js';
-import { apiLayout } from '../../scaffold/layout.js';
-import { readProject, type ProjectConfig } from '../../scaffold/project.js';
+import { readProject } from '../../scaffold/project.js';
+import { apiResourcesOf } from './api-resources.js';
 import { VirtualTree } from '../../scaffold/tree.js';
 import { finishTree, type CommandIO } from '../../cli/io.js';
 
@@ -13,21 +13,6 @@ export interface GenerateManifestsOptions {
   /** Accept float64 fields, as controller-gen's crd:allowDangerousTypes. */
   allowDangerousTypes: boolean;
   dryRun: boolean;
-}
-
-/** The APIs of PROJECT that have types in this project (not core or external ones). */
-export function apiResourcesOf(project: ProjectConfig): ApiResource[] {
-  return (project.resources ?? [])
-    .filter((resource) => resource.api && !resource.core && !resource.external)
-    .map((resource) => ({
-      group: resource.group ?? '',
-      domain: resource.domain ?? project.domain ?? '',
-      version: resource.version,
-      kind: resource.kind,
-      plural: resource.plural,
-      path: resource.path ?? apiLayout(resource, project.multigroup === true).typesDir,
-      namespaced: resource.api?.namespaced === true,
-    }));
 }
 
 /**

@@ -3,6 +3,8 @@
  * controller-gen names them so Go kubebuilder docs apply verbatim.
  */
 
+import { SCAFFOLD_MARKER_PREFIX } from '../../scaffold/markers.js';
+
 /** Where a marker may appear. */
 export type MarkerTarget = 'field' | 'type' | 'package' | 'controller';
 
@@ -238,7 +240,7 @@ export function lookupMarker(body: string): MarkerDefinition | undefined {
  * the scaffolder). They are legal in API files but have no effect on manifests.
  */
 export const FOREIGN_MARKER_PREFIXES: readonly string[] = [
-  'kubebuilder:scaffold:',
+  SCAFFOLD_MARKER_PREFIX,
   'genclient',
   'k8s:deepcopy-gen',
   'kubebuilder:webhookconfiguration',
