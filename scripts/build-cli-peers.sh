@@ -27,11 +27,8 @@ if ! command -v go >/dev/null; then
   exit 1
 fi
 BUILD_SCRIPT_NAME=build-cli-peers
-# The shared go-build helpers live in ci/lib today and move beside this script with the ci/ -> scripts/ move.
-here="$(dirname "${BASH_SOURCE[0]}")"
-if [[ -f "$here/lib/go-build.sh" ]]; then go_build_lib="$here/lib/go-build.sh"; else go_build_lib="$here/../ci/lib/go-build.sh"; fi
-# shellcheck source=../ci/lib/go-build.sh
-source "$go_build_lib"
+# shellcheck source=lib/go-build.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
 start_build_dir "$out_dir"
 # Downloads module $1 through the module proxy (exact versions only) and prints its directory.
 module_dir() {
