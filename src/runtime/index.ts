@@ -35,7 +35,7 @@ export {
   ClusterRole,
   ClusterRoleBinding,
   CustomResourceDefinition,
-} from './kinds.js';
+} from './api/kinds.js';
 export type {
   int32,
   int64,
@@ -47,7 +47,7 @@ export type {
   IntOrString,
   RawExtension,
   Condition,
-} from './apitypes.js';
+} from './api/types.js';
 
 // -- errors --
 export {
@@ -76,7 +76,7 @@ export {
   isTerminalError,
   ignoreNotFound,
   type StatusBody,
-} from './errors.js';
+} from './api/errors.js';
 
 // -- transport and configuration --
 export {
@@ -91,7 +91,7 @@ export {
   type WatchEvent,
   type RequestOptions,
   type Query,
-} from './rest.js';
+} from './transport/rest.js';
 export {
   loadKubeConfig,
   inClusterConfig,
@@ -100,9 +100,9 @@ export {
   type KubeConfigCluster,
   type KubeConfigUser,
   type KubeConfigContext,
-} from './kubeconfig.js';
-export { toClientNodeKubeConfig } from './credentials.js';
-export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogLevel, type LogFn } from './log.js';
+} from './transport/kubeconfig.js';
+export { toClientNodeKubeConfig } from './transport/credentials.js';
+export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogLevel, type LogFn } from './log/log.js';
 
 // -- manager, controllers, events --
 export {
@@ -112,9 +112,9 @@ export {
   DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
   DEFAULT_METRICS_BIND_ADDRESS,
   DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
-} from './manager.js';
+} from './manager/manager.js';
 export type { Runnable } from './runnable.js';
-export { newControllerManagedBy, ControllerBuilder } from './builder.js';
+export { newControllerManagedBy, ControllerBuilder } from './builder/controller.js';
 export {
   Controller,
   type Reconciler,
@@ -122,9 +122,9 @@ export {
   type Request,
   type Result,
   type ControllerOptions,
-} from './controller.js';
-export { enqueueForObject, enqueueForOwner, enqueueFromMapFunc, type RequestMapper } from './handler.js';
-export { ChannelSource, type EventSource, type SourceEventHandler } from './source.js';
+} from './controller/controller.js';
+export { enqueueForObject, enqueueForOwner, enqueueFromMapFunc, type RequestMapper } from './handler/handler.js';
+export { ChannelSource, type EventSource, type SourceEventHandler } from './source/source.js';
 export {
   newPredicateFuncs,
   GenerationChangedPredicate,
@@ -137,11 +137,11 @@ export {
   not,
   type Predicate,
   type WatchedEvent,
-} from './predicates.js';
-export { parseSelector, matchesLabels, requirementsOf, type LabelSelector, type Requirement } from './labels.js';
+} from './predicate/predicate.js';
+export { parseSelector, matchesLabels, requirementsOf, type LabelSelector, type Requirement } from './api/labels.js';
 
 // -- cache and work queue --
-export { Cache, type CacheOptions, DEFAULT_CACHE_SYNC_TIMEOUT_MS } from './cache.js';
+export { Cache, type CacheOptions, DEFAULT_CACHE_SYNC_TIMEOUT_MS } from './cache/cache.js';
 export {
   Informer,
   DEFAULT_RESYNC_PERIOD_MS,
@@ -150,8 +150,8 @@ export {
   type AddInfo,
   type DeleteInfo,
   type IndexFunc,
-} from './informer.js';
-export { WorkQueue, LOW_PRIORITY, type WorkQueueOptions, type AddOptions, type Taken } from './workqueue.js';
+} from './cache/informer.js';
+export { WorkQueue, LOW_PRIORITY, type WorkQueueOptions, type AddOptions, type Taken } from './workqueue/workqueue.js';
 export {
   defaultControllerRateLimiter,
   ItemExponentialFailureRateLimiter,
@@ -162,7 +162,7 @@ export {
   DEFAULT_QPS,
   DEFAULT_BURST,
   type RateLimiter,
-} from './ratelimiter.js';
+} from './workqueue/ratelimiter.js';
 
 // -- leader election, metrics, health --
 export {
@@ -175,25 +175,25 @@ export {
   DEFAULT_LEASE_DURATION_MS,
   DEFAULT_RENEW_DEADLINE_MS,
   DEFAULT_RETRY_PERIOD_MS,
-} from './leaderelection.js';
+} from './leaderelection/lease.js';
 export {
   LeaderForLife,
   type LeaderForLifeOptions,
   type LeaderForLifeOutcome,
   DEFAULT_LEADER_FOR_LIFE_MAX_BACKOFF_MS,
-} from './leaderforlife.js';
-export { ManagerMetrics } from './metrics.js';
-export { ping, type Checker } from './healthz.js';
+} from './leaderelection/leaderforlife.js';
+export { ManagerMetrics } from './metrics/metrics.js';
+export { ping, type Checker } from './healthz/healthz.js';
 
 // -- webhooks: the HTTPS server, admission (defaulting, validation), conversion --
-export type { HttpHandler } from './serving.js';
+export type { HttpHandler } from './httpserver/server.js';
 export {
   WebhookServer,
   type WebhookServerOptions,
   DEFAULT_WEBHOOK_PORT,
   DEFAULT_WEBHOOK_CERT_DIR,
 } from './webhook/server.js';
-export { newWebhookManagedBy, WebhookBuilder, mutatingWebhookPath, validatingWebhookPath } from './webhook/builder.js';
+export { newWebhookManagedBy, WebhookBuilder, mutatingWebhookPath, validatingWebhookPath } from './builder/webhook.js';
 export {
   AdmissionDeniedError,
   type AdmissionDeniedOptions,
@@ -224,7 +224,7 @@ export {
   type DeleteOptions,
   type DeleteAllOfOptions,
   type StatusWriter,
-} from './client.js';
+} from './client/client.js';
 export {
   execInPod,
   execStreamInPod,
@@ -238,11 +238,11 @@ export {
   type ExecStreamOptions,
   type ExecCommonOptions,
   type ExecResult,
-} from './pod-exec.js';
-export { readPodLogs, followPodLogs, type LogOptions } from './pod-logs.js';
-export { ContainerNotFoundError, PodNotRunningError, type PodReference } from './pod-subresources.js';
-export { type Reader, type ListOptions, type Selector, type Stored, type StoredMetadata } from './reader.js';
-export { RestMapper, NoKindMatchError } from './restmapper.js';
+} from './pod/exec.js';
+export { readPodLogs, followPodLogs, type LogOptions } from './pod/logs.js';
+export { ContainerNotFoundError, PodNotRunningError, type PodReference } from './pod/subresources.js';
+export { type Reader, type ListOptions, type Selector, type Stored, type StoredMetadata } from './client/reader.js';
+export { RestMapper, NoKindMatchError } from './transport/restmapper.js';
 export {
   setControllerReference,
   setOwnerReference,
@@ -254,7 +254,7 @@ export {
   createOrUpdate,
   AlreadyOwnedError,
   type OperationResult,
-} from './controllerutil.js';
+} from './controllerutil/controllerutil.js';
 export {
   setStatusCondition,
   removeStatusCondition,
@@ -265,5 +265,5 @@ export {
   toKubernetesTime,
   type ConditionInput,
   type ConditionClock,
-} from './conditions.js';
-export { newEventRecorder, type EventRecorder, type EventType } from './events.js';
+} from './api/conditions.js';
+export { newEventRecorder, type EventRecorder, type EventType } from './recorder/recorder.js';

@@ -20,7 +20,7 @@ import {
   isNotFound,
   type LeaderForLifeOutcome,
 } from '../../src/runtime/index.js';
-import { resourcePath } from '../../src/runtime/kinds.js';
+import { resourcePath } from '../../src/runtime/api/kinds.js';
 import { startControlPlaneWithControllers, type ControlPlaneWithControllers } from './control-plane.js';
 import { collectJsonLines } from './child-logs.js';
 import { eventually } from './eventually.js';

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { Manager, RestClient } from '../../src/runtime/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
-import { TinyCA } from '../../src/runtime/envtest/certs.js';
+import { TinyCA } from '../../src/runtime/certs/ca.js';
 import { renderTemplate } from '../../src/scaffold/render.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';

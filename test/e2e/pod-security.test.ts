@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { ForbiddenError, RestClient, Namespace, Pod } from '../../src/runtime/index.js';
-import { resourcePath } from '../../src/runtime/kinds.js';
+import { resourcePath } from '../../src/runtime/api/kinds.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { runCliOk, tempProjectDir } from '../scaffold/harness.js';
 import { startControlPlane } from './control-plane.js';

@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client, ForbiddenError, Manager, RestClient, newWebhookManagedBy } from '../../src/runtime/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
-import { TinyCA, type KeyPairPem } from '../../src/runtime/envtest/certs.js';
+import { TinyCA, type KeyPairPem } from '../../src/runtime/certs/ca.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';
 import { capturingLogger } from './log-capture.js';

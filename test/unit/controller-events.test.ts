@@ -119,7 +119,7 @@ test('an update whose old and new object map to the same key is reconciled once'
 });
 
 test('requeueAfterMs is the requeue delay; the deprecated requeueAfter still works; requeueAfterMs wins', async () => {
-  const { requeueDelayMs } = await import('../../src/runtime/controller.js');
+  const { requeueDelayMs } = await import('../../src/runtime/controller/controller.js');
   assert.equal(requeueDelayMs({ requeueAfterMs: 700 }), 700);
   assert.equal(requeueDelayMs({ requeueAfter: 500 }), 500);
   assert.equal(requeueDelayMs({ requeueAfterMs: 700, requeueAfter: 500 }), 700);

@@ -16,9 +16,9 @@ import {
   type DeleteInfo,
   type RestClient,
 } from '../../src/runtime/index.js';
-import { apiErrorFrom } from '../../src/runtime/errors.js';
-import { isResourceVersionTooLarge, jitteredResyncPeriod } from '../../src/runtime/informer.js';
-import { admits, and, not, or, type Predicate } from '../../src/runtime/predicates.js';
+import { apiErrorFrom } from '../../src/runtime/api/errors.js';
+import { isResourceVersionTooLarge, jitteredResyncPeriod } from '../../src/runtime/cache/informer.js';
+import { admits, and, not, or, type Predicate } from '../../src/runtime/predicate/predicate.js';
 
 /** The store is never started here, so it never uses its REST client. */
 const notStarted = {} as RestClient;

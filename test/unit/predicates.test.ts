@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { matchesLabels, parseSelector, requirementsOf } from '../../src/runtime/labels.js';
+import { matchesLabels, parseSelector, requirementsOf } from '../../src/runtime/api/labels.js';
 import {
   AnnotationChangedPredicate,
   GenerationChangedPredicate,
@@ -12,7 +12,7 @@ import {
   labelSelectorPredicate,
   not,
   or,
-} from '../../src/runtime/predicates.js';
+} from '../../src/runtime/predicate/predicate.js';
 
 const obj = (meta: KubernetesObject['metadata']): KubernetesObject => ({
   apiVersion: 'v1',

@@ -26,7 +26,7 @@ import {
   validatingAdmit,
   MAX_ADMISSION_REQUEST_BYTES,
 } from '../../src/runtime/webhook/admission.js';
-import { TinyCA } from '../../src/runtime/envtest/certs.js';
+import { TinyCA } from '../../src/runtime/certs/ca.js';
 
 interface Hub extends KubernetesObject {
   spec?: { size?: number; mode?: string };
@@ -370,8 +370,8 @@ test(
   'an HTTPS server stops within its drain limit even with a client stuck in the TLS handshake',
   { timeout: 30_000 },
   async () => {
-    const { serveHttps, DRAIN_LIMIT_MS } = await import('../../src/runtime/serving.js');
-    const { selfSignedCertificate } = await import('../../src/runtime/self-signed.js');
+    const { serveHttps, DRAIN_LIMIT_MS } = await import('../../src/runtime/httpserver/server.js');
+    const { selfSignedCertificate } = await import('../../src/runtime/certs/self-signed.js');
     const { connect } = await import('node:net');
     const server = await serveHttps({ host: '127.0.0.1', port: 0 }, await selfSignedCertificate(), (_req, res) => {
       res.end('ok');
