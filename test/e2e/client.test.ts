@@ -6,32 +6,30 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { CoreV1Event, KubernetesObject, V1ConfigMap, V1Deployment, V1ObjectMeta } from '@kubernetes/client-node';
 import type { Environment } from '../../src/runtime/envtest/index.js';
+import { Client, Deployment, createLogger, defineKind } from '../../src/runtime/index.js';
 import {
   AlreadyExistsError,
   ApiError,
-  Client,
   ConfigMap,
   ConflictError,
-  Deployment,
   Event,
   InvalidError,
   Namespace,
-  NoKindMatchError,
   NotFoundError,
-  RestClient,
-  createLogger,
-  createOrUpdate,
-  defineKind,
+  type Kind,
+  type ObjectKey,
+} from '../../src/runtime/api/index.js';
+import {
   jsonPatch,
   mergePatch,
-  newEventRecorder,
   strategicMergePatch,
-  type Kind,
   type ListOptions,
   type Stored,
-  type ObjectKey,
   type Reader,
-} from '../../src/runtime/index.js';
+} from '../../src/runtime/client/index.js';
+import { createOrUpdate } from '../../src/runtime/controllerutil/index.js';
+import { newEventRecorder } from '../../src/runtime/recorder/index.js';
+import { NoKindMatchError, RestClient } from '../../src/runtime/transport/index.js';
 import { startControlPlane } from './control-plane.js';
 
 interface Widget extends KubernetesObject {

@@ -8,7 +8,10 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { Client, Lease, Manager, RestClient, silentLogger } from '../../src/runtime/index.js';
+import { Client, Manager } from '../../src/runtime/index.js';
+import { Lease } from '../../src/runtime/api/index.js';
+import { silentLogger } from '../../src/runtime/log/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';

@@ -10,17 +10,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Environment } from '../../src/runtime/envtest/index.js';
+import { Client } from '../../src/runtime/index.js';
 import {
   ApiConnectionError,
-  Client,
   ConfigMap,
   NotFoundError,
   RequestTimeoutError,
-  RestClient,
   ServerError,
   TooManyRequestsError,
-  type WatchEvent,
-} from '../../src/runtime/index.js';
+} from '../../src/runtime/api/index.js';
+import { RestClient, type WatchEvent } from '../../src/runtime/transport/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';

@@ -7,16 +7,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import {
-  ChannelSource,
-  ConfigMap,
-  Controller,
-  ManagerMetrics,
-  enqueueForOwner,
-  silentLogger,
-  type EventSource,
-  type SourceEventHandler,
-} from '../../src/runtime/index.js';
+import { ConfigMap } from '../../src/runtime/api/index.js';
+import { Controller } from '../../src/runtime/controller/index.js';
+import { enqueueForOwner } from '../../src/runtime/handler/index.js';
+import { silentLogger } from '../../src/runtime/log/index.js';
+import { ManagerMetrics } from '../../src/runtime/metrics/index.js';
+import { ChannelSource, type EventSource, type SourceEventHandler } from '../../src/runtime/source/index.js';
 
 /** A source the test drives by hand (stands in for an informer). */
 class ManualSource implements EventSource {

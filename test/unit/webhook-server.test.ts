@@ -12,14 +12,10 @@ import { join } from 'node:path';
 import { after, before, describe, it, test } from 'node:test';
 import { request } from 'node:https';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import {
-  AdmissionDeniedError,
-  ConflictError,
-  defineKind,
-  silentLogger,
-  WebhookServer,
-  type SpokeConversion,
-} from '../../src/runtime/index.js';
+import { defineKind } from '../../src/runtime/index.js';
+import { ConflictError } from '../../src/runtime/api/index.js';
+import { silentLogger } from '../../src/runtime/log/index.js';
+import { AdmissionDeniedError, WebhookServer, type SpokeConversion } from '../../src/runtime/webhook/index.js';
 import {
   admissionHandler,
   defaultingAdmit,
