@@ -125,8 +125,9 @@ describe('Client on a real API server', () => {
 
   describe('CRUD and typed errors', () => {
     it('creates, reads, updates and deletes a ConfigMap', async () => {
+      // Writes return Stored<T>, as reads do: the server-set fields are typed as present (no `?.` or `!`).
       const created = await client.create(configMap('crud', { a: '1' }));
-      assert.ok(created.metadata?.uid, 'the server object comes back with a uid');
+      assert.ok(created.metadata.uid, 'the server object comes back with a uid');
       assert.equal(created.apiVersion, 'v1');
       assert.equal(created.kind, 'ConfigMap');
 
@@ -137,7 +138,7 @@ describe('Client on a real API server', () => {
       read.data = { a: '2', b: '3' };
       const updated = await client.update(read);
       assert.deepEqual(updated.data, { a: '2', b: '3' });
-      assert.notEqual(updated.metadata?.resourceVersion, created.metadata?.resourceVersion);
+      assert.notEqual(updated.metadata.resourceVersion, created.metadata.resourceVersion);
 
       await client.delete(updated);
       await rejectsWith(client.get(ConfigMap, { namespace: NS, name: 'crud' }), NotFoundError);
@@ -268,7 +269,8 @@ describe('Client on a real API server', () => {
         mergePatch({ data: { drop: null, added: '3' }, metadata: { labels: { patched: 'yes' } } }),
       );
       assert.deepEqual(patched.data, { keep: '1', added: '3' });
-      assert.equal(patched.metadata?.labels?.patched, 'yes');
+      assert.equal(patched.metadata.labels?.patched, 'yes');
+      assert.ok(patched.metadata.creationTimestamp);
     });
 
     it('applies a JSON patch, and a failing test op rejects the whole patch', async () => {
@@ -400,6 +402,7 @@ describe('Client on a real API server', () => {
         .update({ ...created, status: { ready: true, phase: 'Running' }, spec: { size: 99 } });
       assert.deepEqual(withStatus.status, { ready: true, phase: 'Running' });
       assert.equal(withStatus.spec?.size, 1, 'a status update does not change spec');
+      assert.notEqual(withStatus.metadata.resourceVersion, created.metadata.resourceVersion);
 
       const specChange = await client.update({ ...withStatus, spec: { size: 2 }, status: { ready: false } });
       assert.equal(specChange.spec?.size, 2);

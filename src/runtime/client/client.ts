@@ -94,10 +94,10 @@ export interface DeleteAllOfOptions extends ListOptions, DeleteOptions {}
 
 /** Writes to an object's `/status` subresource (controller-runtime's StatusWriter). */
 export interface StatusWriter {
-  /** Replaces the status; the server ignores changes outside `status`. */
-  update<T extends KubernetesObject>(obj: T, options?: WriteOptions): Promise<T>;
-  /** Patches the status; with `{ type: 'apply' }` the object is the applied status. */
-  patch<T extends KubernetesObject>(obj: T, patch: Patch, options?: PatchOptions): Promise<T>;
+  /** Replaces the status; the server ignores changes outside `status`. Returns the object as stored. */
+  update<T extends KubernetesObject>(obj: T, options?: WriteOptions): Promise<Stored<T>>;
+  /** Patches the status; with `{ type: 'apply' }` the object is the applied status. Returns the object as stored. */
+  patch<T extends KubernetesObject>(obj: T, patch: Patch, options?: PatchOptions): Promise<Stored<T>>;
 }
 
 /** Construction options for `Client`. */
@@ -171,7 +171,8 @@ export class ApiReader implements Reader {
  *   poll the cache for your own write. For the rare read that must see the
  *   latest state, use `apiReader()` (the manager's `getAPIReader()`).
  * - Writes return a new object, the server's answer (with its
- *   resourceVersion, uid, defaults and status). The object passed in is
+ *   resourceVersion, uid, defaults and status), typed `Stored<T>` as reads
+ *   are. The object passed in is
  *   never modified: use the returned object for a following update, or it
  *   will fail with ConflictError on a stale resourceVersion.
  * - `update` is optimistic: it sends the resourceVersion it was given.
@@ -217,9 +218,9 @@ export class Client implements Reader {
   }
 
   /** Creates the object; throws AlreadyExistsError if it exists. */
-  async create<T extends KubernetesObject>(obj: T, options: WriteOptions = {}): Promise<T> {
+  async create<T extends KubernetesObject>(obj: T, options: WriteOptions = {}): Promise<Stored<T>> {
     const kind = await this.restMapper.kindForObject(obj);
-    const created = await this.rest.request<T>('POST', resourcePath(kind, namespaceOf(kind, obj, 'create')), {
+    const created = await this.rest.request<Stored<T>>('POST', resourcePath(kind, namespaceOf(kind, obj, 'create')), {
       query: this.writeQuery(options),
       body: obj,
     });
@@ -230,12 +231,12 @@ export class Client implements Reader {
    * Replaces the object. Its resourceVersion makes this an optimistic write:
    * ConflictError if the object changed since it was read.
    */
-  async update<T extends KubernetesObject>(obj: T, options: WriteOptions = {}): Promise<T> {
+  async update<T extends KubernetesObject>(obj: T, options: WriteOptions = {}): Promise<Stored<T>> {
     return this.put(obj, options, undefined);
   }
 
   /** Patches the object with a merge, JSON, strategic merge or server-side apply patch. */
-  async patch<T extends KubernetesObject>(obj: T, patch: Patch, options: PatchOptions = {}): Promise<T> {
+  async patch<T extends KubernetesObject>(obj: T, patch: Patch, options: PatchOptions = {}): Promise<Stored<T>> {
     return this.sendPatch(obj, patch, options, undefined);
   }
 
@@ -249,7 +250,7 @@ export class Client implements Reader {
    * manager claims every field it carries, and its resourceVersion makes the
    * apply fail with ConflictError if the object changed since the read.
    */
-  apply<T extends KubernetesObject>(obj: T, options: PatchOptions = {}): Promise<T> {
+  apply<T extends KubernetesObject>(obj: T, options: PatchOptions = {}): Promise<Stored<T>> {
     return this.sendPatch(obj, { type: 'apply' }, options, undefined);
   }
 
@@ -327,10 +328,10 @@ export class Client implements Reader {
     obj: T,
     options: WriteOptions,
     subresource: string | undefined,
-  ): Promise<T> {
+  ): Promise<Stored<T>> {
     const kind = await this.restMapper.kindForObject(obj);
     const what = subresource ? 'status().update' : 'update';
-    const updated = await this.rest.request<T>(
+    const updated = await this.rest.request<Stored<T>>(
       'PUT',
       resourcePath(kind, namespaceOf(kind, obj, what), nameOf(obj, what), subresource),
       {
@@ -346,7 +347,7 @@ export class Client implements Reader {
     patch: Patch,
     options: PatchOptions,
     subresource: string | undefined,
-  ): Promise<T> {
+  ): Promise<Stored<T>> {
     const kind = await this.restMapper.kindForObject(obj);
     const what = subresource ? 'status().patch' : 'patch';
     const query = this.writeQuery(options);
@@ -376,7 +377,7 @@ export class Client implements Reader {
     if (options.force && patch.type !== 'apply') {
       throw new Error(`force applies only to server-side apply, not to a ${patch.type} patch: drop the force option`);
     }
-    const patched = await this.rest.request<T>(
+    const patched = await this.rest.request<Stored<T>>(
       'PATCH',
       resourcePath(kind, namespaceOf(kind, obj, what), nameOf(obj, what), subresource),
       {
