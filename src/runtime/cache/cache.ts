@@ -3,7 +3,8 @@ import { NotFoundError } from '../api/errors.js';
 import { keyOf, type Kind, type ObjectKey } from '../api/kinds.js';
 import { matchesLabels, parseSelector } from '../api/labels.js';
 import type { Logger } from '../log/log.js';
-import { selectorString, type ListOptions, type Reader, type Stored } from '../client/reader.js';
+import { callSignal, type CallOptions } from '../client/call.js';
+import { selectorString, type GetOptions, type ListOptions, type Reader, type Stored } from '../client/reader.js';
 import type { RestClient } from '../transport/rest.js';
 import { Informer, type IndexFunc, type InformerOptions } from './informer.js';
 
@@ -117,9 +118,9 @@ export class Cache implements Reader {
     return total;
   }
 
-  async get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<Stored<T>> {
+  async get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<Stored<T>> {
     this.checkNamespace(kind, key.namespace, `get ${kind.kind} ${keyOf(key)}`);
-    const informer = await this.synced(kind);
+    const informer = await this.synced(kind, options);
     const object = informer.get(keyOf(kind.namespaced ? key : { name: key.name }));
     if (!object)
       throw new NotFoundError(404, 'NotFound', `${kind.plural}.${kind.group || 'core'} "${key.name}" not found`);
@@ -134,7 +135,7 @@ export class Cache implements Reader {
    */
   async list<T extends KubernetesObject>(kind: Kind<T>, options: ListOptions = {}): Promise<Stored<T>[]> {
     this.checkNamespace(kind, options.namespace, `list ${kind.kind}`);
-    const informer = await this.synced(kind);
+    const informer = await this.synced(kind, options);
     const namespace = kind.namespaced ? options.namespace : undefined;
     const labels = selectorString(options.labelSelector);
     const labelRequirements = labels ? parseSelector(labels) : [];
@@ -169,12 +170,20 @@ export class Cache implements Reader {
       .map((object) => cloneJson(object) as Stored<T>);
   }
 
-  private async synced<T extends KubernetesObject>(kind: Kind<T>): Promise<Informer<T>> {
+  /** A synced informer for `kind`. The call's signal abandons the wait for the first sync (timeoutMs does not: a cached read answers from memory). */
+  private async synced<T extends KubernetesObject>(
+    kind: Kind<T>,
+    options: CallOptions | undefined,
+  ): Promise<Informer<T>> {
+    const call = callSignal(options);
+    if (call?.aborted) throw call.reason;
     const informer = this.informer(kind);
     if (!informer.hasSynced()) {
       if (!this.signal)
         throw new Error(`the cache is not started: read ${kind.kind} after mgr.start(), or use mgr.getAPIReader()`);
-      await informer.waitForSync(this.options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS, this.signal);
+      const signal = call ? AbortSignal.any([this.signal, call]) : this.signal;
+      await informer.waitForSync(this.options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS, signal);
+      if (call?.aborted) throw call.reason;
     }
     return informer;
   }

@@ -1,6 +1,14 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { resourcePath, type Kind, type ObjectKey } from '../api/kinds.js';
-import { fieldSelectorOf, selectorString, type ListOptions, type Reader, type Stored } from './reader.js';
+import { callSignal, requestBounds, type CallOptions } from './call.js';
+import {
+  fieldSelectorOf,
+  selectorString,
+  type GetOptions,
+  type ListOptions,
+  type Reader,
+  type Stored,
+} from './reader.js';
 import { execInPod, execStreamInPod, type ExecOptions, type ExecResult, type ExecStreamOptions } from '../pod/exec.js';
 import { followPodLogs, readPodLogs, type LogOptions } from '../pod/logs.js';
 import type { PodReference } from '../pod/subresources.js';
@@ -60,8 +68,8 @@ const PATCH_CONTENT_TYPES: Record<Patch['type'], string> = {
   apply: 'application/apply-patch+yaml',
 };
 
-/** Options shared by every write. */
-export interface WriteOptions {
+/** Options shared by every write, with the call's `signal` and `timeoutMs`. */
+export interface WriteOptions extends CallOptions {
   /** Validate and admit the write without persisting it, to preview what the server would store. Default: a real write. */
   dryRun?: 'All';
   /** Field manager recorded in managedFields. Default: the client's `fieldOwner`. */
@@ -74,8 +82,8 @@ export interface PatchOptions extends WriteOptions {
   force?: boolean;
 }
 
-/** Options for `delete`. */
-export interface DeleteOptions {
+/** Options for `delete`, with the call's `signal` and `timeoutMs`. */
+export interface DeleteOptions extends CallOptions {
   /** What happens to dependents. Default: the kind's own policy (usually Background). */
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
   /** Seconds a Pod gets to shut down before it is killed; 0 deletes at once. Default: the object's own (a Pod's terminationGracePeriodSeconds). */
@@ -125,14 +133,18 @@ export class ApiReader implements Reader {
       throw new Error(`list page size ${pageSize} is not valid: use a positive integer`);
   }
 
-  async get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<Stored<T>> {
+  async get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<Stored<T>> {
     // Without a name the path would be the collection, and a list would come back as the object.
     if (!key.name) throw new Error(`get ${kind.kind}: the key has no name; pass { namespace, name }`);
     if (kind.namespaced && !key.namespace)
       throw new Error(
         `get ${kind.kind} "${key.name}": the key has no namespace; ${kind.kind} is namespaced, so pass { namespace, name }`,
       );
-    const obj = await this.rest.request<Stored<T>>('GET', resourcePath(kind, key.namespace, key.name));
+    const obj = await this.rest.request<Stored<T>>(
+      'GET',
+      resourcePath(kind, key.namespace, key.name),
+      requestBounds(options),
+    );
     return withTypeMeta(obj, kind);
   }
 
@@ -140,9 +152,11 @@ export class ApiReader implements Reader {
   async list<T extends KubernetesObject>(kind: Kind<T>, options: ListOptions = {}): Promise<Stored<T>[]> {
     const path = resourcePath(kind, options.namespace);
     const items: Stored<T>[] = [];
+    const bounds = requestBounds(options);
     let continueToken: string | undefined;
     do {
       const page = await this.rest.request<{ items?: Stored<T>[]; metadata?: { continue?: string } }>('GET', path, {
+        ...bounds,
         query: {
           labelSelector: selectorString(options.labelSelector),
           fieldSelector: fieldSelectorOf(options),
@@ -208,8 +222,8 @@ export class Client implements Reader {
   }
 
   /** Returns the object or throws NotFoundError. */
-  get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<Stored<T>> {
-    return this.reader.get(kind, key);
+  get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<Stored<T>> {
+    return this.reader.get(kind, key, options);
   }
 
   /** Lists objects of a kind, optionally in one namespace and filtered by label and field selectors. */
@@ -219,8 +233,9 @@ export class Client implements Reader {
 
   /** Creates the object; throws AlreadyExistsError if it exists. */
   async create<T extends KubernetesObject>(obj: T, options: WriteOptions = {}): Promise<Stored<T>> {
-    const kind = await this.restMapper.kindForObject(obj);
+    const kind = await this.kindForObject(obj, options);
     const created = await this.rest.request<Stored<T>>('POST', resourcePath(kind, namespaceOf(kind, obj, 'create')), {
+      ...requestBounds(options),
       query: this.writeQuery(options),
       body: obj,
     });
@@ -256,9 +271,10 @@ export class Client implements Reader {
 
   /** Deletes the object; NotFoundError if it is already gone. */
   async delete<T extends KubernetesObject>(obj: T, options: DeleteOptions = {}): Promise<void> {
-    const kind = await this.restMapper.kindForObject(obj);
+    const kind = await this.kindForObject(obj, options);
     const name = nameOf(obj, 'delete');
     await this.rest.request('DELETE', resourcePath(kind, namespaceOf(kind, obj, 'delete'), name), {
+      ...requestBounds(options),
       body: deleteOptionsBody(options),
     });
   }
@@ -271,6 +287,7 @@ export class Client implements Reader {
       );
     }
     await this.rest.request('DELETE', resourcePath(kind, options.namespace), {
+      ...requestBounds(options),
       query: { labelSelector: selectorString(options.labelSelector), fieldSelector: fieldSelectorOf(options) },
       body: deleteOptionsBody(options),
     });
@@ -297,7 +314,7 @@ export class Client implements Reader {
     command: readonly string[],
     options?: ExecOptions,
   ): Promise<ExecResult> {
-    return execInPod(this.rest, pod, container, command, options);
+    return execInPod(this.rest, pod, container, command, { ...options, signal: callSignal(options) });
   }
 
   /** As {@link Client.exec}, streaming stdout and stderr into writables and stdin from an async iterable; resolves with the exit code. */
@@ -307,7 +324,7 @@ export class Client implements Reader {
     command: readonly string[],
     options?: ExecStreamOptions,
   ): Promise<{ exitCode: number }> {
-    return execStreamInPod(this.rest, pod, container, command, options);
+    return execStreamInPod(this.rest, pod, container, command, { ...options, signal: callSignal(options) });
   }
 
   /**
@@ -316,12 +333,12 @@ export class Client implements Reader {
    * `// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get`.
    */
   logs(pod: PodReference, options?: LogOptions): Promise<string> {
-    return readPodLogs(this.rest, pod, options);
+    return readPodLogs(this.rest, pod, { ...options, signal: callSignal(options) });
   }
 
   /** Follows a container's log, line by line, until the container stops or `options.signal` aborts. */
   followLogs(pod: PodReference, options?: LogOptions): AsyncGenerator<string> {
-    return followPodLogs(this.rest, pod, options);
+    return followPodLogs(this.rest, pod, { ...options, signal: callSignal(options) });
   }
 
   private async put<T extends KubernetesObject>(
@@ -329,12 +346,13 @@ export class Client implements Reader {
     options: WriteOptions,
     subresource: string | undefined,
   ): Promise<Stored<T>> {
-    const kind = await this.restMapper.kindForObject(obj);
+    const kind = await this.kindForObject(obj, options);
     const what = subresource ? 'status().update' : 'update';
     const updated = await this.rest.request<Stored<T>>(
       'PUT',
       resourcePath(kind, namespaceOf(kind, obj, what), nameOf(obj, what), subresource),
       {
+        ...requestBounds(options),
         query: this.writeQuery(options),
         body: obj,
       },
@@ -348,7 +366,7 @@ export class Client implements Reader {
     options: PatchOptions,
     subresource: string | undefined,
   ): Promise<Stored<T>> {
-    const kind = await this.restMapper.kindForObject(obj);
+    const kind = await this.kindForObject(obj, options);
     const what = subresource ? 'status().patch' : 'patch';
     const query = this.writeQuery(options);
     let body: unknown;
@@ -381,12 +399,34 @@ export class Client implements Reader {
       'PATCH',
       resourcePath(kind, namespaceOf(kind, obj, what), nameOf(obj, what), subresource),
       {
+        ...requestBounds(options),
         query,
         body,
         contentType: PATCH_CONTENT_TYPES[patch.type],
       },
     );
     return withTypeMeta(patched, kind);
+  }
+
+  /**
+   * The object's kind. A kind not declared may need a discovery request,
+   * which is not abandoned with the call (other calls share it): the call
+   * rejects at once all the same.
+   */
+  private async kindForObject<T extends KubernetesObject>(obj: T, options: CallOptions): Promise<Kind<T>> {
+    const signal = callSignal(options);
+    if (!signal) return this.restMapper.kindForObject(obj);
+    signal.throwIfAborted();
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal.reason as Error);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([this.restMapper.kindForObject(obj), aborted]);
+    } finally {
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    }
   }
 
   private writeQuery(options: WriteOptions): Query {

@@ -20,3 +20,5 @@ export {
   type StatusWriter,
 } from './client.js';
 export { type Reader, type ListOptions, type Selector, type Stored, type StoredMetadata } from './reader.js';
+export type { GetOptions } from './reader.js';
+export type { CallOptions } from './call.js';

@@ -1,5 +1,6 @@
 import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import type { Kind, ObjectKey } from '../api/kinds.js';
+import type { CallOptions } from './call.js';
 
 /**
  * The metadata fields the API server sets on every object it stores, so every
@@ -12,7 +13,7 @@ export type StoredMetadata = V1ObjectMeta &
   Required<Pick<V1ObjectMeta, 'name' | 'uid' | 'resourceVersion' | 'creationTimestamp'>>;
 
 /**
- * An object as read from the API server or the cache: `T` with apiVersion,
+ * An object as read from (or written to) the API server or the cache: `T` with apiVersion,
  * kind and the {@link StoredMetadata} fields present, so code that reads an
  * object needs no `obj.metadata!.name!`. A `Stored<T>` is still a `T`, so it
  * can be passed to any write.
@@ -22,8 +23,11 @@ export type Stored<T extends KubernetesObject> = T & { apiVersion: string; kind:
 /** Label or field selector, as the API's string form or as equality pairs. */
 export type Selector = string | Record<string, string>;
 
-/** Which objects `list` returns (and `deleteAllOf` deletes). */
-export interface ListOptions {
+/** Options for `get`: only the {@link CallOptions} (`signal`, `timeoutMs`). */
+export type GetOptions = CallOptions;
+
+/** Which objects `list` returns (and `deleteAllOf` deletes), and the call's `signal` and `timeoutMs`. */
+export interface ListOptions extends CallOptions {
   /** Only this namespace. Default: every namespace (the cache's watched ones when read from the cache). */
   namespace?: string;
   /** Only objects whose labels match, e.g. `app=web,tier!=db` or `{ app: 'web' }`. Default: no label filter. */
@@ -47,7 +51,7 @@ export interface ListOptions {
  */
 export interface Reader {
   /** Returns the object or throws NotFoundError. */
-  get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey): Promise<Stored<T>>;
+  get<T extends KubernetesObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<Stored<T>>;
   /** Returns every object of `kind` that `options` selects (an empty array when none). */
   list<T extends KubernetesObject>(kind: Kind<T>, options?: ListOptions): Promise<Stored<T>[]>;
 }

@@ -10,6 +10,7 @@ import type { RequestMapper } from '../handler/handler.js';
 import type { RateLimiter } from '../workqueue/ratelimiter.js';
 import type { EventSource } from '../source/source.js';
 import { LOW_PRIORITY, WorkQueue } from '../workqueue/workqueue.js';
+import { runWithCallSignal } from '../client/call.js';
 
 /** What to reconcile: controller-runtime's reconcile.Request. */
 export type Request = ObjectKey;
@@ -43,7 +44,12 @@ export function requeueDelayMs(result: Result | void): number {
 
 /** Per-reconcile context: cancellation and a logger that already names the object. */
 export interface ReconcileContext {
-  /** Aborted when the manager's graceful-shutdown period runs out, and at once when leadership is lost. */
+  /**
+   * Aborted when the manager's graceful-shutdown period runs out, and at once
+   * when leadership is lost. Client calls made during the reconcile already
+   * carry it (a hung write is abandoned when it aborts); pass it to other
+   * waits (timers, fetch).
+   */
   signal: AbortSignal;
   /** Carries controller, namespace, name and reconcileID fields. */
   log: Logger;
@@ -252,9 +258,10 @@ export class Controller {
     const started = performance.now();
     let result: Result | void;
     try {
-      result = await this.reconciler.reconcile(
-        { signal: this.reconcileAbort.signal, log, reconcileID, controller: this.name },
-        request,
+      const signal = this.reconcileAbort.signal;
+      // Every Client call the reconcile makes carries its signal (client/call.ts), as controller-runtime passes ctx.
+      result = await runWithCallSignal(signal, () =>
+        this.reconciler.reconcile({ signal, log, reconcileID, controller: this.name }, request),
       );
     } catch (err) {
       this.metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);
