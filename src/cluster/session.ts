@@ -12,7 +12,8 @@ import { UsageError } from '../errors.js';
 import { ApiConnectionError, NotFoundError, RequestTimeoutError } from '../runtime/api/errors.js';
 import { resourcePath } from '../runtime/api/kinds.js';
 import { loadKubeConfig, type KubeConfigSource } from '../runtime/transport/kubeconfig.js';
-import { NoKindMatchError, RestMapper } from '../runtime/transport/restmapper.js';
+import { NoKindMatchError } from '../runtime/api/errors.js';
+import { RestMapper } from '../runtime/transport/restmapper.js';
 import {
   BoundedRestClient,
   CommandTimeoutError,

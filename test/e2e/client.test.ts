@@ -29,7 +29,8 @@ import {
 } from '../../src/runtime/client/index.js';
 import { createOrUpdate } from '../../src/runtime/controllerutil/index.js';
 import { newEventRecorder } from '../../src/runtime/recorder/index.js';
-import { NoKindMatchError, RestClient } from '../../src/runtime/transport/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
+import { NoKindMatchError } from '../../src/runtime/api/index.js';
 import { startControlPlane } from './control-plane.js';
 
 interface Widget extends KubernetesObject {

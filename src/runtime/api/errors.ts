@@ -130,6 +130,26 @@ export class ApiConnectionError extends Error {
   }
 }
 
+/**
+ * The API server serves no resource for this apiVersion and kind
+ * (controller-runtime's NoKindMatchError): a typo in either, or a custom kind
+ * whose CustomResourceDefinition is not installed. The client's REST mapper
+ * throws it for an object it cannot place, and the manager's start() rejects
+ * with it for a watched kind the server does not serve.
+ */
+export class NoKindMatchError extends Error {
+  constructor(
+    readonly apiVersion: string,
+    readonly kind: string,
+  ) {
+    super(
+      `no matches for kind "${kind}" in version "${apiVersion}": install its CustomResourceDefinition ` +
+        '(make install, or kubectl apply the CRD), or fix the apiVersion and kind',
+    );
+    this.name = 'NoKindMatchError';
+  }
+}
+
 /** A call to the API server did not finish within its time limit. */
 export class RequestTimeoutError extends Error {
   constructor(

@@ -62,6 +62,7 @@ export {
   ServerError,
   ApiConnectionError,
   RequestTimeoutError,
+  NoKindMatchError,
   TerminalError,
   isNotFound,
   isConflict,

@@ -5,13 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { Cache, DEFAULT_CACHE_SYNC_TIMEOUT_MS } from '../cache/cache.js';
 import { Client } from '../client/client.js';
 import type { Controller } from '../controller/controller.js';
-import { isNotFound } from '../api/errors.js';
+import { isNotFound, NoKindMatchError } from '../api/errors.js';
 import { newEventRecorder, type EventRecorder } from '../recorder/recorder.js';
 import { HealthProbes, ping, type Checker } from '../healthz/healthz.js';
 import { loadKubeConfig, type KubeConfigSource } from '../transport/kubeconfig.js';
 import { LeaderElector, type LeaseClock } from '../leaderelection/lease.js';
 import { LeaderForLife } from '../leaderelection/leaderforlife.js';
-import { resourcePath, type Kind } from '../api/kinds.js';
+import { resourcePath } from '../api/kinds.js';
 import { createLogger, type Logger } from '../log/log.js';
 import { ManagerMetrics } from '../metrics/metrics.js';
 import { MetricsAuthFilter } from '../metrics/auth.js';
@@ -159,8 +159,22 @@ export interface ManagerOptions {
   logger?: Logger;
 }
 
-/** What start() rejects with when runnables outlive the grace period (controller-runtime's wording). */
-export const GRACE_PERIOD_EXCEEDED_MESSAGE = 'failed waiting for all runnables to end within grace period';
+/**
+ * What start() rejects with when reconciles or runnables outlive the
+ * graceful-shutdown period (controller-runtime's wording).
+ */
+export class GracePeriodExceededError extends Error {
+  constructor(
+    /** The grace period that ran out, in ms. */
+    readonly gracePeriodMs: number,
+  ) {
+    super(
+      `failed waiting for all runnables to end within grace period of ${gracePeriodMs / 1000}s: ` +
+        'raise gracefulShutdownTimeoutMs, or return from reconciles and runnables when their signal aborts',
+    );
+    this.name = 'GracePeriodExceededError';
+  }
+}
 
 /**
  * Owns everything an operator process runs: the shared cache, the client,
@@ -459,7 +473,7 @@ export class Manager {
           signal: AbortSignal.timeout(10_000),
         });
       } catch (listErr) {
-        if (isNotFound(listErr)) return new NoKindMatchError(kind);
+        if (isNotFound(listErr)) return new NoKindMatchError(kind.apiVersion, kind.kind);
         if (listErr instanceof Error && !listErr.name.includes('Abort') && !listErr.name.includes('Timeout')) {
           return new Error(`${err.message}: listing ${kind.kind} failed: ${listErr.message}`, { cause: err });
         }
@@ -506,8 +520,9 @@ export class Manager {
       this.leadershipLost ? 0 : deadline - performance.now(),
     );
     if ((overran || !replicaWorkEnded) && !this.leadershipLost) {
-      this.log.error({ gracePeriodMs: graceMs }, GRACE_PERIOD_EXCEEDED_MESSAGE);
-      this.fatal ??= new Error(`${GRACE_PERIOD_EXCEEDED_MESSAGE} of ${graceMs / 1000}s`);
+      const overrun = new GracePeriodExceededError(graceMs);
+      this.log.error({ gracePeriodMs: graceMs }, overrun.message);
+      this.fatal ??= overrun;
     }
     cacheAbort.abort();
     await this.cache.stopped();
@@ -698,20 +713,6 @@ async function settledWithin(promises: Array<Promise<unknown>>, ms: number): Pro
   ]);
   clearTimeout(timer);
   return result;
-}
-
-/**
- * The server serves no resource for a watched kind: controller-runtime's
- * NoKindMatchError message, with the usual fix.
- */
-class NoKindMatchError extends Error {
-  constructor(kind: Kind) {
-    super(
-      `no matches for kind "${kind.kind}" in version "${kind.apiVersion}": ` +
-        'install its CustomResourceDefinition (make install, or kubectl apply the CRD) and restart the operator',
-    );
-    this.name = 'NoKindMatchError';
-  }
 }
 
 function inClusterNamespace(): string | undefined {

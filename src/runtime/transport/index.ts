@@ -28,4 +28,4 @@ export {
   type KubeConfigContext,
 } from './kubeconfig.js';
 export { toClientNodeKubeConfig } from './credentials.js';
-export { RestMapper, NoKindMatchError } from './restmapper.js';
+export { RestMapper } from './restmapper.js';

@@ -1,21 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { NotFoundError } from '../api/errors.js';
+import { NoKindMatchError, NotFoundError } from '../api/errors.js';
 import { declaredKind, parseApiVersion, type Kind } from '../api/kinds.js';
 import type { RestClient } from './rest.js';
-
-/** No API resource serves this apiVersion and kind (controller-runtime's NoKindMatchError). */
-export class NoKindMatchError extends Error {
-  constructor(
-    readonly apiVersion: string,
-    readonly kind: string,
-  ) {
-    super(
-      `no resource for kind ${kind} in ${apiVersion}: check the object's apiVersion and kind, ` +
-        'and install the CustomResourceDefinition if it is a custom kind',
-    );
-    this.name = 'NoKindMatchError';
-  }
-}
 
 /** One entry of an APIResourceList from discovery. */
 interface DiscoveredResource {
