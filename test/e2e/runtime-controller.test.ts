@@ -1,6 +1,6 @@
 /**
  * Controller semantics on a real API server, with instrumented reconcilers:
- * backoff, requeueAfter, per-key exclusivity, parallelism, namespace scoping
+ * backoff, requeueAfterMs, per-key exclusivity, parallelism, namespace scoping
  * and readiness before sync.
  */
 import assert from 'node:assert/strict';
@@ -114,7 +114,7 @@ describe('controller semantics', () => {
         await configMap('default', 'later', 'after');
         await eventually('the requeued reconcile', () => times.length >= 2);
         const waited = times[1]! - times[0]!;
-        assert.ok(waited >= 690 && waited < 1500, `requeueAfter 700 ms waited ${Math.round(waited)} ms`);
+        assert.ok(waited >= 690 && waited < 1500, `requeueAfterMs 700 waited ${Math.round(waited)} ms`);
       },
     );
   });

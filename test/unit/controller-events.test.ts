@@ -114,11 +114,9 @@ test('an update whose old and new object map to the same key is reconciled once'
   assert.equal(controller.queue.len(), 0, 'the key was queued again: one event reconciled it twice');
 });
 
-test('requeueAfterMs is the requeue delay; the deprecated requeueAfter still works; requeueAfterMs wins', async () => {
+test('requeueAfterMs is the requeue delay', async () => {
   const { requeueDelayMs } = await import('../../src/runtime/controller/controller.js');
   assert.equal(requeueDelayMs({ requeueAfterMs: 700 }), 700);
-  assert.equal(requeueDelayMs({ requeueAfter: 500 }), 500);
-  assert.equal(requeueDelayMs({ requeueAfterMs: 700, requeueAfter: 500 }), 700);
   assert.equal(requeueDelayMs({}), 0);
   assert.equal(requeueDelayMs(undefined), 0);
   assert.equal(requeueDelayMs({ requeueAfterMs: -1 }), 0);

@@ -15,10 +15,12 @@ import { runWithCallSignal } from '../client/call.js';
 /** What to reconcile: controller-runtime's reconcile.Request. */
 export type Request = ObjectKey;
 
-/** What the reconcile asks for next. */
+/**
+ * What the reconcile asks for next. To retry with backoff, throw; to run
+ * again later, set `requeueAfterMs` (controller-runtime deprecated
+ * Result.Requeue in favour of these two).
+ */
 export interface Result {
-  /** Requeue with rate-limited backoff (controller-runtime deprecated this in favour of RequeueAfter). */
-  requeue?: boolean;
   /**
    * Reconcile again after this many milliseconds (controller-runtime's
    * RequeueAfter). Every duration in the runtime carries its unit: `Ms`.
@@ -29,16 +31,11 @@ export interface Result {
    * is reconciled first. Default: the priority the key was queued at.
    */
   priority?: number;
-  /**
-   * The same as {@link requeueAfterMs}, which wins when both are set.
-   * @deprecated Use `requeueAfterMs`: the name now says its unit, like every other duration here.
-   */
-  requeueAfter?: number;
 }
 
 /** The requeue delay a result asks for, in milliseconds (0 for none). */
 export function requeueDelayMs(result: Result | void): number {
-  const delay = result?.requeueAfterMs ?? result?.requeueAfter ?? 0;
+  const delay = result?.requeueAfterMs ?? 0;
   return delay > 0 ? delay : 0;
 }
 
@@ -299,9 +296,6 @@ export class Controller {
       this.queue.forget(key);
       this.queue.addAfter(key, requeueAfterMs, requeuePriority);
       this.metrics.reconcileTotal.inc({ ...labels, result: 'requeue_after' });
-    } else if (result?.requeue) {
-      this.queue.addRateLimited(key, requeuePriority);
-      this.metrics.reconcileTotal.inc({ ...labels, result: 'requeue' });
     } else {
       this.queue.forget(key);
       this.metrics.reconcileTotal.inc({ ...labels, result: 'success' });
