@@ -121,10 +121,10 @@ describe('secure metrics on a real API server', () => {
     });
     assert.match(response.body, /^# HELP /m);
     assert.match(response.body, /rest_client_requests_total/);
-    const requestsBefore = mgr.rest.requestCount;
+    const requestsBefore = mgr.getRestClient().requestCount;
     assert.equal((await httpsGet(address, '/metrics', { token })).status, 200);
     assert.equal(
-      mgr.rest.requestCount,
+      mgr.getRestClient().requestCount,
       requestsBefore,
       'no TokenReview or SubjectAccessReview for a cached token and decision',
     );

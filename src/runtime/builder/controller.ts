@@ -114,7 +114,14 @@ export class ControllerBuilder {
     const forKind = this.forWatch?.kind;
     const watches = [...(this.forWatch ? [this.forWatch] : []), ...this.otherWatches];
     const mappers = watches.map((watch) => watch.mapper(forKind));
-    const controller = new Controller(name, reconciler, forKind, this.mgr.getLogger(), this.mgr.metrics, this.options);
+    const controller = new Controller(
+      name,
+      reconciler,
+      forKind,
+      this.mgr.getLogger(),
+      this.mgr.getMetrics(),
+      this.options,
+    );
     watches.forEach((watch, index) => {
       controller.watch({
         source: watch.source ?? this.mgr.getCache().informerFor(watch.kind!),

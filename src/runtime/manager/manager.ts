@@ -183,10 +183,8 @@ export class GracePeriodExceededError extends Error {
  * finished cleanly, and rejects if leadership was lost.
  */
 export class Manager {
-  /** The transport every client, cache and elector of this manager shares, so requests share connections. */
-  readonly rest: RestClient;
-  /** The controller-runtime metrics served on /metrics; register your own in `metrics.registry`. */
-  readonly metrics = new ManagerMetrics();
+  private readonly rest: RestClient;
+  private readonly metrics = new ManagerMetrics();
   private readonly cache: Cache;
   private readonly client: Client;
   private readonly log: Logger;
@@ -255,6 +253,16 @@ export class Manager {
       .map((namespace) => namespace.trim())
       .filter(Boolean);
     return namespaces.length ? namespaces : undefined;
+  }
+
+  /** The transport every client, cache and elector of this manager shares, so requests share connections. */
+  getRestClient(): RestClient {
+    return this.rest;
+  }
+
+  /** The controller-runtime metrics served on /metrics; register your own in `getMetrics().registry`. */
+  getMetrics(): ManagerMetrics {
+    return this.metrics;
   }
 
   /** The client: reads from the cache, writes to the API server. */

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
  * manager's metrics read the same; it exists because importing prom-client
  * (and the OpenTelemetry API it pulls in) costs an operator about 20 MiB of
  * RSS and 0.3 s of start-up, a third of its idle footprint. A prom-client
- * metric can still be registered here (`registers: [mgr.metrics.registry]`):
+ * metric can still be registered here (`registers: [mgr.getMetrics().registry]`):
  * anything with prom-client's `get()` is rendered too.
  */
 
