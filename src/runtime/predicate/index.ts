@@ -1,14 +1,16 @@
 /**
  * `ts-operator-sdk/predicate`: event filters for watches
- * (`GenerationChangedPredicate`, `labelSelectorPredicate`, `and`/`or`/`not`).
+ * (`generationChangedPredicate`, `labelSelectorPredicate`, `and`/`or`/`not`).
+ * One naming style: controller-runtime's names in camelCase, as values
+ * (`generationChangedPredicate`) or factories (`labelSelectorPredicate(...)`).
  * This file is only the package's public surface.
  */
 export {
   newPredicateFuncs,
-  GenerationChangedPredicate,
-  ResourceVersionChangedPredicate,
-  LabelChangedPredicate,
-  AnnotationChangedPredicate,
+  generationChangedPredicate,
+  resourceVersionChangedPredicate,
+  labelChangedPredicate,
+  annotationChangedPredicate,
   labelSelectorPredicate,
   and,
   or,

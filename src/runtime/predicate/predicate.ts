@@ -47,22 +47,22 @@ export function newPredicateFuncs(filter: (object: KubernetesObject) => boolean)
  * Passes updates that change metadata.generation, i.e. spec changes for
  * types with a status subresource, so status-only writes don't retrigger.
  */
-export const GenerationChangedPredicate: Predicate = {
+export const generationChangedPredicate: Predicate = {
   update: (oldObject, newObject) => oldObject.metadata?.generation !== newObject.metadata?.generation,
 };
 
 /** Passes updates whose resourceVersion changed (drops resync no-ops). */
-export const ResourceVersionChangedPredicate: Predicate = {
+export const resourceVersionChangedPredicate: Predicate = {
   update: (oldObject, newObject) => oldObject.metadata?.resourceVersion !== newObject.metadata?.resourceVersion,
 };
 
 /** Passes updates that change labels. */
-export const LabelChangedPredicate: Predicate = {
+export const labelChangedPredicate: Predicate = {
   update: (oldObject, newObject) => !sameMap(oldObject.metadata?.labels, newObject.metadata?.labels),
 };
 
 /** Passes updates that change annotations. */
-export const AnnotationChangedPredicate: Predicate = {
+export const annotationChangedPredicate: Predicate = {
   update: (oldObject, newObject) => !sameMap(oldObject.metadata?.annotations, newObject.metadata?.annotations),
 };
 
