@@ -65,6 +65,41 @@ const runtimeZone = {
   message: 'The runtime is what operators import: it imports only itself and src/errors.ts.',
 };
 
+/**
+ * The runtime's packages, bottom to top (README, "The runtime's packages"): a
+ * package imports only the levels below its own, never a package of its own
+ * level or above, as controller-runtime's pkg/ does. The top level is the root
+ * entry point, which re-exports the few names an operator needs.
+ */
+const RUNTIME_LEVELS = [
+  ['node-builtins.ts', 'runnable.ts'],
+  ['api', 'log', 'healthz', 'httpserver'],
+  ['transport', 'certs', 'handler'],
+  ['metrics', 'pod'],
+  ['client', 'workqueue', 'leaderelection'],
+  ['cache', 'recorder', 'controllerutil'],
+  ['predicate', 'source'],
+  ['controller', 'webhook'],
+  ['manager'],
+  ['builder', 'envtest'],
+  ['index.ts'],
+];
+const runtimeEntries = readdirSync(join(import.meta.dirname, 'src', 'runtime'));
+const unplacedRuntime = runtimeEntries.filter((entry) => !RUNTIME_LEVELS.flat().includes(entry));
+if (unplacedRuntime.length > 0) {
+  throw new Error(`eslint.config.js: put src/runtime/${unplacedRuntime.join(', src/runtime/')} in RUNTIME_LEVELS`);
+}
+const runtimePackageZones = RUNTIME_LEVELS.flatMap((level, index) =>
+  level.map((entry) => ({
+    target: `src/runtime/${entry}`,
+    from: RUNTIME_LEVELS.slice(index)
+      .flat()
+      .filter((other) => other !== entry)
+      .map((other) => `src/runtime/${other}`),
+    message: 'A runtime package imports only the packages below its level (RUNTIME_LEVELS in eslint.config.js).',
+  })),
+).filter((zone) => zone.from.length > 0);
+
 export default defineConfig(
   // test/fixtures holds goldens and generator inputs, outside tsconfig.json;
   // templates/ is Handlebars.
@@ -123,7 +158,7 @@ export default defineConfig(
     rules: {
       'import-x/no-restricted-paths': [
         'error',
-        { basePath: import.meta.dirname, zones: [...layerZones, ...commandZones, runtimeZone] },
+        { basePath: import.meta.dirname, zones: [...layerZones, ...commandZones, runtimeZone, ...runtimePackageZones] },
       ],
     },
   },

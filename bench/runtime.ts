@@ -13,7 +13,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { Client, Deployment, RestClient } from '../src/runtime/index.js';
+import { Client, Deployment } from '../src/runtime/index.js';
+import { RestClient } from '../src/runtime/transport/index.js';
 import { Environment } from '../src/runtime/envtest/index.js';
 import { collectJsonLines } from '../test/e2e/child-logs.js';
 import { eventually } from '../test/e2e/eventually.js';

@@ -46,7 +46,8 @@ import {
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Deployment, RestClient } from '../src/runtime/index.js';
+import { Client, Deployment } from '../src/runtime/index.js';
+import { RestClient } from '../src/runtime/transport/index.js';
 import { Environment } from '../src/runtime/envtest/index.js';
 import { collectJsonLines } from '../test/e2e/child-logs.js';
 import { eventually } from '../test/e2e/eventually.js';

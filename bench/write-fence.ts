@@ -18,7 +18,9 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { LeaderElector, RestClient, createLogger, type KubeConfigSource } from '../src/runtime/index.js';
+import { createLogger } from '../src/runtime/index.js';
+import { LeaderElector } from '../src/runtime/leaderelection/index.js';
+import { RestClient, type KubeConfigSource } from '../src/runtime/transport/index.js';
 
 const CHECKS = Number(process.env.BENCH_FENCE_CHECKS ?? 10_000_000);
 const WRITES = Number(process.env.BENCH_FENCE_WRITES ?? 5_000);

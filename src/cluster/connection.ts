@@ -6,9 +6,9 @@
  * answer, refuses us, or is something else entirely.
  */
 import { UsageError } from '../errors.js';
-import { ApiConnectionError, ApiError, RequestTimeoutError, UnauthorizedError } from '../runtime/errors.js';
-import type { KubeConfigSource } from '../runtime/kubeconfig.js';
-import { RestClient, type RequestOptions } from '../runtime/rest.js';
+import { ApiConnectionError, ApiError, RequestTimeoutError, UnauthorizedError } from '../runtime/api/errors.js';
+import type { KubeConfigSource } from '../runtime/transport/kubeconfig.js';
+import { RestClient, type RequestOptions } from '../runtime/transport/rest.js';
 
 /**
  * The bound on any one request, whatever time the command has left: a healthy

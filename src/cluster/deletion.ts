@@ -4,8 +4,8 @@
  * cleanup the API server's finalizer failed nudged to retry, a failed DELETE
  * sent again.
  */
-import type { Condition } from '../runtime/apitypes.js';
-import { findStatusCondition } from '../runtime/conditions.js';
+import type { Condition } from '../runtime/api/types.js';
+import { findStatusCondition } from '../runtime/api/conditions.js';
 import { describeObject, isUnanswered, type KubeObject, type KubeSession } from './session.js';
 
 /** Where a deletion reports what it does (a command's CommandIO is one). */

@@ -9,10 +9,11 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UsageError } from '../errors.js';
-import { ApiConnectionError, NotFoundError, RequestTimeoutError } from '../runtime/errors.js';
-import { resourcePath } from '../runtime/kinds.js';
-import { loadKubeConfig, type KubeConfigSource } from '../runtime/kubeconfig.js';
-import { NoKindMatchError, RestMapper } from '../runtime/restmapper.js';
+import { ApiConnectionError, NotFoundError, RequestTimeoutError } from '../runtime/api/errors.js';
+import { resourcePath } from '../runtime/api/kinds.js';
+import { loadKubeConfig, type KubeConfigSource } from '../runtime/transport/kubeconfig.js';
+import { NoKindMatchError } from '../runtime/api/errors.js';
+import { RestMapper } from '../runtime/transport/restmapper.js';
 import {
   BoundedRestClient,
   CommandTimeoutError,

@@ -9,7 +9,7 @@ import { validateCategories } from './categories.js';
 import { validateDeprecatedApis } from './deprecated-apis.js';
 import { validateGoodPractices } from './good-practices.js';
 import { validateOperatorHubV2 } from './operatorhubv2.js';
-import { matchesLabels, parseSelector as parseLabelSelector, type Requirement } from '../runtime/labels.js';
+import { matchesLabels, parseSelector as parseLabelSelector, type Requirement } from '../runtime/api/labels.js';
 import { UsageError } from '../errors.js';
 
 /** One selectable validator. */

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { after, before } from 'node:test';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { TinyCA, type KeyPairPem } from '../../src/runtime/envtest/certs.js';
+import { TinyCA, type KeyPairPem } from '../../src/runtime/certs/ca.js';
 import { freeLoopbackPorts } from '../../src/runtime/envtest/controlplane.js';
 import {
   cgroupHierarchies,

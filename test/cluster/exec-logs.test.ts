@@ -14,24 +14,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { Client, Manager, loadKubeConfig, newControllerManagedBy, type Reconciler } from '../../src/runtime/index.js';
+import { BadRequestError, ConfigMap, Pod } from '../../src/runtime/api/index.js';
+import { mergePatch } from '../../src/runtime/client/index.js';
+import { silentLogger } from '../../src/runtime/log/index.js';
 import {
-  BadRequestError,
-  Client,
   CommandNotFoundError,
-  ConfigMap,
   ContainerNotFoundError,
   ExecOutputTooLargeError,
   ExecTimeoutError,
-  Manager,
-  Pod,
-  RestClient,
-  labelSelectorPredicate,
-  loadKubeConfig,
-  mergePatch,
-  newControllerManagedBy,
-  silentLogger,
-  type Reconciler,
-} from '../../src/runtime/index.js';
+} from '../../src/runtime/pod/index.js';
+import { labelSelectorPredicate } from '../../src/runtime/predicate/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import { eventually } from '../e2e/eventually.js';
 import { useCluster } from './cluster.js';
 

@@ -309,8 +309,8 @@ async function setUp(): Promise<void> {
   const webhook = 'webhooks/v1/memcached_webhook.ts';
   edit(
     webhook,
-    "import type { AdmissionContext } from 'ts-operator-sdk';",
-    "import { AdmissionDeniedError, type AdmissionContext } from 'ts-operator-sdk';",
+    "import type { AdmissionContext } from 'ts-operator-sdk/webhook';",
+    "import { AdmissionDeniedError, type AdmissionContext } from 'ts-operator-sdk/webhook';",
   );
   edit(
     webhook,

@@ -21,7 +21,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import type { Environment } from '../../src/runtime/envtest/index.js';
-import { RestClient } from '../../src/runtime/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import { startControlPlane } from './control-plane.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));

@@ -6,32 +6,31 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { CoreV1Event, KubernetesObject, V1ConfigMap, V1Deployment, V1ObjectMeta } from '@kubernetes/client-node';
 import type { Environment } from '../../src/runtime/envtest/index.js';
+import { Client, Deployment, createLogger, defineKind } from '../../src/runtime/index.js';
 import {
   AlreadyExistsError,
   ApiError,
-  Client,
   ConfigMap,
   ConflictError,
-  Deployment,
   Event,
   InvalidError,
   Namespace,
-  NoKindMatchError,
   NotFoundError,
-  RestClient,
-  createLogger,
-  createOrUpdate,
-  defineKind,
+  type Kind,
+  type ObjectKey,
+} from '../../src/runtime/api/index.js';
+import {
   jsonPatch,
   mergePatch,
-  newEventRecorder,
   strategicMergePatch,
-  type Kind,
   type ListOptions,
   type Stored,
-  type ObjectKey,
   type Reader,
-} from '../../src/runtime/index.js';
+} from '../../src/runtime/client/index.js';
+import { createOrUpdate } from '../../src/runtime/controllerutil/index.js';
+import { newEventRecorder } from '../../src/runtime/recorder/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
+import { NoKindMatchError } from '../../src/runtime/api/index.js';
 import { startControlPlane } from './control-plane.js';
 
 interface Widget extends KubernetesObject {
@@ -127,8 +126,9 @@ describe('Client on a real API server', () => {
 
   describe('CRUD and typed errors', () => {
     it('creates, reads, updates and deletes a ConfigMap', async () => {
+      // Writes return Stored<T>, as reads do: the server-set fields are typed as present (no `?.` or `!`).
       const created = await client.create(configMap('crud', { a: '1' }));
-      assert.ok(created.metadata?.uid, 'the server object comes back with a uid');
+      assert.ok(created.metadata.uid, 'the server object comes back with a uid');
       assert.equal(created.apiVersion, 'v1');
       assert.equal(created.kind, 'ConfigMap');
 
@@ -139,7 +139,7 @@ describe('Client on a real API server', () => {
       read.data = { a: '2', b: '3' };
       const updated = await client.update(read);
       assert.deepEqual(updated.data, { a: '2', b: '3' });
-      assert.notEqual(updated.metadata?.resourceVersion, created.metadata?.resourceVersion);
+      assert.notEqual(updated.metadata.resourceVersion, created.metadata.resourceVersion);
 
       await client.delete(updated);
       await rejectsWith(client.get(ConfigMap, { namespace: NS, name: 'crud' }), NotFoundError);
@@ -270,7 +270,8 @@ describe('Client on a real API server', () => {
         mergePatch({ data: { drop: null, added: '3' }, metadata: { labels: { patched: 'yes' } } }),
       );
       assert.deepEqual(patched.data, { keep: '1', added: '3' });
-      assert.equal(patched.metadata?.labels?.patched, 'yes');
+      assert.equal(patched.metadata.labels?.patched, 'yes');
+      assert.ok(patched.metadata.creationTimestamp);
     });
 
     it('applies a JSON patch, and a failing test op rejects the whole patch', async () => {
@@ -402,6 +403,7 @@ describe('Client on a real API server', () => {
         .update({ ...created, status: { ready: true, phase: 'Running' }, spec: { size: 99 } });
       assert.deepEqual(withStatus.status, { ready: true, phase: 'Running' });
       assert.equal(withStatus.spec?.size, 1, 'a status update does not change spec');
+      assert.notEqual(withStatus.metadata.resourceVersion, created.metadata.resourceVersion);
 
       const specChange = await client.update({ ...withStatus, spec: { size: 2 }, status: { ready: false } });
       assert.equal(specChange.spec?.size, 2);

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Environment } from '../../src/runtime/envtest/index.js';
-import { RestClient } from '../../src/runtime/rest.js';
+import { RestClient } from '../../src/runtime/transport/rest.js';
 import { copyProject, hashTree, runCliAsync, SCENARIOS, scaffoldScenario, type CliExit } from '../scaffold/harness.js';
 import { startControlPlane } from './control-plane.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import type { Environment } from '../../src/runtime/envtest/index.js';
-import { TinyCA } from '../../src/runtime/envtest/certs.js';
+import { TinyCA } from '../../src/runtime/certs/ca.js';
 import { freeLoopbackPorts } from '../../src/runtime/envtest/controlplane.js';
 import { ManagedProcess, releaseTempDirOnExit, removeTempDirOnExit } from '../../src/runtime/envtest/process.js';
 

@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
 import { fetch } from 'undici';
 import { Environment } from '../../src/runtime/envtest/index.js';
-import { RestClient } from '../../src/runtime/rest.js';
-import { InvalidError } from '../../src/runtime/errors.js';
+import { RestClient } from '../../src/runtime/transport/rest.js';
+import { InvalidError } from '../../src/runtime/api/errors.js';
 import { generateManifests, type ManifestInputs } from '../../src/generators/manifests.js';
 
 const FIXTURES_DIR = fileURLToPath(new URL('../../../test/fixtures/crd/', import.meta.url));

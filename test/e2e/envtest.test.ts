@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { ForbiddenError } from '../../src/runtime/errors.js';
-import { RestClient } from '../../src/runtime/rest.js';
+import { ForbiddenError } from '../../src/runtime/api/errors.js';
+import { RestClient } from '../../src/runtime/transport/rest.js';
 import { Environment, readCRDs } from '../../src/runtime/envtest/index.js';
 
 const assets = process.env.KUBEBUILDER_ASSETS;

@@ -18,17 +18,16 @@ import { pathToFileURL } from 'node:url';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import {
   Client,
-  ConfigMap,
   Manager,
-  RestClient,
   ignoreNotFound,
   newControllerManagedBy,
   setControllerReference,
-  type Kind,
   type Reconciler,
   type Request,
   type Result,
 } from '../../src/runtime/index.js';
+import { ConfigMap, type Kind } from '../../src/runtime/api/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { REPO_ROOT, runCli, runCliOk, tempProjectDir } from '../scaffold/harness.js';
 import { startControlPlane } from './control-plane.js';

@@ -7,19 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubernetesObject, V1ReplicaSet } from '@kubernetes/client-node';
-import {
-  Client,
-  ConfigMap,
-  Deployment,
-  Manager,
-  Namespace,
-  Pod,
-  RestClient,
-  defineKind,
-  isConflict,
-  isNotFound,
-  type Kind,
-} from '../../src/runtime/index.js';
+import { Client, Deployment, Manager, defineKind, isNotFound } from '../../src/runtime/index.js';
+import { ConfigMap, Namespace, Pod, isConflict, type Kind } from '../../src/runtime/api/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import { startControlPlaneWithControllers, type ControlPlaneWithControllers } from './control-plane.js';
 import { locateControllerManager } from './controller-manager.js';
 import { eventually } from './eventually.js';

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { RestClient, inClusterConfig, loadKubeConfig } from '../../src/runtime/index.js';
+import { loadKubeConfig } from '../../src/runtime/index.js';
+import { RestClient, inClusterConfig } from '../../src/runtime/transport/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 
@@ -342,13 +343,15 @@ describe('kubeconfig loader and credentials on a real API server', () => {
   it('an operator process that loads its (JSON) kubeconfig and talks to the server never imports client-node, js-yaml or child_process', () => {
     const probe = join(dir, 'probe.mjs');
     const runtime = fileURLToPath(new URL('../../src/runtime/index.js', import.meta.url));
+    const transport = fileURLToPath(new URL('../../src/runtime/transport/index.js', import.meta.url));
     writeFileSync(
       probe,
       [
         "import { registerHooks } from 'node:module';",
         'const loaded = [];',
         'registerHooks({ resolve(specifier, context, next) { loaded.push(specifier); return next(specifier, context); } });',
-        `const { Manager, RestClient, loadKubeConfig, createLogger } = await import(${JSON.stringify(runtime)});`,
+        `const { Manager, loadKubeConfig, createLogger } = await import(${JSON.stringify(runtime)});`,
+        `const { RestClient } = await import(${JSON.stringify(transport)});`,
         'const rest = new RestClient(loadKubeConfig(process.env.KUBECONFIG));',
         "await rest.request('GET', '/api/v1/namespaces/default');",
         "new Manager({ kubeConfig: loadKubeConfig(process.env.KUBECONFIG), logger: createLogger({ level: 'silent' }), metricsBindAddress: '0', healthProbeBindAddress: '0' });",

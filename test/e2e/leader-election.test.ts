@@ -12,14 +12,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import {
-  Client,
-  ConfigMap,
-  LeaderElectionLostError,
-  LeaderElector,
-  RestClient,
-  mergePatch,
-} from '../../src/runtime/index.js';
+import { Client } from '../../src/runtime/index.js';
+import { ConfigMap } from '../../src/runtime/api/index.js';
+import { mergePatch } from '../../src/runtime/client/index.js';
+import { LeaderElectionLostError, LeaderElector } from '../../src/runtime/leaderelection/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';

@@ -10,17 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1ConfigMap, V1Pod } from '@kubernetes/client-node';
-import {
-  Client,
-  ConfigMap,
-  LeaderForLife,
-  Node,
-  Pod,
-  RestClient,
-  isNotFound,
-  type LeaderForLifeOutcome,
-} from '../../src/runtime/index.js';
-import { resourcePath } from '../../src/runtime/kinds.js';
+import { Client, isNotFound } from '../../src/runtime/index.js';
+import { ConfigMap, Node, Pod } from '../../src/runtime/api/index.js';
+import { LeaderForLife, type LeaderForLifeOutcome } from '../../src/runtime/leaderelection/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
+import { resourcePath } from '../../src/runtime/api/kinds.js';
 import { startControlPlaneWithControllers, type ControlPlaneWithControllers } from './control-plane.js';
 import { collectJsonLines } from './child-logs.js';
 import { eventually } from './eventually.js';

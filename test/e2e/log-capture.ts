@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
-import { createLogger, type Logger } from '../../src/runtime/index.js';
+import { createLogger } from '../../src/runtime/index.js';
+import { type Logger } from '../../src/runtime/log/index.js';
 
 /** A JSON logger whose lines the test can search, to prove what the operator reported. */
 export function capturingLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {

@@ -8,7 +8,10 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { Client, Lease, Manager, RestClient, silentLogger } from '../../src/runtime/index.js';
+import { Client, Manager } from '../../src/runtime/index.js';
+import { Lease } from '../../src/runtime/api/index.js';
+import { silentLogger } from '../../src/runtime/log/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';
@@ -33,7 +36,8 @@ describe('manager lifecycle', () => {
       metadata: { name, namespace: 'default' },
       spec: { size: 1 },
     });
-  const failure = (r: Replica) => linesOf(r, 'test: manager failed')[0]?.err as { message?: string } | undefined;
+  const failure = (r: Replica) =>
+    linesOf(r, 'test: manager failed')[0]?.err as { message?: string; type?: string } | undefined;
   /** Stop a leader and let its lease go, so the next test starts from a free lease. */
   const stopCleanly = async (r: Replica) => {
     r.child.kill('SIGTERM');
@@ -61,6 +65,7 @@ describe('manager lifecycle', () => {
       /^no matches for kind "Route" in version "route\.openshift\.io\/v1": install its CustomResourceDefinition/,
     );
     assert.ok(!message.includes('\n'), 'one line');
+    assert.equal(failure(r)?.type, 'NoKindMatchError', 'the one NoKindMatchError class, as the REST mapper throws');
     // Generous: the sync timeout plus process start-up on a busy machine, far below the 2 min default.
     assert.ok(
       r.exitedAt! - startedAt < syncTimeoutMs + 30_000,
@@ -102,7 +107,8 @@ describe('manager lifecycle', () => {
       code !== 0 && code !== 'still running',
       `a stop that overran the grace period is a failure (got ${code})`,
     );
-    assert.match(failure(r)?.message ?? '', /failed waiting for all runnables to end within grace period/);
+    assert.match(failure(r)?.message ?? '', /failed waiting for all runnables to end within grace period of 2s: /);
+    assert.equal(failure(r)?.type, 'GracePeriodExceededError');
     assert.equal(linesOf(r, 'test: reconcile finished').length, 0, 'the reconcile was still running at exit');
     assert.equal(linesOf(r, 'released leader lease').length, 0);
     const lease = await api.get(Lease, LEASE);

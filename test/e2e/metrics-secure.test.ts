@@ -12,9 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { Manager, RestClient } from '../../src/runtime/index.js';
+import { Manager } from '../../src/runtime/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
-import { TinyCA } from '../../src/runtime/envtest/certs.js';
+import { TinyCA } from '../../src/runtime/certs/ca.js';
 import { renderTemplate } from '../../src/scaffold/render.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';
@@ -120,10 +121,10 @@ describe('secure metrics on a real API server', () => {
     });
     assert.match(response.body, /^# HELP /m);
     assert.match(response.body, /rest_client_requests_total/);
-    const requestsBefore = mgr.rest.requestCount;
+    const requestsBefore = mgr.getRestClient().requestCount;
     assert.equal((await httpsGet(address, '/metrics', { token })).status, 200);
     assert.equal(
-      mgr.rest.requestCount,
+      mgr.getRestClient().requestCount,
       requestsBefore,
       'no TokenReview or SubjectAccessReview for a cached token and decision',
     );

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import type { Environment } from '../../src/runtime/envtest/index.js';
-import { RestClient } from '../../src/runtime/rest.js';
+import { RestClient } from '../../src/runtime/transport/rest.js';
 import { runCliAsync, type CliExit } from '../scaffold/harness.js';
 import { startControlPlane } from './control-plane.js';
 import { startFaultProxy } from './fault-proxy.js';

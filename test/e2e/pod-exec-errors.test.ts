@@ -16,17 +16,10 @@ import { after, before, describe, it } from 'node:test';
 import { buildRoles, readRbacMarkers } from '../../src/generators/rbac/rbac.js';
 import { ProblemList } from '../../src/generators/problems.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
-import {
-  Client,
-  ContainerNotFoundError,
-  ExecTimeoutError,
-  ForbiddenError,
-  NotFoundError,
-  Pod,
-  PodNotRunningError,
-  RequestTimeoutError,
-  RestClient,
-} from '../../src/runtime/index.js';
+import { Client } from '../../src/runtime/index.js';
+import { ForbiddenError, NotFoundError, Pod, RequestTimeoutError } from '../../src/runtime/api/index.js';
+import { ContainerNotFoundError, ExecTimeoutError, PodNotRunningError } from '../../src/runtime/pod/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import { startControlPlane } from './control-plane.js';
 
 const namespace = 'default';

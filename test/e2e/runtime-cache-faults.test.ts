@@ -8,15 +8,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  Client,
-  ConfigMap,
-  Manager,
-  RestClient,
-  newControllerManagedBy,
-  type DeleteInfo,
-  type ManagerOptions,
-} from '../../src/runtime/index.js';
+import { Client, Manager, newControllerManagedBy, type ManagerOptions } from '../../src/runtime/index.js';
+import { ConfigMap } from '../../src/runtime/api/index.js';
+import { type DeleteInfo } from '../../src/runtime/cache/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';

@@ -11,19 +11,17 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubernetesObject, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import {
-  ChannelSource,
   Client,
-  ConfigMap,
   Manager,
-  RestClient,
-  Secret,
   defineKind,
-  keyOf,
-  labelSelectorPredicate,
   newControllerManagedBy,
   type ManagerOptions,
   type Reconciler,
 } from '../../src/runtime/index.js';
+import { ConfigMap, Secret, keyOf } from '../../src/runtime/api/index.js';
+import { labelSelectorPredicate } from '../../src/runtime/predicate/index.js';
+import { ChannelSource } from '../../src/runtime/source/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';

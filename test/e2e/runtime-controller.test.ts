@@ -1,21 +1,15 @@
 /**
  * Controller semantics on a real API server, with instrumented reconcilers:
- * backoff, requeueAfter, per-key exclusivity, parallelism, namespace scoping
+ * backoff, requeueAfterMs, per-key exclusivity, parallelism, namespace scoping
  * and readiness before sync.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  Client,
-  ConfigMap,
-  Manager,
-  RestClient,
-  labelSelectorPredicate,
-  newControllerManagedBy,
-  type Reconciler,
-  type Request,
-} from '../../src/runtime/index.js';
+import { Client, Manager, newControllerManagedBy, type Reconciler, type Request } from '../../src/runtime/index.js';
+import { ConfigMap } from '../../src/runtime/api/index.js';
+import { labelSelectorPredicate } from '../../src/runtime/predicate/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';
@@ -120,7 +114,7 @@ describe('controller semantics', () => {
         await configMap('default', 'later', 'after');
         await eventually('the requeued reconcile', () => times.length >= 2);
         const waited = times[1]! - times[0]!;
-        assert.ok(waited >= 690 && waited < 1500, `requeueAfter 700 ms waited ${Math.round(waited)} ms`);
+        assert.ok(waited >= 690 && waited < 1500, `requeueAfterMs 700 waited ${Math.round(waited)} ms`);
       },
     );
   });

@@ -10,16 +10,10 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Environment } from '../../src/runtime/envtest/index.js';
-import {
-  Client,
-  ConfigMap,
-  Manager,
-  RestClient,
-  TerminalError,
-  labelSelectorPredicate,
-  newControllerManagedBy,
-  type Reconciler,
-} from '../../src/runtime/index.js';
+import { Client, Manager, newControllerManagedBy, type Reconciler } from '../../src/runtime/index.js';
+import { ConfigMap, TerminalError } from '../../src/runtime/api/index.js';
+import { labelSelectorPredicate } from '../../src/runtime/predicate/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';

@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Deployment } from '@kubernetes/client-node';
-import { Client, ConfigMap, Deployment, Manager, RestClient, isNotFound } from '../../src/runtime/index.js';
+import { Client, Deployment, Manager, isNotFound } from '../../src/runtime/index.js';
+import { ConfigMap } from '../../src/runtime/api/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';

@@ -8,19 +8,20 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Environment } from '../../src/runtime/envtest/index.js';
+import { Client, Manager, newControllerManagedBy } from '../../src/runtime/index.js';
+import { silentLogger } from '../../src/runtime/log/index.js';
 import {
   ApiConnectionError,
-  Client,
   ConfigMap,
   NotFoundError,
   RequestTimeoutError,
-  RestClient,
   ServerError,
   TooManyRequestsError,
-  type WatchEvent,
-} from '../../src/runtime/index.js';
+} from '../../src/runtime/api/index.js';
+import { RestClient, type WatchEvent } from '../../src/runtime/transport/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
@@ -444,6 +445,96 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
         `the watch took a pooled connection, not a new one (it came on ${seen.watch}, the lists on ${seen.lists.join(' and ')})`,
       );
       assert.ok(seen.lists.includes(seen.get) && seen.get !== seen.watch, 'the GET used the other pooled connection');
+    });
+  });
+  describe('every Client call takes { signal, timeoutMs }', () => {
+    const HUNG_POST = { method: 'POST', path: CONFIGMAPS } as const;
+
+    it('abandons a hung write at once when its signal aborts, and bounds it by its timeoutMs', async () => {
+      const remove = proxy.addRule({ match: HUNG_POST, action: { type: 'hang' } });
+      try {
+        const abort = new AbortController();
+        const postsBefore = proxy.count(HUNG_POST);
+        const pending = client.create(configMap('abandoned'), { signal: abort.signal });
+        await eventually('the create to reach the proxy', () => proxy.count(HUNG_POST) > postsBefore, 10_000);
+        const aborted = performance.now();
+        abort.abort(new Error('the caller gave up'));
+        await assert.rejects(pending, /the caller gave up/);
+        const late = performance.now() - aborted;
+        assert.ok(late < 500, `the write was abandoned ${Math.round(late)} ms after the abort`);
+
+        const started = performance.now();
+        await assert.rejects(client.create(configMap('bounded'), { timeoutMs: 500 }), RequestTimeoutError);
+        const elapsed = performance.now() - started;
+        assert.ok(elapsed >= 400 && elapsed < 10_000, `failed after ${Math.round(elapsed)} ms, expected about 500`);
+      } finally {
+        remove();
+      }
+      await assert.rejects(direct.get(ConfigMap, { namespace: NAMESPACE, name: 'abandoned' }), NotFoundError);
+    });
+
+    it("a reconcile's client carries the reconcile's signal: a write hung when it aborts is abandoned at once", async () => {
+      const mgr = new Manager({
+        kubeConfig: proxy.kubeConfig,
+        namespaces: [NAMESPACE],
+        metricsBindAddress: '0',
+        healthProbeBindAddress: '0',
+        handleSignals: false,
+        // The reconcile signal aborts when the grace period runs out: short, so the hung write is cut by it.
+        gracefulShutdownTimeoutMs: 300,
+        logger: silentLogger,
+      });
+      const seen: { abortedAt?: number; reason?: unknown; rejectedAt?: number; error?: unknown } = {};
+      newControllerManagedBy(mgr)
+        .for(ConfigMap)
+        .withEventFilter({ create: (object) => object.metadata?.name === 'reconcile-trigger', update: () => false })
+        .named('hung-writer')
+        .complete({
+          reconcile: async (ctx) => {
+            ctx.signal.addEventListener(
+              'abort',
+              () => {
+                seen.abortedAt = performance.now();
+                seen.reason = ctx.signal.reason;
+              },
+              { once: true },
+            );
+            // No signal passed: the call carries the reconcile's.
+            await mgr
+              .getClient()
+              .create(configMap('written-by-reconcile'))
+              .catch((err: unknown) => {
+                seen.rejectedAt = performance.now();
+                seen.error = err;
+              });
+          },
+        });
+      const remove = proxy.addRule({ match: HUNG_POST, action: { type: 'hang' } });
+      const running = mgr.start();
+      try {
+        const postsBefore = proxy.count(HUNG_POST);
+        await direct.create(configMap('reconcile-trigger'));
+        await eventually(
+          "the reconcile's create to hang at the proxy",
+          () => proxy.count(HUNG_POST) > postsBefore,
+          30_000,
+        );
+        mgr.stop();
+        await running.catch(() => undefined);
+        // The rule still holds the request: only the signal can have ended the write by now.
+        await sleep(1000);
+        assert.ok(seen.abortedAt !== undefined, 'the reconcile signal aborted');
+        assert.ok(seen.rejectedAt !== undefined, 'the write still hung a second after the reconcile signal aborted');
+      } finally {
+        remove();
+      }
+      const late = seen.rejectedAt - seen.abortedAt;
+      assert.ok(
+        late >= 0 && late < 500,
+        `the write was abandoned ${Math.round(late)} ms after the reconcile signal aborted`,
+      );
+      // Ended by the reconcile's signal, not by its timeout or by the manager closing its connections.
+      assert.equal(seen.error, seen.reason, `the write ended with ${String(seen.error)}, not the signal's reason`);
     });
   });
 });

@@ -11,16 +11,9 @@ import { connect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Agent as UndiciAgent, fetch } from 'undici';
-import {
-  Client,
-  ForbiddenError,
-  InvalidError,
-  Manager,
-  NotFoundError,
-  RestClient,
-  newWebhookManagedBy,
-  type ApiError,
-} from '../../src/runtime/index.js';
+import { Client, Manager, newWebhookManagedBy } from '../../src/runtime/index.js';
+import { ForbiddenError, InvalidError, NotFoundError, type ApiError } from '../../src/runtime/api/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';

@@ -6,7 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ApiError, Manager, RestClient, newWebhookManagedBy } from '../../src/runtime/index.js';
+import { Manager, newWebhookManagedBy } from '../../src/runtime/index.js';
+import { ApiError } from '../../src/runtime/api/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 import { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
 import { eventually } from './eventually.js';

@@ -17,7 +17,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import YAML from 'yaml';
-import { mutatingWebhookPath, validatingWebhookPath, CONVERSION_PATH } from '../../src/runtime/index.js';
+import { mutatingWebhookPath, validatingWebhookPath } from '../../src/runtime/builder/index.js';
+import { CONVERSION_PATH } from '../../src/runtime/webhook/index.js';
 import { packRepository, runCliOk, tempProjectDir } from './harness.js';
 
 /** Runs a command with stdin closed; NODE_TEST_CONTEXT would make the project's own `node --test` report to this runner. */
@@ -109,8 +110,8 @@ describe('a generated project with defaulting, validating and conversion webhook
     edit(
       dir,
       webhook,
-      "import type { AdmissionContext } from 'ts-operator-sdk';",
-      "import { AdmissionDeniedError, type AdmissionContext } from 'ts-operator-sdk';",
+      "import type { AdmissionContext } from 'ts-operator-sdk/webhook';",
+      "import { AdmissionDeniedError, type AdmissionContext } from 'ts-operator-sdk/webhook';",
     );
     edit(
       dir,

@@ -1,16 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { setStatusCondition, type Condition } from '../../src/runtime/index.js';
 import {
   findStatusCondition,
   isStatusConditionFalse,
   isStatusConditionPresentAndEqual,
   isStatusConditionTrue,
   removeStatusCondition,
-  setStatusCondition,
   toKubernetesTime,
-  type Condition,
   type ConditionClock,
-} from '../../src/runtime/index.js';
+} from '../../src/runtime/api/index.js';
 
 /** A clock the test moves by hand. */
 function manualClock(start: string): ConditionClock & { advance(seconds: number): void } {

@@ -7,16 +7,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import {
-  ChannelSource,
-  ConfigMap,
-  Controller,
-  ManagerMetrics,
-  enqueueForOwner,
-  silentLogger,
-  type EventSource,
-  type SourceEventHandler,
-} from '../../src/runtime/index.js';
+import { ConfigMap } from '../../src/runtime/api/index.js';
+import { Controller } from '../../src/runtime/controller/index.js';
+import { enqueueForOwner } from '../../src/runtime/handler/index.js';
+import { silentLogger } from '../../src/runtime/log/index.js';
+import { ManagerMetrics } from '../../src/runtime/metrics/index.js';
+import { ChannelSource, type EventSource, type SourceEventHandler } from '../../src/runtime/source/index.js';
 
 /** A source the test drives by hand (stands in for an informer). */
 class ManualSource implements EventSource {
@@ -118,11 +114,9 @@ test('an update whose old and new object map to the same key is reconciled once'
   assert.equal(controller.queue.len(), 0, 'the key was queued again: one event reconciled it twice');
 });
 
-test('requeueAfterMs is the requeue delay; the deprecated requeueAfter still works; requeueAfterMs wins', async () => {
-  const { requeueDelayMs } = await import('../../src/runtime/controller.js');
+test('requeueAfterMs is the requeue delay', async () => {
+  const { requeueDelayMs } = await import('../../src/runtime/controller/controller.js');
   assert.equal(requeueDelayMs({ requeueAfterMs: 700 }), 700);
-  assert.equal(requeueDelayMs({ requeueAfter: 500 }), 500);
-  assert.equal(requeueDelayMs({ requeueAfterMs: 700, requeueAfter: 500 }), 700);
   assert.equal(requeueDelayMs({}), 0);
   assert.equal(requeueDelayMs(undefined), 0);
   assert.equal(requeueDelayMs({ requeueAfterMs: -1 }), 0);

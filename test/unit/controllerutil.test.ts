@@ -1,16 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { addFinalizer, containsFinalizer, removeFinalizer, setControllerReference } from '../../src/runtime/index.js';
 import {
   AlreadyOwnedError,
-  addFinalizer,
-  containsFinalizer,
   hasControllerReference,
-  removeFinalizer,
   removeOwnerReference,
-  setControllerReference,
   setOwnerReference,
-} from '../../src/runtime/index.js';
+} from '../../src/runtime/controllerutil/index.js';
 
 function owner(name: string, overrides: Partial<KubernetesObject> = {}): KubernetesObject {
   return {

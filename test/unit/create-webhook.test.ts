@@ -73,7 +73,7 @@ describe('create webhook', () => {
     );
     assert.match(text, /\+kubebuilder:webhook:path=\/validate-cache-example-com-v1-memcached,mutating=false,/);
     assert.equal(
-      text.match(/^import type \{ AdmissionContext \} from 'ts-operator-sdk';$/gm)?.length,
+      text.match(/^import type \{ AdmissionContext \} from 'ts-operator-sdk\/webhook';$/gm)?.length,
       1,
       'the import both types need is written once',
     );

@@ -8,17 +8,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import {
-  ChannelSource,
-  ConfigMap,
-  Informer,
-  silentLogger,
-  type DeleteInfo,
-  type RestClient,
-} from '../../src/runtime/index.js';
-import { apiErrorFrom } from '../../src/runtime/errors.js';
-import { isResourceVersionTooLarge, jitteredResyncPeriod } from '../../src/runtime/informer.js';
-import { admits, and, not, or, type Predicate } from '../../src/runtime/predicates.js';
+import { ConfigMap } from '../../src/runtime/api/index.js';
+import { Informer, type DeleteInfo } from '../../src/runtime/cache/index.js';
+import { silentLogger } from '../../src/runtime/log/index.js';
+import { ChannelSource } from '../../src/runtime/source/index.js';
+import { type RestClient } from '../../src/runtime/transport/index.js';
+import { apiErrorFrom } from '../../src/runtime/api/errors.js';
+import { isResourceVersionTooLarge, jitteredResyncPeriod } from '../../src/runtime/cache/informer.js';
+import { admits, and, not, or, type Predicate } from '../../src/runtime/predicate/predicate.js';
 
 /** The store is never started here, so it never uses its REST client. */
 const notStarted = {} as RestClient;

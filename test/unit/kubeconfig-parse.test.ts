@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { loadKubeConfig } from '../../src/runtime/kubeconfig.js';
+import { loadKubeConfig } from '../../src/runtime/transport/kubeconfig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-parse-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -72,7 +72,7 @@ describe('kubeconfig text', () => {
   });
 
   it('loads js-yaml only for a kubeconfig that is not JSON', () => {
-    const kubeconfigModule = fileURLToPath(new URL('../../src/runtime/kubeconfig.js', import.meta.url));
+    const kubeconfigModule = fileURLToPath(new URL('../../src/runtime/transport/kubeconfig.js', import.meta.url));
     const probe = (form: string): boolean => {
       const path = join(dir, `probe-${form.replace(' ', '-')}.config`);
       writeFileSync(path, forms[form]!);

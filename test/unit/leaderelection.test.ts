@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { jitter } from '../../src/runtime/leaderelection.js';
+import { jitter } from '../../src/runtime/leaderelection/lease.js';
 
 test('acquire retries wait the retry period plus 0–120 % of it, as client-go (JitterFactor 1.2)', () => {
   assert.equal(

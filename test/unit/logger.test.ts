@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
-import { createLogger, type LogLevel } from '../../src/runtime/index.js';
+import { createLogger } from '../../src/runtime/index.js';
+import { type LogLevel } from '../../src/runtime/log/index.js';
 
 function capture(level?: LogLevel) {
   const lines: Array<Record<string, unknown>> = [];

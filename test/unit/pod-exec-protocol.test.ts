@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { Client, RestClient, loadKubeConfig } from '../../src/runtime/index.js';
+import { Client, loadKubeConfig } from '../../src/runtime/index.js';
+import { RestClient } from '../../src/runtime/transport/index.js';
 
 const V4 = 'v4.channel.k8s.io';
 let server: WebSocketServer;

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { matchesLabels, parseSelector, requirementsOf } from '../../src/runtime/labels.js';
+import { matchesLabels, parseSelector, requirementsOf } from '../../src/runtime/api/labels.js';
 import {
-  AnnotationChangedPredicate,
-  GenerationChangedPredicate,
-  LabelChangedPredicate,
-  ResourceVersionChangedPredicate,
+  annotationChangedPredicate,
+  generationChangedPredicate,
+  labelChangedPredicate,
+  resourceVersionChangedPredicate,
   admits,
   and,
   labelSelectorPredicate,
   not,
   or,
-} from '../../src/runtime/predicates.js';
+} from '../../src/runtime/predicate/predicate.js';
 
 const obj = (meta: KubernetesObject['metadata']): KubernetesObject => ({
   apiVersion: 'v1',
@@ -20,33 +20,33 @@ const obj = (meta: KubernetesObject['metadata']): KubernetesObject => ({
   metadata: { name: 'x', ...meta },
 });
 
-test('GenerationChangedPredicate passes spec changes only', () => {
-  assert.equal(GenerationChangedPredicate.update!(obj({ generation: 1 }), obj({ generation: 2 })), true);
+test('generationChangedPredicate passes spec changes only', () => {
+  assert.equal(generationChangedPredicate.update!(obj({ generation: 1 }), obj({ generation: 2 })), true);
   assert.equal(
-    GenerationChangedPredicate.update!(
+    generationChangedPredicate.update!(
       obj({ generation: 2, resourceVersion: '1' }),
       obj({ generation: 2, resourceVersion: '2' }),
     ),
     false,
   );
-  assert.equal(admits(GenerationChangedPredicate, { type: 'create', object: obj({}) }), true, 'creates always pass');
+  assert.equal(admits(generationChangedPredicate, { type: 'create', object: obj({}) }), true, 'creates always pass');
 });
 
 test('resourceVersion, label and annotation change predicates', () => {
   assert.equal(
-    ResourceVersionChangedPredicate.update!(obj({ resourceVersion: '1' }), obj({ resourceVersion: '1' })),
+    resourceVersionChangedPredicate.update!(obj({ resourceVersion: '1' }), obj({ resourceVersion: '1' })),
     false,
   );
   assert.equal(
-    ResourceVersionChangedPredicate.update!(obj({ resourceVersion: '1' }), obj({ resourceVersion: '2' })),
+    resourceVersionChangedPredicate.update!(obj({ resourceVersion: '1' }), obj({ resourceVersion: '2' })),
     true,
   );
-  assert.equal(LabelChangedPredicate.update!(obj({ labels: { a: '1' } }), obj({ labels: { a: '1' } })), false);
-  assert.equal(LabelChangedPredicate.update!(obj({ labels: { a: '1' } }), obj({ labels: { a: '2' } })), true);
-  assert.equal(LabelChangedPredicate.update!(obj({}), obj({ labels: { a: '1' } })), true);
-  assert.equal(AnnotationChangedPredicate.update!(obj({ annotations: { a: '1' } }), obj({ annotations: {} })), true);
+  assert.equal(labelChangedPredicate.update!(obj({ labels: { a: '1' } }), obj({ labels: { a: '1' } })), false);
+  assert.equal(labelChangedPredicate.update!(obj({ labels: { a: '1' } }), obj({ labels: { a: '2' } })), true);
+  assert.equal(labelChangedPredicate.update!(obj({}), obj({ labels: { a: '1' } })), true);
+  assert.equal(annotationChangedPredicate.update!(obj({ annotations: { a: '1' } }), obj({ annotations: {} })), true);
   assert.equal(
-    AnnotationChangedPredicate.update!(obj({ annotations: { a: '1' } }), obj({ annotations: { a: '1' } })),
+    annotationChangedPredicate.update!(obj({ annotations: { a: '1' } }), obj({ annotations: { a: '1' } })),
     false,
   );
 });
@@ -65,8 +65,8 @@ test('label selector predicate, string and object forms', () => {
 });
 
 test('and / or / not combine predicates per event type', () => {
-  const gen = GenerationChangedPredicate;
-  const label = LabelChangedPredicate;
+  const gen = generationChangedPredicate;
+  const label = labelChangedPredicate;
   const oldObject = obj({ generation: 1, labels: { a: '1' } });
   const onlyLabels = obj({ generation: 1, labels: { a: '2' } });
   assert.equal(and(gen, label).update!(oldObject, onlyLabels), false);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { HealthProbes, ping } from '../../src/runtime/healthz.js';
-import { parseBindAddress, serveHttp } from '../../src/runtime/serving.js';
+import { HealthProbes, ping } from '../../src/runtime/healthz/healthz.js';
+import { parseBindAddress, serveHttp } from '../../src/runtime/httpserver/server.js';
 
 test('bind addresses parse like Go listen addresses; 0 disables', () => {
   assert.equal(parseBindAddress('0'), undefined);

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as promClient from 'prom-client';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from '../../src/runtime/prometheus.js';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from '../../src/runtime/metrics/prometheus.js';
 
 test('counters, gauges and histograms render in the text format, labels in the order given, buckets cumulative', async () => {
   const registry = new Registry();

@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Controller, type Reconciler } from '../../src/runtime/controller.js';
-import { ApiConnectionError, TerminalError, isReconcilePanic, isTerminalError } from '../../src/runtime/errors.js';
-import { createLogger } from '../../src/runtime/log.js';
-import { ManagerMetrics } from '../../src/runtime/metrics.js';
+import { Controller, type Reconciler } from '../../src/runtime/controller/controller.js';
+import { ApiConnectionError, TerminalError, isReconcilePanic, isTerminalError } from '../../src/runtime/api/errors.js';
+import { createLogger } from '../../src/runtime/log/log.js';
+import { ManagerMetrics } from '../../src/runtime/metrics/metrics.js';
 import { capturingLogger } from '../e2e/log-capture.js';
 
 /** Waits (generously: the machine may be busy) until `check` holds. */

@@ -9,13 +9,30 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { test } from 'node:test';
 import type * as TypeScript from 'typescript';
 
 const ts = createRequire(import.meta.url)('typescript') as typeof TypeScript;
 const runtimeDir = fileURLToPath(new URL('../../src/runtime/', import.meta.url));
-const entryPoints = [join(runtimeDir, 'index.d.ts'), join(runtimeDir, 'envtest', 'index.d.ts')];
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const packageJson = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+  exports: Record<string, string | { types?: string; default?: string }>;
+};
+/** The package's entry points, as package.json `exports` publishes them: `ts-operator-sdk` and its subpaths. */
+const subpaths = Object.entries(packageJson.exports).filter(([subpath]) => subpath !== './package.json');
+const entryPoints = subpaths.map(([subpath, target]) => ({
+  label: subpath === '.' ? 'ts-operator-sdk' : `ts-operator-sdk/${subpath.slice(2)}`,
+  declarations: join(repoRoot, typeof target === 'string' ? target : (target.types ?? '')),
+  module: join(repoRoot, typeof target === 'string' ? target : (target.default ?? '')),
+}));
+/** Every runtime export, from whichever entry point publishes it. */
+async function allExports(): Promise<Record<string, unknown>> {
+  const modules = await Promise.all(
+    entryPoints.map(async (entry) => (await import(pathToFileURL(entry.module).href)) as object),
+  );
+  return Object.assign({}, ...modules) as Record<string, unknown>;
+}
 
 function declarationFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -27,22 +44,24 @@ function declarationFiles(dir: string): string[] {
 
 /** Exports (and options) without a doc comment, as `entry: Name` or `entry: Options.member`. */
 function undocumentedExports(): string[] {
-  const program = ts.createProgram(entryPoints, {
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    skipLibCheck: true,
-    noEmit: true,
-  });
+  const program = ts.createProgram(
+    entryPoints.map((entry) => entry.declarations),
+    {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      skipLibCheck: true,
+      noEmit: true,
+    },
+  );
   const checker = program.getTypeChecker();
   const missing: string[] = [];
   const documented = (symbol: TypeScript.Symbol): boolean =>
     symbol.getDocumentationComment(checker).some((part) => part.text.trim() !== '');
-  for (const entry of entryPoints) {
-    const source = program.getSourceFile(entry);
-    assert.ok(source, `${entry} was emitted`);
+  for (const { label, declarations } of entryPoints) {
+    const source = program.getSourceFile(declarations);
+    assert.ok(source, `${declarations} was emitted`);
     const moduleSymbol = checker.getSymbolAtLocation(source);
-    assert.ok(moduleSymbol, `${entry} is a module`);
-    const label = entry.includes('envtest') ? 'ts-operator-sdk/envtest' : 'ts-operator-sdk';
+    assert.ok(moduleSymbol, `${declarations} is a module`);
     for (const exported of checker.getExportsOfModule(moduleSymbol)) {
       const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
       if (!documented(symbol)) missing.push(`${label}: ${exported.name}`);
@@ -65,8 +84,8 @@ test('no @internal member is published in the runtime declarations', () => {
   assert.deepEqual(leaks, []);
 });
 
-test('helpers that are not part of the API are not exported from the entry point', async () => {
-  const api = await import('../../src/runtime/index.js');
+test('helpers that are not part of the API are not exported from any entry point', async () => {
+  const api = await allExports();
   for (const name of [
     'resourcePath',
     'apiErrorFrom',
@@ -86,7 +105,7 @@ test('helpers that are not part of the API are not exported from the entry point
 });
 
 test('the webhook API the scaffolded code uses is exported from the entry points', async () => {
-  const api = await import('../../src/runtime/index.js');
+  const api = await allExports();
   for (const name of [
     'newWebhookManagedBy',
     'WebhookBuilder',
@@ -100,14 +119,39 @@ test('the webhook API the scaffolded code uses is exported from the entry points
   ]) {
     assert.equal(name in api, true, `${name} is not exported`);
   }
+  const { mutatingWebhookPath, validatingWebhookPath } = await import('../../src/runtime/builder/index.js');
   assert.equal(
-    api.mutatingWebhookPath({ group: 'cache.example.com', version: 'v1', kind: 'Memcached' }),
+    mutatingWebhookPath({ group: 'cache.example.com', version: 'v1', kind: 'Memcached' }),
     '/mutate-cache-example-com-v1-memcached',
   );
   assert.equal(
-    api.validatingWebhookPath({ group: 'cache.example.com', version: 'v1', kind: 'Memcached' }),
+    validatingWebhookPath({ group: 'cache.example.com', version: 'v1', kind: 'Memcached' }),
     '/validate-cache-example-com-v1-memcached',
   );
   const envtest = await import('../../src/runtime/envtest/index.js');
   assert.equal(typeof envtest.Environment.prototype.webhookServerOptions, 'function');
+});
+
+test('the root entry point keeps at most 30 names; every runtime package with a public surface has its subpath', async () => {
+  const root = entryPoints.find((entry) => entry.label === 'ts-operator-sdk');
+  assert.ok(root);
+  const program = ts.createProgram([root.declarations], { module: ts.ModuleKind.NodeNext, noEmit: true });
+  const source = program.getSourceFile(root.declarations);
+  assert.ok(source);
+  const moduleSymbol = program.getTypeChecker().getSymbolAtLocation(source);
+  assert.ok(moduleSymbol);
+  const names = program.getTypeChecker().getExportsOfModule(moduleSymbol);
+  assert.ok(names.length <= 30, `the root exports ${names.length} names: move the rarer ones to their subpath`);
+  const packages = readdirSync(runtimeDir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && readdirSync(join(runtimeDir, entry.name)).includes('index.js'))
+    .map((entry) => `ts-operator-sdk/${entry.name}`);
+  assert.deepEqual(
+    packages.filter((label) => !entryPoints.some((entry) => entry.label === label)),
+    [],
+    'a package with an index.ts is published in package.json exports',
+  );
+  for (const entry of entryPoints) {
+    assert.ok(entry.declarations.endsWith('.d.ts'), `${entry.label} has types`);
+    await import(pathToFileURL(entry.module).href);
+  }
 });

@@ -11,7 +11,31 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-const runtimeIndex = fileURLToPath(new URL('../../src/runtime/index.js', import.meta.url));
+/** The root entry point and every subpath an operator may import (envtest is for tests, not the operator process). */
+const runtimeEntryPoints = [
+  'index.js',
+  ...[
+    'api',
+    'builder',
+    'cache',
+    'client',
+    'controller',
+    'controllerutil',
+    'handler',
+    'healthz',
+    'leaderelection',
+    'log',
+    'manager',
+    'metrics',
+    'pod',
+    'predicate',
+    'recorder',
+    'source',
+    'transport',
+    'webhook',
+    'workqueue',
+  ].map((name) => `${name}/index.js`),
+].map((path) => fileURLToPath(new URL(`../../src/runtime/${path}`, import.meta.url)));
 
 /** Node's internal modules that only a lazy getter of node:http or node:util would load. */
 const GETTER_ONLY_MODULES = [
@@ -21,7 +45,8 @@ const GETTER_ONLY_MODULES = [
 ];
 
 test('importing the runtime loads neither undici nor worker_threads', () => {
-  const script = `await import(${JSON.stringify(runtimeIndex)}); process.stdout.write(JSON.stringify(process.moduleLoadList));`;
+  const imports = runtimeEntryPoints.map((path) => `await import(${JSON.stringify(path)});`).join(' ');
+  const script = `${imports} process.stdout.write(JSON.stringify(process.moduleLoadList));`;
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr);
   const loaded = new Set(JSON.parse(run.stdout) as string[]);

@@ -7,8 +7,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Manager, defineKind, newWebhookManagedBy, silentLogger } from '../../src/runtime/index.js';
-import { bearerToken } from '../../src/runtime/metrics-auth.js';
+import { Manager, defineKind, newWebhookManagedBy } from '../../src/runtime/index.js';
+import { silentLogger } from '../../src/runtime/log/index.js';
+import { bearerToken } from '../../src/runtime/metrics/auth.js';
 
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromOptions({

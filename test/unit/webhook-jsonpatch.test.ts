@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createJsonPatch } from '../../src/runtime/webhook/jsonpatch.js';
-import type { JsonPatchOperation } from '../../src/runtime/index.js';
+import type { JsonPatchOperation } from '../../src/runtime/client/index.js';
 
 /** A minimal RFC 6902 applier (add/remove/replace) that follows RFC 6901 unescaping strictly. */
 function applyPatch(document: unknown, operations: JsonPatchOperation[]): unknown {

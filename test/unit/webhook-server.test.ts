@@ -12,21 +12,17 @@ import { join } from 'node:path';
 import { after, before, describe, it, test } from 'node:test';
 import { request } from 'node:https';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import {
-  AdmissionDeniedError,
-  ConflictError,
-  defineKind,
-  silentLogger,
-  WebhookServer,
-  type SpokeConversion,
-} from '../../src/runtime/index.js';
+import { defineKind } from '../../src/runtime/index.js';
+import { ConflictError } from '../../src/runtime/api/index.js';
+import { silentLogger } from '../../src/runtime/log/index.js';
+import { AdmissionDeniedError, WebhookServer, type SpokeConversion } from '../../src/runtime/webhook/index.js';
 import {
   admissionHandler,
   defaultingAdmit,
   validatingAdmit,
   MAX_ADMISSION_REQUEST_BYTES,
 } from '../../src/runtime/webhook/admission.js';
-import { TinyCA } from '../../src/runtime/envtest/certs.js';
+import { TinyCA } from '../../src/runtime/certs/ca.js';
 
 interface Hub extends KubernetesObject {
   spec?: { size?: number; mode?: string };
@@ -370,8 +366,8 @@ test(
   'an HTTPS server stops within its drain limit even with a client stuck in the TLS handshake',
   { timeout: 30_000 },
   async () => {
-    const { serveHttps, DRAIN_LIMIT_MS } = await import('../../src/runtime/serving.js');
-    const { selfSignedCertificate } = await import('../../src/runtime/self-signed.js');
+    const { serveHttps, DRAIN_LIMIT_MS } = await import('../../src/runtime/httpserver/server.js');
+    const { selfSignedCertificate } = await import('../../src/runtime/certs/self-signed.js');
     const { connect } = await import('node:net');
     const server = await serveHttps({ host: '127.0.0.1', port: 0 }, await selfSignedCertificate(), (_req, res) => {
       res.end('ok');

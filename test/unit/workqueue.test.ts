@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ManagerMetrics } from '../../src/runtime/metrics.js';
+import { ManagerMetrics } from '../../src/runtime/metrics/metrics.js';
 import {
   BucketRateLimiter,
   ItemExponentialFailureRateLimiter,
   MaxOfRateLimiter,
   defaultControllerRateLimiter,
-} from '../../src/runtime/ratelimiter.js';
-import { LOW_PRIORITY, WorkQueue } from '../../src/runtime/workqueue.js';
+} from '../../src/runtime/workqueue/ratelimiter.js';
+import { LOW_PRIORITY, WorkQueue } from '../../src/runtime/workqueue/workqueue.js';
 
 test('duplicate adds of a waiting key fold into one', async () => {
   const queue = new WorkQueue({ name: 'fold' });

@@ -323,8 +323,8 @@ function projectPrintWidth(tree: VirtualTree): number | undefined {
  */
 async function readCrdFromCluster(name: string, timeoutMs: number): Promise<CrdModel> {
   const { KubeSession } = await import('../../cluster/session.js');
-  const { NotFoundError } = await import('../../runtime/errors.js');
-  const { loadKubeConfig } = await import('../../runtime/kubeconfig.js');
+  const { NotFoundError } = await import('../../runtime/api/errors.js');
+  const { loadKubeConfig } = await import('../../runtime/transport/kubeconfig.js');
   let config;
   try {
     config = loadKubeConfig();

@@ -98,7 +98,7 @@ export function conditionSchema(): JSONSchemaProps {
 }
 
 /**
- * Schemas of the aliases exported by ts-operator-sdk (src/runtime/apitypes.ts),
+ * Schemas of the aliases exported by ts-operator-sdk (src/runtime/api/types.ts),
  * keyed by exported name. `float64` is handled by the caller (it needs the
  * allow-dangerous-types switch).
  */

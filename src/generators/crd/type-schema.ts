@@ -310,7 +310,7 @@ export class TypeSchemaBuilder {
     const declaration = symbol.declarations?.[0];
     if (!declaration) return { kind: 'unresolved', name };
     const file = declaration.getSourceFile().fileName.replace(/\\/g, '/');
-    if (/\/runtime\/apitypes\.(d\.)?ts$/.test(file)) return { kind: 'sdk', name: symbol.name };
+    if (/\/runtime\/api\/types\.(d\.)?ts$/.test(file)) return { kind: 'sdk', name: symbol.name };
     if (file.includes('/@kubernetes/client-node/')) return { kind: 'clientNode', name: symbol.name, declaration };
     if (declaration.getSourceFile().hasNoDefaultLib || /\/typescript\/lib\/lib\.[^/]*\.d\.ts$/.test(file))
       return { kind: 'global', name: symbol.name };

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, fetch } from 'undici';
-import { TinyCA, type KeyPairPem } from './certs.js';
+import { TinyCA, type KeyPairPem } from '../certs/ca.js';
 import { ManagedProcess, releaseTempDirOnExit, removeTempDirOnExit } from './process.js';
 
 const LOOPBACK = '127.0.0.1';

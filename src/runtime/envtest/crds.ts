@@ -2,8 +2,8 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments } from 'yaml';
-import { isNotFound } from '../errors.js';
-import type { RestClient } from '../rest.js';
+import { isNotFound } from '../api/errors.js';
+import type { RestClient } from '../transport/rest.js';
 
 /** controller-runtime's CRDInstallOptions defaults: poll every 100 ms for up to 10 s. */
 export const DEFAULT_CRD_INSTALL_TIMEOUT_MS = 10_000;

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { RestClient } from '../rest.js';
+import { RestClient } from '../transport/rest.js';
 import { locateBinary } from './assets.js';
 import { ControlPlane, type EnvtestUser } from './controlplane.js';
 import { installCRDs, readCRDs } from './crds.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { ReconcileContext } from '../controller.js';
-import { silentLogger } from '../log.js';
+import type { ReconcileContext } from '../controller/controller.js';
+import { silentLogger } from '../log/log.js';
 import { Environment, type EnvironmentOptions } from './environment.js';
 
 /**

@@ -1,10 +1,10 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { isNotFound } from '../errors.js';
-import type { RestClient } from '../rest.js';
+import { isNotFound } from '../api/errors.js';
+import type { RestClient } from '../transport/rest.js';
 import type { WebhookServerOptions } from '../webhook/server.js';
-import { TinyCA } from './certs.js';
+import { TinyCA } from '../certs/ca.js';
 import { manifestFiles } from './crds.js';
 import { freeLoopbackPorts } from './controlplane.js';
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { ApiError } from '../api/errors.js';
+import type { Logger } from '../log/log.js';
 import { createJsonPatch } from './jsonpatch.js';
 import { readBoundedJson, RequestBodyError } from './body.js';
 

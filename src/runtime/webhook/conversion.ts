@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { parseApiVersion, type Kind } from '../kinds.js';
-import type { Logger } from '../log.js';
+import { parseApiVersion, type Kind } from '../api/kinds.js';
+import type { Logger } from '../log/log.js';
 import { readBoundedJson, RequestBodyError } from './body.js';
 
 /** The conversion webhook's path, as controller-runtime serves it and kubebuilder's CRD patch names it. */

@@ -1,4 +1,4 @@
-import type { JsonPatchOperation } from '../client.js';
+import type { JsonPatchOperation } from '../client/client.js';
 
 /**
  * An RFC 6902 JSON patch that turns `original` into `modified`, as the

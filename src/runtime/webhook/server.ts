@@ -1,11 +1,11 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
-import type { Checker } from '../healthz.js';
-import type { Logger } from '../log.js';
+import type { Checker } from '../healthz/healthz.js';
+import type { Logger } from '../log/log.js';
 import type { Runnable } from '../runnable.js';
-import { serveHttps, type HttpHandler, type RunningHttpsServer } from '../serving.js';
-import { CertWatcher, DEFAULT_CERT_POLL_INTERVAL_MS } from './certwatcher.js';
+import { serveHttps, type HttpHandler, type RunningHttpsServer } from '../httpserver/server.js';
+import { CertWatcher, DEFAULT_CERT_POLL_INTERVAL_MS } from '../certs/certwatcher.js';
 import { ConversionRegistry, CONVERSION_PATH } from './conversion.js';
 
 /** The webhook port kubebuilder's `config/webhook/service.yaml` targets. */

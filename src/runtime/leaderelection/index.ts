@@ -1,0 +1,22 @@
+/**
+ * `ts-operator-sdk/leaderelection`: Lease-based leader election
+ * (`LeaderElector`) and operator-sdk's leader for life (`LeaderForLife`).
+ * This file is only the package's public surface.
+ */
+export {
+  LeaderElector,
+  LeaderElectionLostError,
+  isLeaderElectionLost,
+  systemLeaseClock,
+  type LeaseClock,
+  type LeaderElectorOptions,
+  DEFAULT_LEASE_DURATION_MS,
+  DEFAULT_RENEW_DEADLINE_MS,
+  DEFAULT_RETRY_PERIOD_MS,
+} from './lease.js';
+export {
+  LeaderForLife,
+  type LeaderForLifeOptions,
+  type LeaderForLifeOutcome,
+  DEFAULT_LEADER_FOR_LIFE_MAX_BACKOFF_MS,
+} from './leaderforlife.js';
