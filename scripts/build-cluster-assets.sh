@@ -55,17 +55,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
 start_build_dir "$bin_dir"
 export GOTOOLCHAIN=local CGO_ENABLED=0
 
-minor="${KUBE_VERSION#v1.}"; minor="${minor%%.*}"
-kube_ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  kube_ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
-done
-
 for binary in "${missing[@]}"; do
   case "$binary" in
     kubelet|kube-scheduler|kube-proxy)
       echo "build-cluster-assets: building $binary $KUBE_VERSION with Go (5 to 20 minutes on 2 cores; progress every ${PROGRESS_SECONDS}s)" >&2
-      build "$binary" "$here/go/kube-apiserver" -trimpath -tags selinux,notest -ldflags "$kube_ldflags" -o "$tmp/$binary" "k8s.io/kubernetes/cmd/$binary" ;;
+      build_kube_binary "$binary" ;;
     containerd|containerd-shim-runc-v2|ctr)
       # Pure Go (no btrfs/devmapper/zfs snapshotters), so no C toolchain is needed.
       echo "build-cluster-assets: building $binary $CONTAINERD_VERSION with Go (about 2 minutes)" >&2

@@ -35,14 +35,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
 start_build_dir "$bin_dir"
 export GOTOOLCHAIN=local CGO_ENABLED=0
 
-# Version ldflags as upstream's hack/lib/version.sh sets them, so /version and
-# discovery report a real version instead of v0.0.0-master.
-minor="${KUBE_VERSION#v1.}"; minor="${minor%%.*}"
-ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
-done
-
 for binary in "${missing[@]}"; do
   case "$binary" in
     etcd)
@@ -51,7 +43,7 @@ for binary in "${missing[@]}"; do
     kube-apiserver|kube-controller-manager)
       # Both come from the one wrapper module, so they share every dependency version.
       echo "build-test-assets: building $binary $KUBE_VERSION with Go (8 to 30 minutes on 2 cores; progress every ${PROGRESS_SECONDS}s)" >&2
-      build "$binary" "$here/go/kube-apiserver" -trimpath -tags selinux,notest -ldflags "$ldflags" -o "$tmp/$binary" "k8s.io/kubernetes/cmd/$binary" ;;
+      build_kube_binary "$binary" ;;
   esac
   # Move each one as soon as it is built, so an interrupted run keeps what it finished.
   mv "$tmp/$binary" "$bin_dir/"

@@ -4,6 +4,8 @@
 # for minutes. The sourcing script sets BUILD_SCRIPT_NAME for its messages.
 
 PROGRESS_SECONDS="${PROGRESS_SECONDS:-30}"
+# The scripts folder, absolute, for the wrapper modules in scripts/go/.
+go_build_scripts_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 heartbeat_pid=
 
 # Makes $tmp, a scratch directory inside $1 (so finished binaries move with a
@@ -46,4 +48,18 @@ build() {
     grep -v '^[a-z0-9.-]*\(/[^ ]*\)\?$' "$log" | tail -n 20 >&2 || tail -n 20 "$log" >&2
     exit "$status"
   fi
+}
+
+# Builds Kubernetes command $1 (k8s.io/kubernetes/cmd/$1) at $KUBE_VERSION into
+# $tmp, from the wrapper module that pins every k8s.io module to that version.
+# Version ldflags as upstream's hack/lib/version.sh sets them, so /version and
+# discovery report a real version instead of v0.0.0-master.
+build_kube_binary() {
+  local binary="$1" minor="${KUBE_VERSION#v1.}" ldflags="-s -w" pkg
+  minor="${minor%%.*}"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+  done
+  build "$binary" "$go_build_scripts_dir/go/kube-apiserver" -trimpath -tags selinux,notest \
+    -ldflags "$ldflags" -o "$tmp/$binary" "k8s.io/kubernetes/cmd/$binary"
 }
