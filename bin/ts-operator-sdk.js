@@ -29,7 +29,7 @@ if (required) {
   if (older < 0) {
     refuse(
       `ts-operator-sdk needs Node.js ${packageJson.engines.node}, but this is Node.js v${process.versions.node} (${process.execPath})`,
-      `Install Node.js ${wanted[0]}.${wanted[1]} or newer (24 recommended, e.g. \`nvm install 24\`), put it first on PATH and run the command again`,
+      `Install Node.js ${wanted[0]}.${wanted[1]} or newer (e.g. \`nvm install ${wanted[0]}\`), put it first on PATH and run the command again`,
     );
   }
 }

@@ -19,7 +19,7 @@ import { REPO_ROOT, runCli, runCliOk, tempProjectDir } from '../scaffold/harness
 
 const packageJson = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
 
-/** A Node binary older than 22 on this machine (PATH, then /usr/bin), if any. */
+/** A Node binary older than 24 on this machine (PATH, then /usr/bin), if any. */
 function oldNode(): string | undefined {
   const candidates = [
     ...(process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'node')),
@@ -30,7 +30,7 @@ function oldNode(): string | undefined {
     if (!existsSync(candidate)) continue;
     const version = spawnSync(candidate, ['-v'], { encoding: 'utf8' }).stdout.trim();
     const major = Number(/^v(\d+)\./.exec(version)?.[1]);
-    if (major < 22) return candidate;
+    if (major < 24) return candidate;
   }
   return undefined;
 }
@@ -56,14 +56,14 @@ test('the launcher refuses a Node older than engines.node in one line naming the
   });
   assert.equal(result.status, 1);
   assert.deepEqual(errorLines(result.stderr), [
-    `Error: ts-operator-sdk needs Node.js >=99.0.0, but this is Node.js v${process.versions.node} (${process.execPath}). Install Node.js 99.0 or newer (24 recommended, e.g. \`nvm install 24\`), put it first on PATH and run the command again.`,
+    `Error: ts-operator-sdk needs Node.js >=99.0.0, but this is Node.js v${process.versions.node} (${process.execPath}). Install Node.js 99.0 or newer (e.g. \`nvm install 99\`), put it first on PATH and run the command again.`,
   ]);
   assert.equal(result.stdout, '');
 });
 
 test("the machine's old Node gets the one-line refusal from the real launcher", (t) => {
   const node = oldNode();
-  if (!node) return t.skip('no Node older than 22 on this machine');
+  if (!node) return t.skip('no Node older than 24 on this machine');
   const result = runCli(['init', '--domain', 'example.com'], tempProjectDir(), { nodeBinary: node });
   assert.equal(result.status, 1);
   const lines = errorLines(result.stderr);
@@ -71,7 +71,7 @@ test("the machine's old Node gets the one-line refusal from the real launcher", 
   assert.match(
     lines[0]!,
     new RegExp(
-      `^Error: ts-operator-sdk needs Node\\.js ${packageJson.engines.node}, but this is Node\\.js v\\d+\\.\\d+\\.\\d+ \\(.*\\)\\. Install Node\\.js 22\\.19 or newer`,
+      `^Error: ts-operator-sdk needs Node\\.js ${packageJson.engines.node}, but this is Node\\.js v\\d+\\.\\d+\\.\\d+ \\(.*\\)\\. Install Node\\.js 24\\.0 or newer`,
     ),
   );
 });
@@ -96,7 +96,7 @@ test('npm refuses an old Node in this repository and in a generated project (eng
   runCliOk(['init', '--domain', 'example.com', '--skip-install'], dir);
   assert.match(readFileSync(join(dir, '.npmrc'), 'utf8'), /^engine-strict=true$/m);
   const node = oldNode();
-  if (!node) return t.skip('no Node older than 22 on this machine');
+  if (!node) return t.skip('no Node older than 24 on this machine');
   const npmCli = join(node, '..', '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
   if (!existsSync(npmCli)) return t.skip(`no npm next to ${node}`);
   // npm checks engines after resolving the dependency tree, so the dependencies
