@@ -55,12 +55,14 @@ try {
   if (err?.code !== 'ERR_MODULE_NOT_FOUND') throw err;
   const missing = /Cannot find (?:package|module) '([^']+)'/.exec(String(err.message))?.[1] ?? '';
   // The CLI's own dependencies are optionalDependencies so an operator image
-  // can drop them (`npm ci --omit=optional`); the runtime needs none of them.
+  // can drop them (`npm ci --omit=optional`). So is @kubernetes/client-node,
+  // which the runtime imports only for a kubeconfig that needs it (a legacy
+  // auth-provider, a proxy-url) and then names the fix itself.
   const cliDependency = Object.keys(packageJson.optionalDependencies ?? {}).find((name) => missing === name || missing.includes(`/node_modules/${name}/`));
   if (cliDependency) {
     refuse(
       `the ts-operator-sdk CLI needs its optional dependencies, and ${cliDependency} is not installed (an install with --omit=optional, or on an unsupported Node, leaves them out)`,
-      'Run `npm install --include=optional` in the project (the operator image may omit them: the runtime does not use them)',
+      'Run `npm install --include=optional` in the project (an operator image may omit them)',
     );
   }
   if (missing.endsWith('/dist/src/main.js')) {

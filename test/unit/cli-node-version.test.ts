@@ -86,7 +86,7 @@ test('a missing CLI dependency (optionalDependencies omitted) is one line naming
   });
   assert.equal(result.status, 1);
   assert.deepEqual(errorLines(result.stderr), [
-    'Error: the ts-operator-sdk CLI needs its optional dependencies, and commander is not installed (an install with --omit=optional, or on an unsupported Node, leaves them out). Run `npm install --include=optional` in the project (the operator image may omit them: the runtime does not use them).',
+    'Error: the ts-operator-sdk CLI needs its optional dependencies, and commander is not installed (an install with --omit=optional, or on an unsupported Node, leaves them out). Run `npm install --include=optional` in the project (an operator image may omit them).',
   ]);
 });
 

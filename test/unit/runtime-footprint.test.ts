@@ -44,15 +44,46 @@ const GETTER_ONLY_MODULES = [
   'NativeModule internal/util/parse_args/parse_args',
 ];
 
-test('importing the runtime loads neither undici nor worker_threads', () => {
+/**
+ * Imports every runtime entry point in a child and reports Node's internal
+ * modules loaded and every package module resolved (a resolve hook sees
+ * static and dynamic imports alike).
+ */
+function importRuntime(): { builtins: Set<string>; resolved: string[] } {
   const imports = runtimeEntryPoints.map((path) => `await import(${JSON.stringify(path)});`).join(' ');
-  const script = `${imports} process.stdout.write(JSON.stringify(process.moduleLoadList));`;
+  const script = [
+    `const resolved = [];`,
+    `(await import('node:module')).registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); resolved.push(r.url); return r; } });`,
+    imports,
+    `process.stdout.write(JSON.stringify({ builtins: process.moduleLoadList, resolved }));`,
+  ].join(' ');
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr);
-  const loaded = new Set(JSON.parse(run.stdout) as string[]);
-  assert.ok(loaded.has('NativeModule https'), 'the probe should see the runtime load node:https');
+  const report = JSON.parse(run.stdout) as { builtins: string[]; resolved: string[] };
+  return { builtins: new Set(report.builtins), resolved: report.resolved };
+}
+
+test('importing the runtime loads neither undici nor worker_threads', () => {
+  const { builtins } = importRuntime();
+  assert.ok(builtins.has('NativeModule https'), 'the probe should see the runtime load node:https');
   assert.deepEqual(
-    GETTER_ONLY_MODULES.filter((name) => loaded.has(name)),
+    GETTER_ONLY_MODULES.filter((name) => builtins.has(name)),
+    [],
+  );
+});
+
+// client-node is an optional dependency that an operator image leaves out
+// (test/unit/client-node-absent.test.ts runs a request without it); its
+// types are used throughout, so a value import would slip in as easily as
+// `import type` is dropped.
+test('importing the runtime loads no @kubernetes/client-node', () => {
+  const { resolved } = importRuntime();
+  assert.ok(
+    resolved.some((url) => url.endsWith('/runtime/transport/credentials.js')),
+    'the probe should see the runtime resolve its modules',
+  );
+  assert.deepEqual(
+    resolved.filter((url) => url.includes('/node_modules/@kubernetes/client-node/')),
     [],
   );
 });

@@ -258,7 +258,7 @@ class ClientNodeCredentials implements CredentialSource {
   }
 
   async credentials(): Promise<RequestCredentials> {
-    const clientNode = await import('@kubernetes/client-node');
+    const clientNode = await importClientNode(this.why());
     const kc = await (this.applier ??= this.clientNodeKubeConfig());
     const context = new clientNode.RequestContext('https://unused.invalid/', clientNode.HttpMethod.GET);
     await kc.applySecurityAuthentication(context);
@@ -272,7 +272,13 @@ class ClientNodeCredentials implements CredentialSource {
     const source = this.kubeConfig as Partial<{ applySecurityAuthentication(context: unknown): Promise<void> }>;
     if (typeof source.applySecurityAuthentication === 'function')
       return source as { applySecurityAuthentication(context: unknown): Promise<void> };
-    return toClientNodeKubeConfig(this.kubeConfig);
+    return clientNodeKubeConfig(this.kubeConfig, this.why());
+  }
+
+  private why(): string {
+    const user = this.kubeConfig.getCurrentUser();
+    const provider = (user?.authProvider as { name?: string } | undefined)?.name;
+    return `the kubeconfig user "${user?.name}" uses the auth-provider "${provider}"`;
   }
 }
 
@@ -290,7 +296,10 @@ export async function proxyAgent(source: KubeConfigSource): Promise<import('node
   const kc =
     typeof withOptions.applyToHTTPSOptions === 'function'
       ? (withOptions as { applyToHTTPSOptions(options: import('node:https').RequestOptions): Promise<void> })
-      : await toClientNodeKubeConfig(source);
+      : await clientNodeKubeConfig(
+          source,
+          `the kubeconfig cluster "${source.getCurrentCluster()?.name}" is reached through its proxy-url`,
+        );
   const options: import('node:https').RequestOptions = {};
   await kc.applyToHTTPSOptions(options);
   if (typeof options.agent !== 'object')
@@ -306,7 +315,15 @@ export async function proxyAgent(source: KubeConfigSource): Promise<import('node
 export async function toClientNodeKubeConfig(
   source: KubeConfigSource,
 ): Promise<import('@kubernetes/client-node').KubeConfig> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
+  return clientNodeKubeConfig(source, 'toClientNodeKubeConfig() builds a client-node KubeConfig');
+}
+
+/** {@link toClientNodeKubeConfig}, with `why` client-node is needed for the error when it is not installed. */
+async function clientNodeKubeConfig(
+  source: KubeConfigSource,
+  why: string,
+): Promise<import('@kubernetes/client-node').KubeConfig> {
+  const { KubeConfig } = await importClientNode(why);
   const cluster = source.getCurrentCluster();
   const user = source.getCurrentUser();
   if (!cluster || !user) throw new Error('the kubeconfig has no current cluster and user: set current-context');
@@ -319,6 +336,28 @@ export async function toClientNodeKubeConfig(
       : rest,
   );
   return kc;
+}
+
+/**
+ * Imports client-node, or names the fix when it is not installed. The SDK
+ * lists it as an optional dependency and a generated project as a
+ * devDependency (its types), so an operator image, installed with
+ * `--omit=dev --omit=optional`, does not carry it: only a kubeconfig that
+ * needs it (`why`) must add it to the operator's dependencies.
+ */
+async function importClientNode(why: string): Promise<typeof import('@kubernetes/client-node')> {
+  try {
+    return await import('@kubernetes/client-node');
+  } catch (err) {
+    const missing =
+      (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' &&
+      String((err as Error).message).includes("'@kubernetes/client-node'");
+    if (!missing) throw err;
+    throw new Error(
+      `${why}, which needs @kubernetes/client-node, and it is not installed: add it to the operator's dependencies (npm install @kubernetes/client-node)`,
+      { cause: err },
+    );
+  }
 }
 
 function readText(path: string, what: string): string {
