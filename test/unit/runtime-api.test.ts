@@ -128,6 +128,12 @@ test('the webhook API the scaffolded code uses is exported from the entry points
     validatingWebhookPath({ group: 'cache.example.com', version: 'v1', kind: 'Memcached' }),
     '/validate-cache-example-com-v1-memcached',
   );
+  // controller-runtime's names for the core group (its part left empty) and a mixed-case kind.
+  assert.equal(mutatingWebhookPath({ group: '', version: 'v1', kind: 'Pod' }), '/mutate--v1-pod');
+  assert.equal(
+    validatingWebhookPath({ group: 'gateway.networking.k8s.io', version: 'v1beta1', kind: 'HTTPRoute' }),
+    '/validate-gateway-networking-k8s-io-v1beta1-httproute',
+  );
   const envtest = await import('../../src/runtime/envtest/index.js');
   assert.equal(typeof envtest.Environment.prototype.webhookServerOptions, 'function');
 });
