@@ -12,6 +12,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { test } from 'node:test';
 import type * as TypeScript from 'typescript';
+import type { ClusterObject } from '../../src/cluster/session.js';
+import type { ManifestObject } from '../../src/generators/bundle/input-objects.js';
+import type { UnstructuredObject } from '../../src/runtime/api/unstructured.js';
 
 const ts = createRequire(import.meta.url)('typescript') as typeof TypeScript;
 const runtimeDir = fileURLToPath(new URL('../../src/runtime/', import.meta.url));
@@ -160,4 +163,25 @@ test('the root entry point keeps at most 30 names; every runtime package with a 
     assert.ok(entry.declarations.endsWith('.d.ts'), `${entry.label} has types`);
     await import(pathToFileURL(entry.module).href);
   }
+});
+
+/** The CLI's views of the untyped object narrow the runtime's one type; this fails to compile if one stops being it. */
+const cliViewsNarrowUnstructured: [ClusterObject, ManifestObject] extends [UnstructuredObject, UnstructuredObject]
+  ? true
+  : false = true;
+
+test("the untyped object has one home, published as ts-operator-sdk/api's UnstructuredObject", () => {
+  assert.equal(cliViewsNarrowUnstructured, true);
+  const api = entryPoints.find((entry) => entry.label === 'ts-operator-sdk/api');
+  assert.ok(api);
+  const program = ts.createProgram([api.declarations], { module: ts.ModuleKind.NodeNext, noEmit: true });
+  const source = program.getSourceFile(api.declarations);
+  assert.ok(source);
+  const checker = program.getTypeChecker();
+  const moduleSymbol = checker.getSymbolAtLocation(source);
+  assert.ok(moduleSymbol);
+  assert.ok(
+    checker.getExportsOfModule(moduleSymbol).some((symbol) => symbol.name === 'UnstructuredObject'),
+    'ts-operator-sdk/api does not export UnstructuredObject',
+  );
 });
