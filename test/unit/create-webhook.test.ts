@@ -9,10 +9,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
-import { Manager, defineKind, newWebhookManagedBy } from '../../src/runtime/index.js';
-import { silentLogger } from '../../src/runtime/log/index.js';
+import { defineKind, newWebhookManagedBy } from '../../src/runtime/index.js';
 import { copyProject, hashTree, runCliOk, SCENARIOS, scaffoldScenario, tempProjectDir } from '../scaffold/harness.js';
+import { unstartedManager } from './unstarted-manager.js';
 
 let twoVersions: string;
 
@@ -226,13 +225,6 @@ describe('create webhook', () => {
         dir,
       );
     }
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
-      currentContext: 'c',
-    });
     for (const { group, version, kind, file } of kinds) {
       const text = read(dir, file);
       const markerPath = (mutating: boolean): string => {
@@ -241,7 +233,7 @@ describe('create webhook', () => {
         return match[1]!;
       };
       // The builder registers on a real (unstarted) manager's webhook server: the paths it serves, not a function of ours.
-      const mgr = new Manager({ kubeConfig, logger: silentLogger, handleSignals: false });
+      const mgr = unstartedManager();
       const qualified = [group, 'my-org.example.co.uk'].filter(Boolean).join('.');
       const served = defineKind({
         group: qualified,
