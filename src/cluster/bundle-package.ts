@@ -9,7 +9,7 @@
 import { UsageError } from '../errors.js';
 import { formatDuration } from './connection.js';
 import { deleteAll, type ProgressLog } from './deletion.js';
-import { describeObject, KubeSession, OLM_V1, OLM_V1ALPHA1, type KubeObject } from './session.js';
+import { describeObject, KubeSession, OLM_V1, OLM_V1ALPHA1, type ClusterObject } from './session.js';
 
 /** Marks every object `run bundle` creates, with the package as value, so cleanup finds them. */
 export const PACKAGE_LABEL = 'ts-operator-sdk.io/run-bundle-package';
@@ -17,7 +17,7 @@ export const PACKAGE_LABEL = 'ts-operator-sdk.io/run-bundle-package';
 export const OPERATOR_GROUP_NAME = 'operator-sdk-og';
 
 /** The names of the CRDs the CSV owns (`memcacheds.cache.example.com`). */
-export function ownedCrdNames(csv: KubeObject | undefined): string[] {
+export function ownedCrdNames(csv: ClusterObject | undefined): string[] {
   const crds = csv?.spec?.customresourcedefinitions as { owned?: { name?: string }[] } | undefined;
   return (crds?.owned ?? []).map((crd) => crd.name).filter((name): name is string => Boolean(name));
 }
@@ -56,7 +56,7 @@ export async function cleanupPackage(session: KubeSession, options: CleanupOptio
     `operators.coreos.com/${packageName}.${namespace}`,
   ))
     csvNames.add(csv.metadata!.name!);
-  const csvs: KubeObject[] = [];
+  const csvs: ClusterObject[] = [];
   for (const name of csvNames) {
     const csv = await session.get(OLM_V1ALPHA1, 'ClusterServiceVersion', name, namespace);
     if (csv) csvs.push({ ...csv, apiVersion: OLM_V1ALPHA1, kind: 'ClusterServiceVersion' });
@@ -64,7 +64,7 @@ export async function cleanupPackage(session: KubeSession, options: CleanupOptio
   const plans = (await session.list(OLM_V1ALPHA1, 'InstallPlan', namespace)).filter((plan) =>
     ((plan.spec?.clusterServiceVersionNames ?? []) as string[]).some((name) => csvNames.has(name)),
   );
-  const crds: KubeObject[] = [];
+  const crds: ClusterObject[] = [];
   if (options.deleteCrds) {
     for (const name of new Set(csvs.flatMap((csv) => ownedCrdNames(csv)))) {
       if (!options.keepCrds?.has(name))
@@ -74,7 +74,7 @@ export async function cleanupPackage(session: KubeSession, options: CleanupOptio
   const catalogs = await session.list(OLM_V1ALPHA1, 'CatalogSource', namespace, ours);
   const pods = await session.list('v1', 'Pod', namespace, ours);
   const configMaps = await session.list('v1', 'ConfigMap', namespace, ours);
-  const groups: KubeObject[] = [];
+  const groups: ClusterObject[] = [];
   if (options.deleteOperatorGroups) {
     const others = (await session.list(OLM_V1ALPHA1, 'Subscription', namespace)).filter(
       (sub) => sub.spec?.name !== packageName,
@@ -96,7 +96,7 @@ export async function cleanupPackage(session: KubeSession, options: CleanupOptio
     ...pods,
     ...configMaps,
     ...groups,
-  ] as KubeObject[];
+  ] as ClusterObject[];
   for (const obj of all) io.debug(`deleting ${describeObject(obj)}`);
   // deleteAll deletes in reverse order (CRDs last); hand it the list reversed so it deletes in the order above.
   const left = await deleteAll(session, [...all].reverse(), io);

@@ -6,7 +6,7 @@
  */
 import type { Condition } from '../runtime/api/types.js';
 import { findStatusCondition } from '../runtime/api/conditions.js';
-import { describeObject, isUnanswered, type KubeObject, type KubeSession } from './session.js';
+import { describeObject, isUnanswered, type ClusterObject, type KubeSession } from './session.js';
 
 /** Where a deletion reports what it does (a command's CommandIO is one). */
 export interface ProgressLog {
@@ -29,9 +29,9 @@ export interface ProgressLog {
  */
 export async function deleteAll(
   session: KubeSession,
-  objects: readonly KubeObject[],
+  objects: readonly ClusterObject[],
   log: ProgressLog,
-): Promise<KubeObject[]> {
+): Promise<ClusterObject[]> {
   const order = [...objects].reverse().sort((a, b) => rank(a) - rank(b));
   const olmOwned = order.filter(isOlmKind);
   if (olmOwned.length > 0) {
@@ -52,21 +52,21 @@ export async function deleteAll(
 /** How long OLM gets to finalize its own objects before their finalizers are removed. */
 const OLM_FINALIZER_WAIT_MS = 60_000;
 
-function isOlmKind(obj: KubeObject): boolean {
+function isOlmKind(obj: ClusterObject): boolean {
   return (obj.apiVersion ?? '').startsWith('operators.coreos.com/');
 }
 
 async function deleteAndWait(
   session: KubeSession,
-  order: readonly KubeObject[],
+  order: readonly ClusterObject[],
   log: ProgressLog,
   until?: number,
-): Promise<KubeObject[]> {
+): Promise<ClusterObject[]> {
   for (const obj of order) await requestDeletion(session, obj, log);
   let left = [...order];
-  const lastNudge = new Map<KubeObject, number>();
+  const lastNudge = new Map<ClusterObject, number>();
   await session.pollUntil(async () => {
-    const still: KubeObject[] = [];
+    const still: ClusterObject[] = [];
     for (const obj of left) {
       const { state, current } = await deletionState(session, obj);
       if (state === 'gone') continue;
@@ -89,7 +89,7 @@ async function deleteAndWait(
 }
 
 /** Sends the DELETE; a refusal is reported and left to the caller's next look, a server that does not answer ends the deletion. */
-async function requestDeletion(session: KubeSession, obj: KubeObject, log: ProgressLog): Promise<void> {
+async function requestDeletion(session: KubeSession, obj: ClusterObject, log: ProgressLog): Promise<void> {
   try {
     if (await session.delete(obj)) log.debug(`deleted ${describeObject(obj)}`);
   } catch (err) {
@@ -107,8 +107,8 @@ async function requestDeletion(session: KubeSession, obj: KubeObject, log: Progr
  */
 async function deletionState(
   session: KubeSession,
-  obj: KubeObject,
-): Promise<{ state: 'gone' | 'deleting' | 'present'; current?: KubeObject }> {
+  obj: ClusterObject,
+): Promise<{ state: 'gone' | 'deleting' | 'present'; current?: ClusterObject }> {
   try {
     const current = await session.get(obj.apiVersion!, obj.kind!, obj.metadata!.name!, obj.metadata?.namespace);
     if (current === undefined) return { state: 'gone' };
@@ -129,7 +129,7 @@ const CRD_NUDGE_INTERVAL_MS = 5_000;
  * (re)initializing" and retries with an exponential backoff that, measured on
  * kube-apiserver v1.36, had grown past 4 minutes before the storage was ready.
  */
-function failedCrdCleanup(current: KubeObject | undefined): Condition | undefined {
+function failedCrdCleanup(current: ClusterObject | undefined): Condition | undefined {
   if (current?.kind !== 'CustomResourceDefinition') return undefined;
   const terminating = findStatusCondition(current.status?.conditions as Condition[] | undefined, 'Terminating');
   return terminating?.status === 'True' &&
@@ -145,7 +145,7 @@ function failedCrdCleanup(current: KubeObject | undefined): Condition | undefine
  */
 async function nudgeCrdFinalizer(
   session: KubeSession,
-  obj: KubeObject,
+  obj: ClusterObject,
   failure: Condition,
   log: ProgressLog,
 ): Promise<void> {
@@ -158,6 +158,6 @@ async function nudgeCrdFinalizer(
 }
 
 /** Namespaces go last, CRDs just before them, so objects in them are deleted first. */
-function rank(obj: KubeObject): number {
+function rank(obj: ClusterObject): number {
   return obj.kind === 'Namespace' ? 2 : obj.kind === 'CustomResourceDefinition' ? 1 : 0;
 }

@@ -3,13 +3,13 @@
  * asked of the cluster in a short overtime, and the state of a pod that holds
  * things up.
  */
-import type { KubeObject, KubeSession } from './session.js';
+import type { ClusterObject, KubeSession } from './session.js';
 
 /** Time granted after --timeout ran out to ask the cluster what blocked the command, for its message. */
 export const DIAGNOSIS_BUDGET_MS = 15_000;
 
 /** The state of a pod that holds things up: its phase, and the first waiting container or unmet condition. */
-export function describePod(pod: KubeObject): string {
+export function describePod(pod: ClusterObject): string {
   const status = pod.status ?? {};
   const waiting = (
     (status.containerStatuses ?? []) as { name: string; state?: { waiting?: { reason?: string; message?: string } } }[]

@@ -13,6 +13,7 @@ import { ApiConnectionError, NotFoundError, RequestTimeoutError } from '../runti
 import { resourcePath } from '../runtime/api/kinds.js';
 import { loadKubeConfig, type KubeConfigSource } from '../runtime/transport/kubeconfig.js';
 import { NoKindMatchError } from '../runtime/api/errors.js';
+import type { UnstructuredObject } from '../runtime/api/unstructured.js';
 import { RestMapper } from '../runtime/transport/restmapper.js';
 import {
   BoundedRestClient,
@@ -23,11 +24,13 @@ import {
   type KubeconfigHint,
 } from './connection.js';
 
-/** A Kubernetes object as read from or sent to the API server; its spec and status are read field by field. */
-export type KubeObject = KubernetesObject & {
+/**
+ * The runtime's untyped object as the cluster commands read it from or send it
+ * to the API server: the spec and status fields they read by name typed.
+ */
+export type ClusterObject = UnstructuredObject & {
   spec?: ObjectSpec;
   status?: ObjectStatus;
-  [key: string]: unknown;
 };
 
 /** The spec fields the cluster commands read by name, typed as every kind they read has them. */
@@ -207,11 +210,11 @@ export class KubeSession {
     }
   }
 
-  async create<T extends KubeObject>(obj: T): Promise<T> {
+  async create<T extends ClusterObject>(obj: T): Promise<T> {
     return this.rest.request<T>('POST', await this.pathOf(obj, false), { body: obj });
   }
 
-  async mergePatch<T extends KubeObject>(obj: KubernetesObject, patch: unknown, subresource?: string): Promise<T> {
+  async mergePatch<T extends ClusterObject>(obj: KubernetesObject, patch: unknown, subresource?: string): Promise<T> {
     return this.rest.request<T>('PATCH', (await this.pathOf(obj)) + (subresource ? `/${subresource}` : ''), {
       body: patch,
       contentType: 'application/merge-patch+json',
@@ -219,7 +222,7 @@ export class KubeSession {
   }
 
   /** The object, or undefined when it (or its kind) does not exist. */
-  async get<T extends KubeObject>(
+  async get<T extends ClusterObject>(
     apiVersion: string,
     kind: string,
     name: string,
@@ -234,7 +237,7 @@ export class KubeSession {
   }
 
   /** Every object of a kind (in a namespace, with a label selector); empty when the kind is not served. */
-  async list<T extends KubeObject>(
+  async list<T extends ClusterObject>(
     apiVersion: string,
     kind: string,
     namespace?: string,

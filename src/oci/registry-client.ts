@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { formatReference, isLoopbackRegistry, type ImageReference } from './reference.js';
-import { readTar } from './tar.js';
+import { readTar } from '../runtime/envtest/tar.js';
 
 const { request: httpRequest } = process.getBuiltinModule('node:http');
 const { request: httpsRequest } = process.getBuiltinModule('node:https');

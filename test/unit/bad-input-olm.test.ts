@@ -12,7 +12,7 @@ import { readBundle } from '../../src/commands/run/bundle-image.js';
 import { catalogFor, catalogWithUpgrade, parseCatalog, serializeCatalog } from '../../src/commands/run/catalog.js';
 import { UsageError } from '../../src/errors.js';
 import { isLoopbackRegistry, parseImageReference } from '../../src/oci/reference.js';
-import { readTar } from '../../src/oci/tar.js';
+import { readTar } from '../../src/runtime/envtest/tar.js';
 import { fixtureBundleFiles, tarFiles } from '../e2e/olm-fixtures.js';
 
 const bundleFiles = (version: string) =>

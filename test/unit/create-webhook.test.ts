@@ -2,13 +2,16 @@
  * `create webhook` on a scaffolded project (no install): what PROJECT
  * records, the files and markers each type adds, a second type added to a
  * kind that has one (no --force, the user's code kept), --force, --dry-run,
- * and the conversion pieces (storage version, CRD patch, spoke functions).
+ * the conversion pieces (storage version, CRD patch, spoke functions), and
+ * the marker's paths being the ones the runtime's webhook builder serves.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { copyProject, hashTree, runCliOk, SCENARIOS, scaffoldScenario } from '../scaffold/harness.js';
+import { defineKind, newWebhookManagedBy } from '../../src/runtime/index.js';
+import { copyProject, hashTree, runCliOk, SCENARIOS, scaffoldScenario, tempProjectDir } from '../scaffold/harness.js';
+import { unstartedManager } from './unstarted-manager.js';
 
 let twoVersions: string;
 
@@ -189,5 +192,69 @@ describe('create webhook', () => {
     const result = runCliOk(webhook('--defaulting', '--programmatic-validation', '--dry-run'), dir);
     assert.match(result.stdout, /webhooks\/v1\/memcached_webhook\.ts/);
     assert.equal(hashTree(dir), before);
+  });
+
+  it("writes into the marker the paths the runtime's webhook builder serves: dotted group, domain-only group, mixed-case kind", () => {
+    const dir = tempProjectDir();
+    runCliOk(['init', '--domain', 'my-org.example.co.uk', '--skip-install'], dir);
+    const kinds = [
+      {
+        group: 'web.cache',
+        version: 'v1beta2',
+        kind: 'HTTPRouteCache',
+        file: 'webhooks/web.cache/v1beta2/httproutecache_webhook.ts',
+      },
+      { group: '', version: 'v1', kind: 'DNSZone', file: 'webhooks/v1/dnszone_webhook.ts' },
+    ];
+    runCliOk(['edit', '--multigroup'], dir);
+    for (const { group, version, kind } of kinds) {
+      runCliOk(['create', 'api', '--group', group, '--version', version, '--kind', kind, '--controller=false'], dir);
+      runCliOk(
+        [
+          'create',
+          'webhook',
+          '--group',
+          group,
+          '--version',
+          version,
+          '--kind',
+          kind,
+          '--defaulting',
+          '--programmatic-validation',
+        ],
+        dir,
+      );
+    }
+    for (const { group, version, kind, file } of kinds) {
+      const text = read(dir, file);
+      const markerPath = (mutating: boolean): string => {
+        const match = new RegExp(`\\+kubebuilder:webhook:path=([^,]+),mutating=${mutating},`).exec(text);
+        assert.ok(match, `${file} has no ${mutating ? 'mutating' : 'validating'} webhook marker:\n${text}`);
+        return match[1]!;
+      };
+      // The builder registers on a real (unstarted) manager's webhook server: the paths it serves, not a function of ours.
+      const mgr = unstartedManager();
+      const qualified = [group, 'my-org.example.co.uk'].filter(Boolean).join('.');
+      const served = defineKind({
+        group: qualified,
+        version,
+        kind,
+        plural: `${kind.toLowerCase()}s`,
+        namespaced: true,
+      });
+      newWebhookManagedBy(mgr, served)
+        .withDefaulter({ default: () => undefined })
+        .withValidator({
+          validateCreate: () => undefined,
+          validateUpdate: () => undefined,
+          validateDelete: () => undefined,
+        })
+        .complete();
+      const server = mgr.getWebhookServer();
+      for (const mutating of [true, false]) {
+        const path = markerPath(mutating);
+        assert.equal(server.has(path), true, `${kind}: the marker's path ${path} is not one the builder serves`);
+      }
+    }
   });
 });

@@ -17,7 +17,7 @@ import YAML from 'yaml';
 import { generateBundleCommand, type GenerateBundleOptions } from '../../src/commands/generate/bundle.js';
 import type { CommandIO } from '../../src/cli/io.js';
 import { collectManifests, parseManifests } from '../../src/generators/bundle/collector.js';
-import type { KubeObject } from '../../src/generators/bundle/input-objects.js';
+import type { ManifestObject } from '../../src/generators/bundle/input-objects.js';
 import { resolveImageDigest } from '../../src/generators/bundle/digests.js';
 import { parseImageReference } from '../../src/oci/reference.js';
 import {
@@ -41,7 +41,7 @@ function deployment(
   sa: string | undefined,
   env: Array<Record<string, unknown>> = [],
   labels: Record<string, string> = { app: name },
-): KubeObject {
+): ManifestObject {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -64,7 +64,7 @@ const rule = (resource: string): Record<string, unknown> => ({
   resources: [resource],
   verbs: ['get'],
 });
-const role = (kind: 'Role' | 'ClusterRole', name: string, rules: unknown[]): KubeObject => ({
+const role = (kind: 'Role' | 'ClusterRole', name: string, rules: unknown[]): ManifestObject => ({
   apiVersion: 'rbac.authorization.k8s.io/v1',
   kind,
   metadata: { name, namespace: 'ns' },
@@ -76,7 +76,7 @@ const binding = (
   roleKind: string,
   roleName: string,
   subjects: Array<{ kind: string; name: string }>,
-): KubeObject => ({
+): ManifestObject => ({
   apiVersion: 'rbac.authorization.k8s.io/v1',
   kind,
   metadata: { name, namespace: 'ns' },
@@ -89,7 +89,7 @@ const crd = (
   kind: string,
   versions: Array<{ name: string; served: boolean }>,
   extra: Record<string, unknown> = {},
-): KubeObject => ({
+): ManifestObject => ({
   apiVersion: 'apiextensions.k8s.io/v1',
   kind: 'CustomResourceDefinition',
   metadata: { name: `${plural}.${group}` },
@@ -261,7 +261,7 @@ describe('CSV filling', () => {
       },
       { name: 'gone.cache.example.com', version: 'v1', kind: 'Gone', displayName: 'Gone' },
     ]);
-    const sample: KubeObject = {
+    const sample: ManifestObject = {
       apiVersion: 'cache.example.com/v1',
       kind: 'Memcached',
       metadata: { name: 'memcached-sample' },
@@ -308,13 +308,13 @@ describe('CSV filling', () => {
   });
 
   it('describes admission and conversion webhooks, tied to the Deployment through the Service selector', () => {
-    const service: KubeObject = {
+    const service: ManifestObject = {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: 'op-webhook-service', namespace: 'ns' },
       spec: { selector: { app: 'op' }, ports: [{ port: 443, targetPort: 9443 }] },
     };
-    const validating: KubeObject = {
+    const validating: ManifestObject = {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'ValidatingWebhookConfiguration',
       metadata: { name: 'v' },
@@ -329,7 +329,7 @@ describe('CSV filling', () => {
         },
       ],
     };
-    const mutating: KubeObject = {
+    const mutating: ManifestObject = {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'MutatingWebhookConfiguration',
       metadata: { name: 'm' },
@@ -399,7 +399,7 @@ describe('CSV filling', () => {
 describe('bundle files', () => {
   const csv = newBaseCsv('Memcached-Operator', []);
   it('names files as operator-sdk does, strips namespaces, drops unsupported kinds and prefixes clashes with dup<N>_', () => {
-    const cm = (name: string): KubeObject => ({
+    const cm = (name: string): ManifestObject => ({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name, namespace: 'ns' },
@@ -640,7 +640,7 @@ describe('generate bundle command', () => {
     const lines: string[] = [];
     await generateBundleCommand(bundleOptions(dir, { stdin: MANIFESTS, stdout: true }), io(lines));
     assert.deepEqual(readdirSync(dir), []);
-    const documents = YAML.parseAllDocuments(lines.join('\n')).map((d) => (d.toJSON() as KubeObject).kind);
+    const documents = YAML.parseAllDocuments(lines.join('\n')).map((d) => (d.toJSON() as ManifestObject).kind);
     assert.deepEqual(documents, ['ClusterServiceVersion', 'Service']);
   });
 });

@@ -18,7 +18,7 @@ import {
   locateBinary,
   setupEnvtestAssets,
 } from '../../src/runtime/envtest/index.js';
-import { extractTar } from '../../src/runtime/envtest/tar.js';
+import { extractTar, readTar } from '../../src/runtime/envtest/tar.js';
 
 const run = promisify(execFile);
 
@@ -420,6 +420,32 @@ describe('tar reader', () => {
         entry.type === 'file' ? join(dir, 'gnu-etcd') : undefined,
       );
       assert.equal(readFileSync(join(dir, 'gnu-etcd'), 'utf8'), fakeBinary('etcd'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('streamed to disk or read into memory, an archive of ./-prefixed paths (tar -C dir .) reads as the same files', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'envtest-tar-'));
+    try {
+      const source = join(dir, 'src', 'controller-tools', 'envtest');
+      await mkdir(source, { recursive: true });
+      writeFileSync(join(source, 'etcd'), fakeBinary('etcd'));
+      // GNU tar writes `./controller-tools/envtest/etcd`, as image layers often are.
+      await run('tar', ['-cf', join(dir, 'dot.tar'), '-C', join(dir, 'src'), '.']);
+      const archive = readFileSync(join(dir, 'dot.tar'));
+      assert.ok(archive.includes('./controller-tools/envtest/etcd'), 'tar wrote ./-prefixed names');
+      const streamed: string[] = [];
+      await extractTar(Readable.from([archive]), (entry) => {
+        streamed.push(entry.path);
+        return entry.path === 'controller-tools/envtest/etcd' ? join(dir, 'etcd') : undefined;
+      });
+      assert.deepEqual(streamed, ['controller-tools/envtest/etcd']);
+      assert.equal(readFileSync(join(dir, 'etcd'), 'utf8'), fakeBinary('etcd'));
+      assert.deepEqual(
+        readTar(archive).map((file) => [file.path, file.data.toString('utf8')]),
+        [['controller-tools/envtest/etcd', fakeBinary('etcd')]],
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

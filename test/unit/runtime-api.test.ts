@@ -12,6 +12,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { test } from 'node:test';
 import type * as TypeScript from 'typescript';
+import type { ClusterObject } from '../../src/cluster/session.js';
+import type { ManifestObject } from '../../src/generators/bundle/input-objects.js';
+import type { UnstructuredObject } from '../../src/runtime/api/unstructured.js';
 
 const ts = createRequire(import.meta.url)('typescript') as typeof TypeScript;
 const runtimeDir = fileURLToPath(new URL('../../src/runtime/', import.meta.url));
@@ -128,6 +131,12 @@ test('the webhook API the scaffolded code uses is exported from the entry points
     validatingWebhookPath({ group: 'cache.example.com', version: 'v1', kind: 'Memcached' }),
     '/validate-cache-example-com-v1-memcached',
   );
+  // controller-runtime's names for the core group (its part left empty) and a mixed-case kind.
+  assert.equal(mutatingWebhookPath({ group: '', version: 'v1', kind: 'Pod' }), '/mutate--v1-pod');
+  assert.equal(
+    validatingWebhookPath({ group: 'gateway.networking.k8s.io', version: 'v1beta1', kind: 'HTTPRoute' }),
+    '/validate-gateway-networking-k8s-io-v1beta1-httproute',
+  );
   const envtest = await import('../../src/runtime/envtest/index.js');
   assert.equal(typeof envtest.Environment.prototype.webhookServerOptions, 'function');
 });
@@ -154,4 +163,25 @@ test('the root entry point keeps at most 30 names; every runtime package with a 
     assert.ok(entry.declarations.endsWith('.d.ts'), `${entry.label} has types`);
     await import(pathToFileURL(entry.module).href);
   }
+});
+
+/** The CLI's views of the untyped object narrow the runtime's one type; this fails to compile if one stops being it. */
+const cliViewsNarrowUnstructured: [ClusterObject, ManifestObject] extends [UnstructuredObject, UnstructuredObject]
+  ? true
+  : false = true;
+
+test("the untyped object has one home, published as ts-operator-sdk/api's UnstructuredObject", () => {
+  assert.equal(cliViewsNarrowUnstructured, true);
+  const api = entryPoints.find((entry) => entry.label === 'ts-operator-sdk/api');
+  assert.ok(api);
+  const program = ts.createProgram([api.declarations], { module: ts.ModuleKind.NodeNext, noEmit: true });
+  const source = program.getSourceFile(api.declarations);
+  assert.ok(source);
+  const checker = program.getTypeChecker();
+  const moduleSymbol = checker.getSymbolAtLocation(source);
+  assert.ok(moduleSymbol);
+  assert.ok(
+    checker.getExportsOfModule(moduleSymbol).some((symbol) => symbol.name === 'UnstructuredObject'),
+    'ts-operator-sdk/api does not export UnstructuredObject',
+  );
 });

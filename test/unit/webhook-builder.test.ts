@@ -6,19 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
-import { Manager, defineKind, newWebhookManagedBy } from '../../src/runtime/index.js';
-import { silentLogger } from '../../src/runtime/log/index.js';
+import { defineKind, newWebhookManagedBy } from '../../src/runtime/index.js';
 import { bearerToken } from '../../src/runtime/metrics/auth.js';
-
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromOptions({
-  clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }],
-  users: [{ name: 'u' }],
-  contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
-  currentContext: 'c',
-});
-const newManager = (): Manager => new Manager({ kubeConfig, logger: silentLogger, handleSignals: false });
+import { unstartedManager } from './unstarted-manager.js';
 
 const Hub = defineKind({
   group: 'builder.example.com',
@@ -45,7 +35,7 @@ const identity = { convertTo: (o: object) => o, convertFrom: (o: object) => o };
 
 describe('newWebhookManagedBy', () => {
   it("registers /mutate-, /validate- and /convert paths on the manager's one webhook server", () => {
-    const mgr = newManager();
+    const mgr = unstartedManager();
     newWebhookManagedBy(mgr, Hub)
       .withDefaulter({ default: () => undefined })
       .withValidator({
@@ -63,7 +53,7 @@ describe('newWebhookManagedBy', () => {
   });
 
   it('refuses a builder with nothing to serve, a path taken twice, and a second hub for a kind', () => {
-    const mgr = newManager();
+    const mgr = unstartedManager();
     assert.throws(
       () => newWebhookManagedBy(mgr, Hub).complete(),
       /has nothing to serve: call withDefaulter, withValidator or withConversion/,
@@ -93,14 +83,14 @@ describe('newWebhookManagedBy', () => {
   it("refuses spokes of another group, or the hub's own version", () => {
     assert.throws(
       () =>
-        newWebhookManagedBy(newManager(), Hub)
+        newWebhookManagedBy(unstartedManager(), Hub)
           .withConversion({ spokes: [{ kind: Stranger, ...identity }] })
           .complete(),
       /spokes must share the hub's group and kind/,
     );
     assert.throws(
       () =>
-        newWebhookManagedBy(newManager(), Hub)
+        newWebhookManagedBy(unstartedManager(), Hub)
           .withConversion({ spokes: [{ kind: Hub, ...identity }] })
           .complete(),
       /listed twice/,

@@ -24,6 +24,7 @@ import {
 import { renderTemplate } from '../../scaffold/render.js';
 import { VirtualTree } from '../../scaffold/tree.js';
 import { finishTree, type CommandIO } from '../../cli/io.js';
+import { mutatingWebhookPath, validatingWebhookPath } from '../../runtime/webhook/paths.js';
 
 /** The flags of `ts-operator-sdk create webhook`. */
 export interface CreateWebhookFlags {
@@ -70,7 +71,7 @@ export interface SpokeData {
 
 /** Everything the webhook templates need: the kind's names (its webhook files are in `layout`) and the webhook's own. */
 export interface WebhookData extends ApiNames {
-  /** `/mutate-<group with dashes>-<version>-<kind>`: controller-runtime's path, so the manifests and the server agree. */
+  /** `/mutate-<group with dashes>-<version>-<kind>`: the runtime's {@link mutatingWebhookPath}, so the manifests and the server agree. */
   mutatePath: string;
   validatePath: string;
   /** The `name=` of the mutating and validating webhooks (see {@link webhookName}). */
@@ -78,11 +79,6 @@ export interface WebhookData extends ApiNames {
   validatingName: string;
   spokes: SpokeData[];
   hubVersion: string;
-}
-
-/** controller-runtime's webhook path for a kind: `/<prefix>-<group, dots as dashes>-<version>-<lowercase kind>`. */
-export function webhookPath(prefix: 'mutate' | 'validate', group: string, version: string, kind: string): string {
-  return `/${prefix}-${group.replace(/\./g, '-')}-${version}-${kind.toLowerCase()}`;
 }
 
 /**
@@ -461,10 +457,12 @@ export function resolveWebhook(
     boilerplate: boilerplateHeader(tree),
   });
   const { layout } = base;
+  // The marker's paths come from the runtime's own naming, so the manifests name the paths the builder serves.
+  const servedKind = { group: base.qualifiedGroup, version: base.version, kind: base.kind };
   const data: WebhookData = {
     ...base,
-    mutatePath: webhookPath('mutate', base.qualifiedGroup, base.version, base.kind),
-    validatePath: webhookPath('validate', base.qualifiedGroup, base.version, base.kind),
+    mutatePath: mutatingWebhookPath(servedKind),
+    validatePath: validatingWebhookPath(servedKind),
     mutatingName: webhookName('m', entry),
     validatingName: webhookName('v', entry),
     hubVersion: base.version,

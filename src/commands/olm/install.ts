@@ -10,7 +10,7 @@ import { UsageError } from '../../errors.js';
 import { formatDuration } from '../../cluster/connection.js';
 import { deleteAll } from '../../cluster/deletion.js';
 import { describePod, diagnose, DIAGNOSIS_BUDGET_MS } from '../../cluster/diagnosis.js';
-import { describeObject, KubeSession, OLM_V1ALPHA1, type KubeObject } from '../../cluster/session.js';
+import { describeObject, KubeSession, OLM_V1ALPHA1, type ClusterObject } from '../../cluster/session.js';
 import { checkOlmVersion, DEFAULT_OLM_VERSION, fetchOlmManifests, type OlmManifests } from './manifests.js';
 
 /** The CSV through which OLM serves its package API; its phase says whether OLM works. */
@@ -40,7 +40,7 @@ export async function olmInstall(options: OlmOptions): Promise<void> {
   checkOlmVersion(version);
   // The cluster first: a download is no use when the cluster cannot take it.
   const session = await KubeSession.connect(options);
-  const created: KubeObject[] = [];
+  const created: ClusterObject[] = [];
   try {
     const manifests = await fetchOlmManifests(version, session.signal);
     for (const crd of manifests.crds) {
@@ -208,26 +208,26 @@ async function installedVersion(session: KubeSession, namespace: string): Promis
   return version;
 }
 
-async function createLogged(session: KubeSession, obj: KubeObject, io: CommandIO): Promise<KubeObject> {
+async function createLogged(session: KubeSession, obj: ClusterObject, io: CommandIO): Promise<ClusterObject> {
   io.debug(`creating ${describeObject(obj)}`);
   await session.create(obj);
   return obj;
 }
 
-function conditionTrue(obj: KubeObject | undefined, type: string): boolean {
+function conditionTrue(obj: ClusterObject | undefined, type: string): boolean {
   return ((obj?.status?.conditions ?? []) as { type: string; status: string }[]).some(
     (c) => c.type === type && c.status === 'True',
   );
 }
 
-function deploymentAvailable(obj: KubeObject | undefined): boolean {
+function deploymentAvailable(obj: ClusterObject | undefined): boolean {
   if (!obj) return false;
   const wanted = obj.spec?.replicas ?? 1;
   return conditionTrue(obj, 'Available') && (obj.status?.availableReplicas ?? 0) >= wanted;
 }
 
 /** Why a Deployment is not available: its pods' states, or that it has no pods at all. */
-export async function deploymentBlocker(session: KubeSession, deployment: KubeObject): Promise<string> {
+export async function deploymentBlocker(session: KubeSession, deployment: ClusterObject): Promise<string> {
   const name = `Deployment ${deployment.metadata!.namespace}/${deployment.metadata!.name}`;
   const current = await session.get(
     'apps/v1',

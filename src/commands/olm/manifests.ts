@@ -7,7 +7,7 @@
 import { parseAllDocuments } from 'yaml';
 import { UsageError } from '../../errors.js';
 import { CommandTimeoutError, formatDuration } from '../../cluster/connection.js';
-import type { KubeObject } from '../../cluster/session.js';
+import type { ClusterObject } from '../../cluster/session.js';
 
 /** operator-sdk v1.42's default `olm install --version`. */
 export const DEFAULT_OLM_VERSION = '0.28.0';
@@ -20,8 +20,8 @@ const DOWNLOAD_TIMEOUT_MS = 60_000;
 /** The two manifest files of one OLM version, parsed. */
 export interface OlmManifests {
   version: string;
-  crds: KubeObject[];
-  resources: KubeObject[];
+  crds: ClusterObject[];
+  resources: ClusterObject[];
 }
 
 /** The URL of one of a version's manifest files: `<base>/v<version>/<file>` (`<base>/latest/<file>` for latest). */
@@ -62,7 +62,7 @@ export async function fetchOlmManifests(version: string, signal: AbortSignal): P
   return { version: version.replace(/^v/, ''), crds, resources };
 }
 
-async function fetchObjects(url: string, signal: AbortSignal): Promise<KubeObject[]> {
+async function fetchObjects(url: string, signal: AbortSignal): Promise<ClusterObject[]> {
   let response: globalThis.Response;
   let text: string;
   try {
@@ -92,14 +92,14 @@ async function fetchObjects(url: string, signal: AbortSignal): Promise<KubeObjec
       `downloading ${url} failed with HTTP ${response.status}`,
       'try again later, or pass another --version',
     );
-  const objects: KubeObject[] = [];
+  const objects: ClusterObject[] = [];
   for (const doc of parseAllDocuments(text)) {
     if (doc.errors.length > 0)
       throw new UsageError(
         `${url} is not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`,
         `check ${OLM_BASE_URL_VARIABLE} or --version`,
       );
-    const value = doc.toJS() as KubeObject | null;
+    const value = doc.toJS() as ClusterObject | null;
     if (value && typeof value === 'object' && value.kind) objects.push(value);
   }
   if (objects.length === 0)

@@ -5,7 +5,7 @@
  */
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { UsageError } from '../../errors.js';
-import type { KubeObject } from '../../cluster/session.js';
+import type { ClusterObject } from '../../cluster/session.js';
 
 const ANNOTATION = 'operators.operatorframework.io.bundle';
 
@@ -17,9 +17,9 @@ export interface Bundle {
   channels: string[];
   defaultChannel?: string;
   /** The ClusterServiceVersion. */
-  csv: KubeObject;
+  csv: ClusterObject;
   /** Every object under manifests/, the CSV included. */
-  objects: KubeObject[];
+  objects: ClusterObject[];
 }
 
 /** The CSV's name, e.g. memcached-operator.v0.0.1. */
@@ -60,13 +60,13 @@ export function readBundle(image: string, files: ReadonlyMap<string, Buffer>): B
   const manifestsDir = (annotations[`${ANNOTATION}.manifests.v1`] ?? 'manifests/')
     .replace(/^\.?\/+/, '')
     .replace(/\/?$/, '/');
-  const objects: KubeObject[] = [];
+  const objects: ClusterObject[] = [];
   for (const [path, data] of [...files].sort(([a], [b]) => a.localeCompare(b))) {
     if (!path.startsWith(manifestsDir) || !/\.(ya?ml|json)$/.test(path)) continue;
     for (const doc of parseAllDocuments(data.toString('utf8'))) {
       if (doc.errors.length > 0)
         return notBundle(`${path} is not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`);
-      const value = doc.toJS() as KubeObject | null;
+      const value = doc.toJS() as ClusterObject | null;
       if (value && typeof value === 'object' && value.kind) objects.push(value);
     }
   }

@@ -16,7 +16,7 @@ import { InvalidReferenceError, parseImageReference, type ImageReference } from 
 import { cleanupPackage, OPERATOR_GROUP_NAME, ownedCrdNames, PACKAGE_LABEL } from '../../cluster/bundle-package.js';
 import { CommandTimeoutError, formatDuration } from '../../cluster/connection.js';
 import { describePod, diagnose } from '../../cluster/diagnosis.js';
-import { KubeSession, OLM_V1, OLM_V1ALPHA1, type KubeObject } from '../../cluster/session.js';
+import { KubeSession, OLM_V1, OLM_V1ALPHA1, type ClusterObject } from '../../cluster/session.js';
 import { csvName, readBundle, supportedInstallModes, type Bundle } from './bundle-image.js';
 import { catalogFor, catalogWithUpgrade, parseCatalog, serializeCatalog, type CatalogBlob } from './catalog.js';
 
@@ -338,7 +338,7 @@ function chooseInstallMode(
   bundle: Bundle,
   requested: string | undefined,
   namespace: string,
-  groups: KubeObject[],
+  groups: ClusterObject[],
 ): { type: string; targets: string[] } | undefined {
   const supported = supportedInstallModes(bundle);
   const mode = requested !== undefined ? parseInstallMode(requested, namespace) : undefined;
@@ -418,11 +418,11 @@ async function createRegistryPod(
   configMap: string,
   catalogText: string,
   labels: Record<string, string>,
-): Promise<KubeObject> {
+): Promise<ClusterObject> {
   const hash = createHash('sha256').update(catalogText).digest('hex').slice(0, 8);
   const name = `${catalogName.slice(0, 50)}-${hash}`;
   const restricted = options.securityContextConfig === 'restricted';
-  const pod: KubeObject = {
+  const pod: ClusterObject = {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace, labels: { ...labels, 'olm.catalogSource': catalogName } },
@@ -465,7 +465,7 @@ async function pointCatalogAtPod(
   session: KubeSession,
   namespace: string,
   catalogName: string,
-  pod: KubeObject,
+  pod: ClusterObject,
   options: RunBundleOptions,
 ): Promise<void> {
   const ready = await session.pollUntil(async () => {

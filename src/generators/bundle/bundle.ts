@@ -21,7 +21,7 @@ import { checkBaseCsvShape } from './shapes.js';
 import { CSV_API_VERSION, CSV_KIND, newBaseCsv, renderYaml, type CsvObject } from '../csv/base.js';
 import { fillCsv, type RelatedImage } from '../csv/fill.js';
 import { collectManifests, parseManifests } from './collector.js';
-import type { CollectedManifests, KubeObject } from './input-objects.js';
+import type { CollectedManifests, ManifestObject } from './input-objects.js';
 import { resolveImageDigest } from './digests.js';
 import { chooseCreatedAt, manifestFiles, withCreatedAt, withoutNamespace, type ManifestFile } from './writer.js';
 
@@ -154,9 +154,9 @@ function previousPermissions(previousCsv: string | undefined): boolean {
   return [install?.permissions, install?.clusterPermissions].some((list) => Array.isArray(list) && list.length > 0);
 }
 
-function readSource(source: BundleSource, projectDir: string): KubeObject[] {
+function readSource(source: BundleSource, projectDir: string): ManifestObject[] {
   if ('stdin' in source) return parseManifests(source.stdin, 'stdin');
-  const objects: KubeObject[] = [];
+  const objects: ManifestObject[] = [];
   let total = 0;
   for (const dir of source.directories) {
     const abs = resolveFlagPath(projectDir, dir);
@@ -204,7 +204,7 @@ const KUSTOMIZE_FILES = new Set(['kustomization.yaml', 'kustomization.yml', 'Kus
 
 /** The base CSV: one named `<package>.*` in the input, else the kustomize base, else a default. */
 function chooseBase(
-  csvs: readonly KubeObject[],
+  csvs: readonly ManifestObject[],
   packageName: string,
   projectDir: string,
   kustomizeDir: string,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { UsageError } from '../../errors.js';
 import { sortKeysDeep } from '../render-yaml.js';
 import { parseYamlDocuments } from '../../yaml-input.js';
-import type { CollectedManifests, KubeObject } from './input-objects.js';
+import type { CollectedManifests, ManifestObject } from './input-objects.js';
 import { checkManifestShapes } from './shapes.js';
 import { isDns1123Label, isDns1123Subdomain, objectNameProblem } from '../../validation/names.js';
 
@@ -16,8 +16,8 @@ const KUSTOMIZE_GROUP = 'kustomize.config.k8s.io';
  * errors (a file path or "stdin"). `List` objects are flattened; kustomize
  * Kustomization and Component documents are skipped, as operator-sdk does.
  */
-export function parseManifests(text: string, source: string): KubeObject[] {
-  const objects: KubeObject[] = [];
+export function parseManifests(text: string, source: string): ManifestObject[] {
+  const objects: ManifestObject[] = [];
   const documents = parseYamlDocuments(
     text,
     source,
@@ -30,7 +30,7 @@ export function parseManifests(text: string, source: string): KubeObject[] {
   documents.forEach((value, index) => {
     if (value === null || value === undefined) return;
     const add = (item: unknown): void => {
-      const object = item as Partial<KubeObject> | null;
+      const object = item as Partial<ManifestObject> | null;
       if (
         !object ||
         typeof object !== 'object' ||
@@ -62,8 +62,8 @@ export function parseManifests(text: string, source: string): KubeObject[] {
       ) {
         throw new UsageError(`a ${object.kind} in ${source} has no metadata.name`, 'give every object a name');
       }
-      checkNamesForFiles(object as KubeObject, source);
-      objects.push(object as KubeObject);
+      checkNamesForFiles(object as ManifestObject, source);
+      objects.push(object as ManifestObject);
     };
     add(value);
   });
@@ -77,7 +77,7 @@ export function parseManifests(text: string, source: string): KubeObject[] {
  * it a plain file name: a name such as `../../x` is refused here, before any
  * path is made of it.
  */
-function checkNamesForFiles(object: KubeObject, source: string): void {
+function checkNamesForFiles(object: ManifestObject, source: string): void {
   const what = `${object.kind} ${JSON.stringify(object.metadata.name)} in ${source}`;
   const fix = 'fix it in the input manifests (the API server would refuse it too)';
   const parts = object.apiVersion.split('/');
@@ -107,13 +107,13 @@ function checkNamesForFiles(object: KubeObject, source: string): void {
 }
 
 /** The API group of an object (`""` for the core group). */
-export function groupOf(object: Pick<KubeObject, 'apiVersion'>): string {
+export function groupOf(object: Pick<ManifestObject, 'apiVersion'>): string {
   const slash = object.apiVersion.indexOf('/');
   return slash < 0 ? '' : object.apiVersion.slice(0, slash);
 }
 
 /** The API version of an object without its group. */
-export function versionOf(object: Pick<KubeObject, 'apiVersion'>): string {
+export function versionOf(object: Pick<ManifestObject, 'apiVersion'>): string {
   return object.apiVersion.slice(object.apiVersion.indexOf('/') + 1);
 }
 
@@ -121,7 +121,7 @@ export function versionOf(object: Pick<KubeObject, 'apiVersion'>): string {
  * Sorts objects by kind, removes exact duplicates (kustomize bases listed
  * twice), and finds the custom resources among the rest.
  */
-export function collectManifests(objects: readonly KubeObject[]): CollectedManifests {
+export function collectManifests(objects: readonly ManifestObject[]): CollectedManifests {
   const collected: CollectedManifests = {
     csvs: [],
     roles: [],
@@ -137,7 +137,7 @@ export function collectManifests(objects: readonly KubeObject[]): CollectedManif
     others: [],
   };
   const seen = new Set<string>();
-  const candidates: KubeObject[] = [];
+  const candidates: ManifestObject[] = [];
   for (const object of objects) {
     const digest = createHash('sha256')
       .update(JSON.stringify(sortKeysDeep(object)))

@@ -2,20 +2,17 @@
  * The input manifests of `generate bundle` as objects: what the collector
  * sorts them into, and what the shape checks and the CSV filler read.
  */
+import type { UnstructuredObject } from '../../runtime/api/unstructured.js';
 
-/** Any Kubernetes object read from the input manifests. */
-export interface KubeObject {
+/**
+ * The runtime's untyped object as `generate bundle` holds it once the
+ * collector checked it: apiVersion, kind and metadata.name present.
+ */
+export type ManifestObject = UnstructuredObject & {
   apiVersion: string;
   kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    [key: string]: unknown;
-  };
-  [key: string]: unknown;
-}
+  metadata: NonNullable<UnstructuredObject['metadata']> & { name: string };
+};
 
 /** One webhook of a Validating/MutatingWebhookConfiguration. */
 export interface CollectedWebhook {
@@ -25,19 +22,19 @@ export interface CollectedWebhook {
 
 /** The input manifests sorted the way operator-sdk's collector sorts them. */
 export interface CollectedManifests {
-  csvs: KubeObject[];
-  roles: KubeObject[];
-  clusterRoles: KubeObject[];
-  roleBindings: KubeObject[];
-  clusterRoleBindings: KubeObject[];
-  serviceAccounts: KubeObject[];
-  services: KubeObject[];
-  deployments: KubeObject[];
-  crds: KubeObject[];
+  csvs: ManifestObject[];
+  roles: ManifestObject[];
+  clusterRoles: ManifestObject[];
+  roleBindings: ManifestObject[];
+  clusterRoleBindings: ManifestObject[];
+  serviceAccounts: ManifestObject[];
+  services: ManifestObject[];
+  deployments: ManifestObject[];
+  crds: ManifestObject[];
   webhooks: CollectedWebhook[];
-  scorecardConfig?: KubeObject;
+  scorecardConfig?: ManifestObject;
   /** Instances of the collected CRDs (the samples): the source of alm-examples. */
-  customResources: KubeObject[];
+  customResources: ManifestObject[];
   /** Everything else, written to the bundle when OLM supports its kind. */
-  others: KubeObject[];
+  others: ManifestObject[];
 }

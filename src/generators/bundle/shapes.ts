@@ -6,7 +6,7 @@
  * the field.
  */
 import { UsageError } from '../../errors.js';
-import type { CollectedManifests, KubeObject } from './input-objects.js';
+import type { CollectedManifests, ManifestObject } from './input-objects.js';
 
 type Expected = 'object' | 'array' | 'string';
 
@@ -96,8 +96,8 @@ export function checkBaseCsvShape(csv: Record<string, unknown>, source: string):
 
 /** The fields of the input manifests the filler reads (pod specs, RBAC, CRDs, Services, webhooks). */
 export function checkManifestShapes(manifests: CollectedManifests): void {
-  const name = (object: KubeObject): string => `${object.kind} ${object.metadata.name}`;
-  const fix = (object: KubeObject): string =>
+  const name = (object: ManifestObject): string => `${object.kind} ${object.metadata.name}`;
+  const fix = (object: ManifestObject): string =>
     `fix ${name(object)} in the input manifests (the API server would refuse it too)`;
   for (const deployment of manifests.deployments) {
     const owner = name(deployment);

@@ -2,7 +2,7 @@ import YAML from 'yaml';
 import type { CsvObject } from '../csv/base.js';
 import { renderYaml } from '../csv/base.js';
 import { groupOf, versionOf } from './collector.js';
-import type { KubeObject } from './input-objects.js';
+import type { ManifestObject } from './input-objects.js';
 
 /** Kinds operator-registry accepts in a registry+v1 bundle (its supported_resources list). */
 export const OLM_SUPPORTED_KINDS: ReadonlySet<string> = new Set([
@@ -49,14 +49,14 @@ export interface ManifestFile {
 export function manifestFiles(
   packageName: string,
   csv: CsvObject,
-  crds: readonly KubeObject[],
-  others: readonly KubeObject[],
+  crds: readonly ManifestObject[],
+  others: readonly ManifestObject[],
 ): ManifestFile[] {
   const files: ManifestFile[] = [
     { name: `${packageName.toLowerCase()}.clusterserviceversion.yaml`, content: renderYaml(csv) },
   ];
   const taken = new Set(files.map((f) => f.name));
-  const add = (base: string, object: KubeObject): void => {
+  const add = (base: string, object: ManifestObject): void => {
     let name = base;
     for (let n = 1; taken.has(name); n++) name = `dup${n}_${base}`;
     taken.add(name);
@@ -81,7 +81,7 @@ export function manifestFiles(
 }
 
 /** A copy of `object` without metadata.namespace (OLM installs into the operator group's namespace). */
-export function withoutNamespace(object: KubeObject): KubeObject {
+export function withoutNamespace(object: ManifestObject): ManifestObject {
   const { namespace: _dropped, ...metadata } = object.metadata;
   return { ...object, metadata };
 }

@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors.js';
-import type { CollectedManifests, KubeObject } from '../bundle/input-objects.js';
+import type { CollectedManifests, ManifestObject } from '../bundle/input-objects.js';
 import { sortKeysDeep } from '../render-yaml.js';
 import type { CsvObject } from './base.js';
 import type { OwnedCrdDescription } from './descriptors.js';
@@ -21,7 +21,7 @@ export interface FillOptions {
 export interface FilledCsv {
   csv: CsvObject;
   /** Services, RBAC not folded into the CSV, unused ServiceAccounts, and the other objects (kind not yet filtered). */
-  leftovers: KubeObject[];
+  leftovers: ManifestObject[];
 }
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
@@ -129,7 +129,7 @@ function setOrDelete(target: Record<string, unknown>, key: string, list: unknown
   else delete target[key];
 }
 
-function podSpecOf(deployment: KubeObject): PodSpec {
+function podSpecOf(deployment: ManifestObject): PodSpec {
   const template = ((deployment['spec'] as Record<string, unknown> | undefined)?.['template'] ?? {}) as {
     spec?: PodSpec;
   };
@@ -150,7 +150,7 @@ function rewriteWatchNamespace(pod: PodSpec): void {
 interface FoldedRbac {
   permissions: Array<{ serviceAccountName: string; rules: PolicyRule[] }>;
   clusterPermissions: Array<{ serviceAccountName: string; rules: PolicyRule[] }>;
-  leftovers: KubeObject[];
+  leftovers: ManifestObject[];
   usedServiceAccounts: Set<string>;
 }
 
@@ -162,7 +162,7 @@ interface FoldedRbac {
  */
 export function foldRbac(
   manifests: CollectedManifests,
-  deployments: readonly KubeObject[],
+  deployments: readonly ManifestObject[],
   extraServiceAccounts: readonly string[],
 ): FoldedRbac {
   const accounts = new Set<string>([
@@ -173,9 +173,9 @@ export function foldRbac(
   const clusterRoles = new Map(manifests.clusterRoles.map((r) => [r.metadata.name, r]));
   const permissions = new Map<string, PolicyRule[]>();
   const clusterPermissions = new Map<string, PolicyRule[]>();
-  const consumedRoles = new Set<KubeObject>();
-  const leftovers: KubeObject[] = [];
-  const fold = (binding: KubeObject, into: Map<string, PolicyRule[]>, allowRole: boolean): void => {
+  const consumedRoles = new Set<ManifestObject>();
+  const leftovers: ManifestObject[] = [];
+  const fold = (binding: ManifestObject, into: Map<string, PolicyRule[]>, allowRole: boolean): void => {
     const ref = (binding['roleRef'] ?? {}) as RoleRef;
     if (ref.apiGroup !== undefined && ref.apiGroup !== '' && ref.apiGroup !== RBAC_GROUP) {
       throw new UsageError(
@@ -222,7 +222,7 @@ export function foldRbac(
  * One owned entry per CRD name, served version and kind. Base entries with
  * the same key keep their UI metadata; base entries without a CRD are dropped.
  */
-function ownedFromCrds(crds: readonly KubeObject[], base: readonly OwnedCrdDescription[]): OwnedCrdDescription[] {
+function ownedFromCrds(crds: readonly ManifestObject[], base: readonly OwnedCrdDescription[]): OwnedCrdDescription[] {
   const owned: OwnedCrdDescription[] = [];
   for (const crd of crds) {
     const spec = (crd['spec'] ?? {}) as {
@@ -254,7 +254,7 @@ export interface RelatedImage {
  * named `<name>` (lowercase, `_` → `-`); a name used for two different
  * images is qualified by deployment and container.
  */
-export function relatedImagesFromEnv(deployments: readonly KubeObject[]): RelatedImage[] {
+export function relatedImagesFromEnv(deployments: readonly ManifestObject[]): RelatedImage[] {
   const found: Array<RelatedImage & { qualified: string }> = [];
   for (const deployment of deployments) {
     const pod = podSpecOf(deployment);
@@ -306,11 +306,11 @@ interface ServicePort {
  */
 export function webhookDefinitionsOf(
   manifests: CollectedManifests,
-  deployments: readonly KubeObject[],
+  deployments: readonly ManifestObject[],
 ): Array<Record<string, unknown>> {
-  const serviceNamed = (name: string | undefined): KubeObject | undefined =>
+  const serviceNamed = (name: string | undefined): ManifestObject | undefined =>
     manifests.services.find((s) => s.metadata.name === name);
-  const deploymentFor = (service: KubeObject | undefined, serviceName: string): string => {
+  const deploymentFor = (service: ManifestObject | undefined, serviceName: string): string => {
     const selector = (service?.['spec'] as { selector?: Record<string, string> } | undefined)?.selector ?? {};
     const entries = Object.entries(selector);
     if (entries.length > 0) {
@@ -325,7 +325,7 @@ export function webhookDefinitionsOf(
     return serviceName.replace(/-service$/, '');
   };
   const portsOf = (
-    service: KubeObject | undefined,
+    service: ManifestObject | undefined,
     port: number,
   ): { containerPort: number; targetPort?: number | string } => {
     const ports = (service?.['spec'] as { ports?: ServicePort[] } | undefined)?.ports ?? [];

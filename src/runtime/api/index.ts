@@ -1,5 +1,6 @@
 /**
- * `ts-operator-sdk/api`: kinds (`defineKind` and the built-in ones), the API's
+ * `ts-operator-sdk/api`: kinds (`defineKind` and the built-in ones), the
+ * untyped object (`UnstructuredObject`), the API's
  * field types (`int32`, `Quantity`, `Condition`...), the API server's errors
  * (`ApiError`, `isNotFound`...), status conditions and label selectors.
  * Imports nothing else of the runtime.
@@ -35,6 +36,7 @@ export {
   ClusterRoleBinding,
   CustomResourceDefinition,
 } from './kinds.js';
+export type { UnstructuredObject } from './unstructured.js';
 export type {
   int32,
   int64,

@@ -4,4 +4,5 @@
  * This file is only the package's public surface.
  */
 export { newControllerManagedBy, ControllerBuilder } from './controller.js';
-export { newWebhookManagedBy, WebhookBuilder, mutatingWebhookPath, validatingWebhookPath } from './webhook.js';
+export { newWebhookManagedBy, WebhookBuilder } from './webhook.js';
+export { mutatingWebhookPath, validatingWebhookPath } from '../webhook/paths.js';

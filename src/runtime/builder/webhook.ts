@@ -9,20 +9,7 @@ import {
   type CustomValidator,
 } from '../webhook/admission.js';
 import type { ConversionOptions, SpokeConversion } from '../webhook/conversion.js';
-
-/**
- * The defaulting webhook's path for `kind`, controller-runtime's naming:
- * `/mutate-<group with dots as dashes>-<version>-<lowercase kind>`, the path
- * `create webhook` writes into the `+kubebuilder:webhook` marker.
- */
-export function mutatingWebhookPath(kind: Pick<Kind, 'group' | 'version' | 'kind'>): string {
-  return `/mutate-${kind.group.replaceAll('.', '-')}-${kind.version}-${kind.kind.toLowerCase()}`;
-}
-
-/** The validating webhook's path for `kind`: `/validate-<group with dashes>-<version>-<lowercase kind>`. */
-export function validatingWebhookPath(kind: Pick<Kind, 'group' | 'version' | 'kind'>): string {
-  return `/validate-${kind.group.replaceAll('.', '-')}-${kind.version}-${kind.kind.toLowerCase()}`;
-}
+import { mutatingWebhookPath, validatingWebhookPath } from '../webhook/paths.js';
 
 /**
  * controller-runtime's webhook builder:

@@ -1,116 +1,196 @@
+/*
+ * The SDK's one tar reader: setup-envtest streams the control-plane binaries
+ * out of a release archive to disk, and the CLI's registry client reads the
+ * files of an operator bundle's image layers into memory. Supports ustar, GNU
+ * long names, GNU base-256 sizes and pax `path` records, which is what Go's
+ * archive/tar, GNU tar and image builders write. Header checksums are
+ * verified, so a file that is not a tar archive fails instead of yielding
+ * garbage.
+ */
 import { closeSync, openSync, writeSync } from 'node:fs';
 
 const BLOCK = 512;
 
-/** One entry of a tar archive, as far as extraction needs it. */
+/** One entry of a tar archive. */
 export interface TarEntryHeader {
-  /** Full path inside the archive (ustar prefix, GNU long name or pax `path` applied). */
+  /** Full path inside the archive (ustar prefix, GNU long name or pax `path` applied), without a leading `./` or `/`. */
   path: string;
-  /** `file`, `directory`, or `other` (links, devices: never extracted). */
+  /** `file`, `directory`, or `other` (links, devices: never read). */
   type: 'file' | 'directory' | 'other';
   size: number;
   mode: number;
 }
 
+/** Where one entry's body goes: its bytes in order, then `end()` once all of them arrived. */
+interface TarEntrySink {
+  write(chunk: Buffer): void;
+  end(): void;
+}
+
+/**
+ * A push parser: `push` chunks as they arrive (a stream or one buffer), then
+ * `finish()`. `onEntry` sees every regular file, directory and link, and
+ * returns a sink for the body it wants, or `undefined` to skip it.
+ */
+class TarParser {
+  private pending = Buffer.alloc(0);
+  /** Bytes of the archive consumed so far, for the offsets errors name. */
+  private consumed = 0;
+  /** The entry whose body or padding is being read. */
+  private current: TarEntryHeader | undefined;
+  private sawEntry = false;
+  private remaining = 0;
+  private padding = 0;
+  private sink: TarEntrySink | undefined;
+  // Metadata entries (GNU 'L', pax 'x') carry the next entry's path in their body.
+  private metadata: { kind: 'gnu-long-name' | 'pax'; chunks: Buffer[] } | undefined;
+  private nextPath: string | undefined;
+  /** True once the end-of-archive block was read; later bytes are ignored. */
+  ended = false;
+
+  constructor(private readonly onEntry: (header: TarEntryHeader) => TarEntrySink | undefined) {}
+
+  push(chunk: Uint8Array): void {
+    if (this.ended) return;
+    this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : Buffer.from(chunk);
+    while (!this.ended && this.step());
+  }
+
+  /** Throws if the archive stopped inside an entry, or held nothing at all. */
+  finish(): void {
+    if (this.ended) return;
+    if (this.remaining > 0 || this.pending.length > 0 || !this.sawEntry) {
+      throw new Error(`truncated tar archive${this.current ? ` (inside ${this.current.path})` : ''}`);
+    }
+  }
+
+  /** Consumes what it can of `pending`; false when it needs more bytes. */
+  private step(): boolean {
+    if (this.remaining > 0) {
+      if (this.pending.length === 0) return false;
+      const take = Math.min(this.remaining, this.pending.length);
+      const piece = this.take(take);
+      if (this.sink) this.sink.write(piece);
+      else if (this.metadata) this.metadata.chunks.push(Buffer.from(piece));
+      this.remaining -= take;
+      if (this.remaining > 0) return false;
+      this.endBody();
+      return true;
+    }
+    if (this.padding > 0) {
+      const skip = Math.min(this.padding, this.pending.length);
+      this.take(skip);
+      this.padding -= skip;
+      return this.padding === 0;
+    }
+    if (this.pending.length < BLOCK) return false;
+    const offset = this.consumed;
+    const block = this.take(BLOCK);
+    // Two zero blocks end the archive; one is enough to stop reading.
+    if (block.every((byte) => byte === 0)) {
+      this.ended = true;
+      return false;
+    }
+    const parsed = parseHeader(block, offset);
+    this.sawEntry = true;
+    this.remaining = parsed.size;
+    this.padding = (BLOCK - (parsed.size % BLOCK)) % BLOCK;
+    if (parsed.typeflag === 'L' || parsed.typeflag === 'x') {
+      this.metadata = { kind: parsed.typeflag === 'L' ? 'gnu-long-name' : 'pax', chunks: [] };
+    } else if (parsed.typeflag !== 'g') {
+      this.current = {
+        path: stripLeadingSlashes(this.nextPath ?? parsed.path),
+        type: entryType(parsed.typeflag),
+        size: parsed.size,
+        mode: parsed.mode,
+      };
+      this.nextPath = undefined;
+      this.sink = this.onEntry(this.current);
+    }
+    if (this.remaining === 0) this.endBody();
+    return true;
+  }
+
+  private endBody(): void {
+    if (this.sink) {
+      this.sink.end();
+      this.sink = undefined;
+    }
+    if (this.metadata) {
+      this.nextPath = pathFromMetadata(this.metadata.kind, Buffer.concat(this.metadata.chunks)) ?? this.nextPath;
+      this.metadata = undefined;
+    }
+  }
+
+  private take(length: number): Buffer {
+    const piece = this.pending.subarray(0, length);
+    this.pending = this.pending.subarray(length);
+    this.consumed += length;
+    return piece;
+  }
+}
+
 /**
  * Streams a (decompressed) tar archive and writes the regular files that
- * `destinationFor` maps to a path; everything else is skipped. Supports
- * ustar, GNU long names and pax path headers, which is what Go's
- * archive/tar and GNU tar produce. Header checksums are verified, so a file
- * that is not a tar archive fails instead of extracting garbage.
+ * `destinationFor` maps to a path; everything else is skipped.
  */
 export async function extractTar(
   source: AsyncIterable<Uint8Array>,
   destinationFor: (entry: TarEntryHeader) => string | undefined,
 ): Promise<void> {
-  let pending = Buffer.alloc(0);
-  let ended = false;
-  let header: TarEntryHeader | undefined;
-  let remaining = 0;
-  let padding = 0;
   let output: number | undefined;
-  // Metadata entries (GNU 'L', pax 'x') carry the next entry's path in their body.
-  let metadata: { kind: 'gnu-long-name' | 'pax'; chunks: Buffer[] } | undefined;
-  let nextPath: string | undefined;
-
+  const parser = new TarParser((header) => {
+    const destination = header.type === 'file' ? destinationFor(header) : undefined;
+    if (destination === undefined) return undefined;
+    const fd = openSync(destination, 'w', 0o755);
+    output = fd;
+    return {
+      write: (chunk) => writeSync(fd, chunk),
+      end: () => {
+        closeSync(fd);
+        output = undefined;
+      },
+    };
+  });
   try {
     for await (const chunk of source) {
-      if (ended) break;
-      pending = pending.length ? Buffer.concat([pending, chunk]) : Buffer.from(chunk);
-      for (;;) {
-        if (remaining > 0) {
-          if (pending.length === 0) break;
-          const take = Math.min(remaining, pending.length);
-          const piece = pending.subarray(0, take);
-          if (output !== undefined) writeSync(output, piece);
-          else if (metadata) metadata.chunks.push(Buffer.from(piece));
-          pending = pending.subarray(take);
-          remaining -= take;
-          if (remaining > 0) break;
-          if (output !== undefined) {
-            closeSync(output);
-            output = undefined;
-          }
-          if (metadata) {
-            nextPath = pathFromMetadata(metadata.kind, Buffer.concat(metadata.chunks)) ?? nextPath;
-            metadata = undefined;
-          }
-        }
-        if (padding > 0) {
-          const skip = Math.min(padding, pending.length);
-          pending = pending.subarray(skip);
-          padding -= skip;
-          if (padding > 0) break;
-        }
-        if (pending.length < BLOCK) break;
-        const block = pending.subarray(0, BLOCK);
-        pending = pending.subarray(BLOCK);
-        if (block.every((byte) => byte === 0)) {
-          ended = true;
-          break;
-        }
-        const parsed = parseHeader(block);
-        remaining = parsed.size;
-        padding = (BLOCK - (parsed.size % BLOCK)) % BLOCK;
-        if (parsed.typeflag === 'L' || parsed.typeflag === 'x') {
-          metadata = { kind: parsed.typeflag === 'L' ? 'gnu-long-name' : 'pax', chunks: [] };
-        } else if (parsed.typeflag === 'g') {
-          metadata = undefined;
-          output = undefined;
-        } else {
-          header = {
-            path: nextPath ?? parsed.path,
-            type: entryType(parsed.typeflag),
-            size: parsed.size,
-            mode: parsed.mode,
-          };
-          nextPath = undefined;
-          const destination = header.type === 'file' ? destinationFor(header) : undefined;
-          if (destination !== undefined) output = openSync(destination, 'w', 0o755);
-          if (remaining === 0 && output !== undefined) {
-            closeSync(output);
-            output = undefined;
-          }
-        }
-        if (remaining === 0 && metadata) {
-          nextPath = pathFromMetadata(metadata.kind, Buffer.alloc(0)) ?? nextPath;
-          metadata = undefined;
-        }
-      }
+      parser.push(chunk);
+      if (parser.ended) break;
     }
+    parser.finish();
   } finally {
     if (output !== undefined) closeSync(output);
   }
-  if (!ended && (remaining > 0 || pending.length > 0 || header === undefined)) {
-    throw new Error(`truncated tar archive${header ? ` (inside ${header.path})` : ''}`);
-  }
 }
 
-function parseHeader(block: Buffer): { path: string; typeflag: string; size: number; mode: number } {
+/** One regular file read into memory by {@link readTar}. */
+export interface TarFile {
+  /** Path inside the archive, without a leading `./` or `/`. */
+  path: string;
+  data: Buffer;
+}
+
+/** The regular files of an archive held in memory, in archive order. Throws on a truncated or corrupt archive. */
+export function readTar(archive: Buffer): TarFile[] {
+  const files: TarFile[] = [];
+  const parser = new TarParser((header) => {
+    if (header.type !== 'file') return undefined;
+    const chunks: Buffer[] = [];
+    return {
+      write: (chunk) => chunks.push(Buffer.from(chunk)),
+      end: () => files.push({ path: header.path, data: Buffer.concat(chunks) }),
+    };
+  });
+  parser.push(archive);
+  parser.finish();
+  return files;
+}
+
+function parseHeader(block: Buffer, offset: number): { path: string; typeflag: string; size: number; mode: number } {
   const storedChecksum = parseOctal(block.subarray(148, 156));
   let sum = 0;
   for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : (block[i] ?? 0);
-  if (storedChecksum !== sum) throw new Error('not a tar archive (header checksum mismatch)');
+  if (storedChecksum !== sum) throw new Error(`not a tar archive (bad header checksum at byte ${offset})`);
   const name = cString(block.subarray(0, 100));
   const isUstar = block.subarray(257, 262).toString('latin1') === 'ustar';
   const prefix = isUstar ? cString(block.subarray(345, 500)) : '';
@@ -120,6 +200,10 @@ function parseHeader(block: Buffer): { path: string; typeflag: string; size: num
     size: parseSize(block.subarray(124, 136)),
     mode: parseOctal(block.subarray(100, 108)),
   };
+}
+
+function stripLeadingSlashes(path: string): string {
+  return path.replace(/^(\.\/|\/)+/, '');
 }
 
 function entryType(typeflag: string): TarEntryHeader['type'] {
@@ -148,7 +232,7 @@ function cString(field: Buffer): string {
   return field.subarray(0, end === -1 ? field.length : end).toString('utf8');
 }
 
-/** pax records are `<len> key=value\n`; only `path` matters for extraction. */
+/** pax records are `<len> key=value\n`; only `path` matters here. */
 function pathFromMetadata(kind: 'gnu-long-name' | 'pax', body: Buffer): string | undefined {
   if (kind === 'gnu-long-name') return cString(body) || undefined;
   let offset = 0;
