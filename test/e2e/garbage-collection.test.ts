@@ -77,7 +77,7 @@ describe('garbage collection, Deployments and namespaces through the real kube-c
   it('names the fix when kube-controller-manager is missing from the assets', () => {
     assert.throws(
       () => locateControllerManager('/nonexistent-assets'),
-      /kube-controller-manager not found \(looked in KUBEBUILDER_ASSETS \(\/nonexistent-assets\)\): run `bash ci\/build-test-assets.sh`/,
+      /kube-controller-manager not found \(looked in KUBEBUILDER_ASSETS \(\/nonexistent-assets\)\): run `bash scripts\/build-test-assets.sh`/,
     );
   });
 
