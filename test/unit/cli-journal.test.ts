@@ -74,6 +74,24 @@ async function recover(dir: string): Promise<string[]> {
   return lines;
 }
 
+/**
+ * Runs `body` while another command (a live process) holds the journal of a
+ * write in `dir` applying `change`, then kills that process.
+ */
+async function whileAnotherCommandWrites(
+  dir: string,
+  change: HandChange,
+  body: (pid: number) => Promise<void>,
+): Promise<void> {
+  const running = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+  try {
+    writeJournal(dir, { id: `${running.pid}-0123abcd`, state: 'applying', pid: running.pid!, changes: [change] });
+    await body(running.pid!);
+  } finally {
+    running.kill('SIGKILL');
+  }
+}
+
 test('an apply that fails half-way is undone from the backups, modes included', async () => {
   const dir = tempDir();
   mkdirSync(join(dir, 'b'), { recursive: true });
@@ -204,14 +222,7 @@ test('the journal of a command still running is left alone, and a second write g
   const dir = tempDir();
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'a.txt'), 'a');
-  const running = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
-  try {
-    writeJournal(dir, {
-      id: `${running.pid}-0123abcd`,
-      state: 'applying',
-      pid: running.pid!,
-      changes: [{ action: 'UPDATE', path: 'a.txt', before: 'a', after: 'b' }],
-    });
+  await whileAnotherCommandWrites(dir, { action: 'UPDATE', path: 'a.txt', before: 'a', after: 'b' }, async (pid) => {
     const before = hashTree(dir);
     assert.deepEqual(await recover(dir), []);
     assert.equal(hashTree(dir), before);
@@ -222,12 +233,10 @@ test('the journal of a command still running is left alone, and a second write g
       (error: unknown) =>
         error instanceof UsageError &&
         error.message ===
-          `another ts-operator-sdk command (pid ${running.pid}) is writing this project (${JOURNAL_FILE} exists). Wait for it to finish and run the command again.`,
+          `another ts-operator-sdk command (pid ${pid}) is writing this project (${JOURNAL_FILE} exists). Wait for it to finish and run the command again.`,
     );
     assert.equal(hashTree(dir), before);
-  } finally {
-    running.kill('SIGKILL');
-  }
+  });
 });
 
 test('an unreadable journal is a one-line error naming the file and the fix', async () => {
@@ -267,14 +276,7 @@ test('a write that finds another command committing waits for it, then goes on',
   const dir = tempDir();
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'a.txt'), 'a');
-  const running = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
-  try {
-    writeJournal(dir, {
-      id: `${running.pid}-0123abcd`,
-      state: 'applying',
-      pid: running.pid!,
-      changes: [{ action: 'CREATE', path: 'other.txt', after: 'x' }],
-    });
+  await whileAnotherCommandWrites(dir, { action: 'CREATE', path: 'other.txt', after: 'x' }, async () => {
     // The other command finishes its write 300 ms later.
     setTimeout(() => rmSync(join(dir, JOURNAL_FILE)), 300);
     const tree = new VirtualTree(dir);
@@ -282,7 +284,5 @@ test('a write that finds another command committing waits for it, then goes on',
     await tree.commit();
     assert.equal(readFileSync(join(dir, 'b.txt'), 'utf8'), 'b');
     assert.deepEqual(readdirSync(dir).sort(), ['a.txt', 'b.txt']);
-  } finally {
-    running.kill('SIGKILL');
-  }
+  });
 });
