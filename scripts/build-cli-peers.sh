@@ -14,26 +14,12 @@ CONTROLLER_TOOLS_VERSION=v0.18.0
 cache_root="${TS_OPERATOR_SDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ts-operator-sdk}"
 out_dir="$cache_root/bench/cli-peers-operator-sdk-${OPERATOR_SDK_VERSION}-controller-tools-${CONTROLLER_TOOLS_VERSION}"
 
-missing=()
-for file in operator-sdk controller-gen; do
-  [[ -x "$out_dir/$file" ]] || missing+=("$file")
-done
-if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "$out_dir"
-  exit 0
-fi
-if ! command -v go >/dev/null; then
-  echo "build-cli-peers: Go is not installed, and ${missing[*]} must be built with it (only bench/cli.ts needs them). Install Go and run scripts/build-cli-peers.sh again" >&2
-  exit 1
-fi
 BUILD_SCRIPT_NAME=build-cli-peers
 # shellcheck source=lib/go-build.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
+exit_if_built "$out_dir" -x "only bench/cli.ts needs them. Install Go and run scripts/build-cli-peers.sh again" \
+  operator-sdk controller-gen
 start_build_dir "$out_dir"
-# Downloads module $1 through the module proxy (exact versions only) and prints its directory.
-module_dir() {
-  go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
-}
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 
 for file in "${missing[@]}"; do

@@ -36,22 +36,11 @@ if [[ ${#missing_packages[@]} -gt 0 ]]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing_packages[@]}" >&2
 fi
 
-missing=()
-for binary in kubelet kube-scheduler kube-proxy containerd containerd-shim-runc-v2 ctr registry pause; do
-  [[ -x "$bin_dir/$binary" ]] || missing+=("$binary")
-done
-if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "$bin_dir"
-  exit 0
-fi
-
-if ! command -v go >/dev/null; then
-  echo "build-cluster-assets: Go is not installed, and ${missing[*]} must be built with it (only this repo's cluster tests need them). Install Go 1.26 and run this script again" >&2
-  exit 1
-fi
 BUILD_SCRIPT_NAME=build-cluster-assets
 # shellcheck source=lib/go-build.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
+exit_if_built "$bin_dir" -x "only this repo's cluster tests need them. Install Go 1.26 and run scripts/build-cluster-assets.sh again" \
+  kubelet kube-scheduler kube-proxy containerd containerd-shim-runc-v2 ctr registry pause
 start_build_dir "$bin_dir"
 export GOTOOLCHAIN=local CGO_ENABLED=0
 

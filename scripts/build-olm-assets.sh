@@ -18,26 +18,12 @@ OPM_VERSION=v1.55.0
 cache_root="${TS_OPERATOR_SDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ts-operator-sdk}"
 out_dir="$cache_root/olm-assets/olm-${OLM_VERSION}-opm-${OPM_VERSION}"
 
-missing=()
-for file in crds.yaml olm.yaml olm catalog package-server cpb opm; do
-  [[ -s "$out_dir/$file" ]] || missing+=("$file")
-done
-if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "$out_dir"
-  exit 0
-fi
-if ! command -v go >/dev/null; then
-  echo "build-olm-assets: Go is not installed, and ${missing[*]} must be built with it (only this repo's cluster tests need this). Install Go 1.22 or newer and run scripts/build-olm-assets.sh again" >&2
-  exit 1
-fi
 BUILD_SCRIPT_NAME=build-olm-assets
 # shellcheck source=lib/go-build.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
+exit_if_built "$out_dir" -s "only this repo's cluster tests need them. Install Go 1.22 or newer and run scripts/build-olm-assets.sh again" \
+  crds.yaml olm.yaml olm catalog package-server cpb opm
 start_build_dir "$out_dir"
-# Downloads module $1 through the module proxy (exact versions only) and prints its directory.
-module_dir() {
-  go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
-}
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 
 olm_src=

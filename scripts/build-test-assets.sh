@@ -16,22 +16,11 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache_root="${TS_OPERATOR_SDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ts-operator-sdk}"
 bin_dir="$cache_root/test-assets/k8s-${KUBE_VERSION}-etcd-${ETCD_VERSION}"
 
-missing=()
-for binary in etcd kube-apiserver kube-controller-manager; do
-  [[ -x "$bin_dir/$binary" ]] || missing+=("$binary")
-done
-if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "$bin_dir"
-  exit 0
-fi
-
-if ! command -v go >/dev/null; then
-  echo "build-test-assets: Go is not installed, and ${missing[*]} must be built with it (only this repo's tests need this). Install Go, or use the official envtest binaries: export KUBEBUILDER_ASSETS=\"\$(node bin/ts-operator-sdk.js setup-envtest use ${KUBE_VERSION#v} -p path)\" (they lack kube-controller-manager, so the garbage-collection tests then fail)" >&2
-  exit 1
-fi
 BUILD_SCRIPT_NAME=build-test-assets
 # shellcheck source=lib/go-build.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
+exit_if_built "$bin_dir" -x "only this repo's tests need them. Install Go, or use the official envtest binaries: export KUBEBUILDER_ASSETS=\"\$(node bin/ts-operator-sdk.js setup-envtest use ${KUBE_VERSION#v} -p path)\" (they lack kube-controller-manager, so the garbage-collection tests then fail)" \
+  etcd kube-apiserver kube-controller-manager
 start_build_dir "$bin_dir"
 export GOTOOLCHAIN=local CGO_ENABLED=0
 

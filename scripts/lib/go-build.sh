@@ -1,9 +1,36 @@
-# Shared by scripts/build-test-assets.sh, scripts/build-cluster-assets.sh and
-# scripts/build-olm-assets.sh (sourced, not run): a build directory that vanishes on
+# Shared by the scripts/build-*-assets.sh and scripts/build-cli-peers.sh (sourced,
+# not run): the check for what is already built, a build directory that vanishes on
 # exit, and `go build` with a progress line, since go build itself says nothing
 # for minutes. The sourcing script sets BUILD_SCRIPT_NAME for its messages.
 
 PROGRESS_SECONDS="${PROGRESS_SECONDS:-30}"
+
+# Every build script's prologue: sets `missing` to the files among $4... that
+# directory $1 lacks (checked with `test $2`: -x for binaries, -s for other
+# files). When none is missing it prints $1 and exits 0, so a warm cache costs
+# a stat per file. Otherwise Go must be on PATH; without it, one line names
+# what must be built, then $3: who needs it, and how to go on.
+exit_if_built() {
+  local dir="$1" check="$2" why="$3" file
+  shift 3
+  missing=()
+  for file in "$@"; do
+    test "$check" "$dir/$file" || missing+=("$file")
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "$dir"
+    exit 0
+  fi
+  if ! command -v go >/dev/null; then
+    echo "$BUILD_SCRIPT_NAME: Go is not installed, and ${missing[*]} must be built with it: $why" >&2
+    exit 1
+  fi
+}
+
+# Downloads module $1 through the module proxy (exact versions only) and prints its directory.
+module_dir() {
+  go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
+}
 # The scripts folder, absolute, for the wrapper modules in scripts/go/.
 go_build_scripts_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 heartbeat_pid=

@@ -6,39 +6,15 @@
 import type { LoadedBundle, BundleObject } from './bundle-loader.js';
 import { GroupVersionKind, goValue, valueFinding, type ApiError } from './diagnostics.js';
 import { leafText } from './documents.js';
+import { BUNDLE_SUPPORTED_KINDS } from './bundle-kinds.js';
 import { labelValueProblems, qualifiedNameProblems } from './names.js';
-
-/** Kinds a registry+v1 bundle may carry (operator-registry supported_resources.go). */
-export const SUPPORTED_KINDS: ReadonlySet<string> = new Set([
-  'ClusterServiceVersion',
-  'CustomResourceDefinition',
-  'Secret',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'ConfigMap',
-  'ServiceAccount',
-  'Service',
-  'Role',
-  'RoleBinding',
-  'PrometheusRule',
-  'ServiceMonitor',
-  'PodDisruptionBudget',
-  'PriorityClass',
-  'VerticalPodAutoscaler',
-  'ConsoleYAMLSample',
-  'ConsoleQuickStart',
-  'ConsoleCLIDownload',
-  'ConsoleLink',
-  'ConsolePlugin',
-  'NetworkPolicy',
-]);
 
 /** Findings for every object that is neither the CSV nor a CRD. */
 export function validateObjects(bundle: LoadedBundle): ApiError[] {
   const findings: ApiError[] = [];
   for (const object of bundle.objects) {
     if (object.kind === 'ClusterServiceVersion' || object.kind === 'CustomResourceDefinition') continue;
-    if (!SUPPORTED_KINDS.has(object.kind)) {
+    if (!BUNDLE_SUPPORTED_KINDS.has(object.kind)) {
       findings.push(
         valueFinding(
           'Error',

@@ -100,7 +100,7 @@ test('without Go, one line names what is missing and what to install', () => {
   assert.equal(result.stdout, '');
   assert.match(
     result.stderr,
-    /^build-cluster-assets: Go is not installed, and pause must be built with it .*Install Go 1\.26/,
+    /^build-cluster-assets: Go is not installed, and pause must be built with it: .*Install Go 1\.26/,
   );
   assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
 });

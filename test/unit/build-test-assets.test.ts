@@ -91,7 +91,7 @@ describe('scripts/build-test-assets.sh', () => {
     assert.equal(lines.length, 1, result.stderr);
     assert.match(
       lines[0]!,
-      /^build-test-assets: Go is not installed, and etcd kube-apiserver kube-controller-manager must be built with it .*setup-envtest use 1\.36\.3 -p path/,
+      /^build-test-assets: Go is not installed, and etcd kube-apiserver kube-controller-manager must be built with it: .*setup-envtest use 1\.36\.3 -p path/,
     );
   });
 });

@@ -3,31 +3,7 @@ import type { CsvObject } from '../csv/base.js';
 import { renderYaml } from '../csv/base.js';
 import { groupOf, versionOf } from './collector.js';
 import type { ManifestObject } from './input-objects.js';
-
-/** Kinds operator-registry accepts in a registry+v1 bundle (its supported_resources list). */
-export const OLM_SUPPORTED_KINDS: ReadonlySet<string> = new Set([
-  'ClusterServiceVersion',
-  'CustomResourceDefinition',
-  'Secret',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'ConfigMap',
-  'ServiceAccount',
-  'Service',
-  'Role',
-  'RoleBinding',
-  'PrometheusRule',
-  'ServiceMonitor',
-  'PodDisruptionBudget',
-  'PriorityClass',
-  'VerticalPodAutoscaler',
-  'ConsoleYAMLSample',
-  'ConsoleQuickStart',
-  'ConsoleCLIDownload',
-  'ConsoleLink',
-  'ConsolePlugin',
-  'NetworkPolicy',
-]);
+import { BUNDLE_SUPPORTED_KINDS } from '../../validation/bundle-kinds.js';
 
 /** The CSV's annotation that changes on every content change, and only then. */
 export const CREATED_AT = 'createdAt';
@@ -67,7 +43,7 @@ export function manifestFiles(
     add(`${spec.group}_${spec.names?.plural}.yaml`, crd);
   }
   for (const object of others) {
-    if (!OLM_SUPPORTED_KINDS.has(object.kind)) continue;
+    if (!BUNDLE_SUPPORTED_KINDS.has(object.kind)) continue;
     const group = groupOf(object);
     const kind = object.kind.toLowerCase();
     add(
