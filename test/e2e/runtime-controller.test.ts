@@ -38,8 +38,8 @@ describe('controller semantics', () => {
   ): Promise<void> {
     const mgr = new Manager({
       kubeConfig: env.kubeConfig,
-      namespaces: options.namespaces,
-      metricsBindAddress: '127.0.0.1:0',
+      cache: { namespaces: options.namespaces },
+      metrics: { bindAddress: '127.0.0.1:0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger: capturingLogger().logger,
@@ -201,11 +201,11 @@ describe('controller semantics', () => {
     const kubeConfig = await env.addUser({ name: 'late-reader' });
     const mgr = new Manager({
       kubeConfig,
-      metricsBindAddress: '0',
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '127.0.0.1:0',
       handleSignals: false,
       logger: capturingLogger().logger,
-      watchBackoffMaxMs: 1000,
+      cache: { backoffMaxMs: 1000 },
     });
     newControllerManagedBy(mgr)
       .for(ConfigMap)
