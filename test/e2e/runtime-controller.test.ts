@@ -100,6 +100,48 @@ describe('controller semantics', () => {
     );
   });
 
+  it("a scrape reports the reconcile in flight (the metrics server's before-scrape hook), and the manager's controller defaults apply", async () => {
+    let release!: () => void;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    let started = false;
+    const mgr = new Manager({
+      kubeConfig: env.kubeConfig,
+      metrics: { bindAddress: '127.0.0.1:0' },
+      healthProbeBindAddress: '0',
+      handleSignals: false,
+      logger: capturingLogger().logger,
+      controller: { maxConcurrentReconciles: 3 },
+    });
+    newControllerManagedBy(mgr)
+      .for(ConfigMap)
+      .withEventFilter(labelSelectorPredicate('test=progress'))
+      .named('progress')
+      .complete({
+        async reconcile() {
+          started = true;
+          await blocked;
+        },
+      });
+    const running = mgr.start();
+    try {
+      await mgr.elected();
+      await configMap('default', 'slow', 'progress');
+      await eventually('the reconcile started', () => started);
+      await sleep(300);
+      const text = await (await fetch(`http://${mgr.getMetricsAddress()}/metrics`)).text();
+      // Computed only when scraped: without the hook the gauge still reads 0.
+      const longest = Number(
+        /workqueue_longest_running_processor_seconds\{name="progress",controller="progress"\} (\S+)/.exec(text)?.[1],
+      );
+      assert.ok(longest >= 0.3, `the running reconcile is ${longest} s old on the scrape, not at least 0.3 s`);
+      assert.match(text, /controller_runtime_max_concurrent_reconciles\{controller="progress"\} 3/);
+    } finally {
+      release();
+      mgr.stop();
+      await running;
+    }
+  });
+
   it('requeueAfterMs is honoured', async () => {
     const times: number[] = [];
     await withController(
