@@ -279,7 +279,7 @@ describe('client.exec and client.logs on real pods', () => {
     async () => {
       const mgr = new Manager({
         kubeConfig: loadKubeConfig(cluster().kubeconfigPath),
-        metricsBindAddress: '0',
+        metrics: { bindAddress: '0' },
         healthProbeBindAddress: '0',
         handleSignals: false,
         logger: silentLogger,

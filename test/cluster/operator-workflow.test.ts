@@ -325,7 +325,7 @@ async function setUp(): Promise<void> {
 
   // As the scaffold leaves it, `create webhook`'s COPY of webhooks/ included.
   dockerfileAsGenerated = readFileSync(join(project, 'Dockerfile'), 'utf8');
-  leaseName = /leaderElectionID: '([^']+)'/.exec(readFileSync(join(project, 'main.ts'), 'utf8'))?.[1] ?? '';
+  leaseName = /leaderElection: .*\{ id: '([^']+)' \}/.exec(readFileSync(join(project, 'main.ts'), 'utf8'))?.[1] ?? '';
   assert.ok(leaseName, 'main.ts names its Lease');
   image = `${cluster().registry}/memcached-operator:v0.0.1`;
   dockerBuildPush = images.dockerBuildPush(image);

@@ -124,7 +124,7 @@ describe('a Route the operator owns but does not define (external types, envtest
     const client = (mgr: Manager): Client => mgr.getClient();
     const mgr = new Manager({
       kubeConfig: env.kubeConfig,
-      metricsBindAddress: '0',
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger: capturingLogger().logger,

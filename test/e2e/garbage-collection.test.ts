@@ -39,7 +39,7 @@ describe('garbage collection, Deployments and namespaces through the real kube-c
     plane = await startControlPlaneWithControllers({ crds: [memcachedCRD] });
     mgr = new Manager({
       kubeConfig: plane.env.kubeConfig,
-      metricsBindAddress: '0',
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger,

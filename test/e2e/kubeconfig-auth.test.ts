@@ -354,7 +354,7 @@ describe('kubeconfig loader and credentials on a real API server', () => {
         `const { RestClient } = await import(${JSON.stringify(transport)});`,
         'const rest = new RestClient(loadKubeConfig(process.env.KUBECONFIG));',
         "await rest.request('GET', '/api/v1/namespaces/default');",
-        "new Manager({ kubeConfig: loadKubeConfig(process.env.KUBECONFIG), logger: createLogger({ level: 'silent' }), metricsBindAddress: '0', healthProbeBindAddress: '0' });",
+        "new Manager({ kubeConfig: loadKubeConfig(process.env.KUBECONFIG), logger: createLogger({ level: 'silent' }), metrics: { bindAddress: '0' }, healthProbeBindAddress: '0' });",
         'await rest.close();',
         // Nor what only some operators need (idle RSS): js-yaml for a kubeconfig that is not JSON (envtest's is), child_process for exec plugins.
         "if (process.moduleLoadList.includes('NativeModule child_process')) loaded.push('node:child_process');",

@@ -171,7 +171,7 @@ describe('manager lifecycle', () => {
     const listenersBefore = process.listeners('unhandledRejection').length;
     const mgr = new Manager({
       kubeConfig: env.kubeConfig,
-      metricsBindAddress: '0',
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger: silentLogger,

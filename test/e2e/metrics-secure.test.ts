@@ -80,8 +80,7 @@ describe('secure metrics on a real API server', () => {
     await bindClusterRole('metrics-auth-role', { kind: 'User', name: 'operator' });
     mgr = new Manager({
       kubeConfig: await env.addUser({ name: 'operator' }),
-      metricsBindAddress: '127.0.0.1:0',
-      metricsSecure: true,
+      metrics: { bindAddress: '127.0.0.1:0', secureServing: true },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger,
@@ -145,7 +144,7 @@ describe('secure metrics on a real API server', () => {
     );
   });
 
-  it('with metricsCertDir it serves the mounted certificate, and picks up a rotated one without a restart', async () => {
+  it('with metrics.certDir it serves the mounted certificate, and picks up a rotated one without a restart', async () => {
     const certDir = await mkdtemp(join(tmpdir(), 'metrics-certs-'));
     const writePair = async (ca: TinyCA): Promise<void> => {
       const pair = await ca.issue({
@@ -162,9 +161,7 @@ describe('secure metrics on a real API server', () => {
     await writePair(first);
     const mounted = new Manager({
       kubeConfig: env.kubeConfig,
-      metricsBindAddress: '127.0.0.1:0',
-      metricsSecure: true,
-      metricsCertDir: certDir,
+      metrics: { bindAddress: '127.0.0.1:0', secureServing: true, certDir },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger,

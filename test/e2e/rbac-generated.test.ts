@@ -82,12 +82,12 @@ describe('generated RBAC', () => {
     const { logger, lines } = capturingLogger();
     const mgr = new Manager({
       kubeConfig: await env.addUser({ name: user }),
-      metricsBindAddress: '0',
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger,
-      watchBackoffMaxMs: 1000,
-      cacheSyncTimeoutMs: 60_000,
+      cache: { backoffMaxMs: 1000, syncTimeoutMs: 60_000 },
+      controller: { cacheSyncTimeoutMs: 60_000 },
     });
     new MemcachedReconciler(mgr.getClient(), mgr.getEventRecorderFor('memcached-controller')).setupWithManager(mgr);
     const running = mgr.start();

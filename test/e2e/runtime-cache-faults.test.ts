@@ -43,7 +43,7 @@ describe('cache under injected faults', () => {
     rules(proxy);
     const mgr = new Manager({
       kubeConfig: proxy.kubeConfig,
-      metricsBindAddress: '0',
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger: capturingLogger().logger,
@@ -92,7 +92,7 @@ describe('cache under injected faults', () => {
   it('a watch that went silent is reopened after the idle timeout, and the cache sees what happened meanwhile', async () => {
     const idleTimeoutMs = 1500;
     await withManager(
-      { watchIdleTimeoutMs: idleTimeoutMs },
+      { cache: { watchIdleTimeoutMs: idleTimeoutMs } },
       (p) => p.addRule({ match: configMapWatches, action: { type: 'silent-watch' }, times: 1 }),
       async (mgr) => {
         const silent = await eventually('the silenced watch', () =>
@@ -176,7 +176,7 @@ describe('cache under injected faults', () => {
     const watchesInRelist = { method: 'GET', path: /\/namespaces\/relist\/configmaps$/, watch: true } as const;
     let removeHang = (): void => undefined;
     await withManager(
-      { namespaces: [namespace] },
+      { cache: { namespaces: [namespace] } },
       (p) => {
         // The first watch hangs: nothing the server sends reaches the cache.
         removeHang = p.addRule({ match: watchesInRelist, action: { type: 'hang' } });

@@ -85,7 +85,7 @@ describe('events and cache', () => {
   function newManager(options: ManagerOptions = {}): Manager {
     return new Manager({
       kubeConfig: env.kubeConfig,
-      metricsBindAddress: '0',
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger: capturingLogger().logger,
@@ -317,7 +317,7 @@ describe('events and cache', () => {
   });
 
   it('/readyz stays 200 after a failed lazy read of a kind no controller watches', async () => {
-    const mgr = newManager({ healthProbeBindAddress: '127.0.0.1:0', cacheSyncTimeoutMs: 5000 });
+    const mgr = newManager({ healthProbeBindAddress: '127.0.0.1:0', cache: { syncTimeoutMs: 5000 } });
     const { reconciler } = recorder();
     newControllerManagedBy(mgr).for(ConfigMap).named('ready').complete(reconciler);
     await running(mgr, async () => {
@@ -353,7 +353,7 @@ describe('events and cache', () => {
     const mgr = newManager({
       kubeConfig: await env.addUser({ name: 'configmaps-only' }),
       healthProbeBindAddress: '127.0.0.1:0',
-      cacheSyncTimeoutMs: 5000,
+      cache: { syncTimeoutMs: 5000 },
     });
     const { reconciler } = recorder();
     newControllerManagedBy(mgr).for(ConfigMap).named('rbac-ready').complete(reconciler);
@@ -447,7 +447,7 @@ describe('events and cache', () => {
 
   it('resync redelivers unchanged objects every sync period', async () => {
     const times: number[] = [];
-    const mgr = newManager({ syncPeriodMs: 1500 });
+    const mgr = newManager({ cache: { resyncPeriodMs: 1500 } });
     newControllerManagedBy(mgr)
       .for(ConfigMap, { predicates: [labelSelectorPredicate('test=resync')] })
       .named('resync')

@@ -38,8 +38,8 @@ describe('controller semantics', () => {
   ): Promise<void> {
     const mgr = new Manager({
       kubeConfig: env.kubeConfig,
-      namespaces: options.namespaces,
-      metricsBindAddress: '127.0.0.1:0',
+      cache: { namespaces: options.namespaces },
+      metrics: { bindAddress: '127.0.0.1:0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger: capturingLogger().logger,
@@ -98,6 +98,48 @@ describe('controller semantics', () => {
         assert.match(text, /workqueue_retries_total\{name="backoff",controller="backoff"\} 6/);
       },
     );
+  });
+
+  it("a scrape reports the reconcile in flight (the metrics server's before-scrape hook), and the manager's controller defaults apply", async () => {
+    let release!: () => void;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    let started = false;
+    const mgr = new Manager({
+      kubeConfig: env.kubeConfig,
+      metrics: { bindAddress: '127.0.0.1:0' },
+      healthProbeBindAddress: '0',
+      handleSignals: false,
+      logger: capturingLogger().logger,
+      controller: { maxConcurrentReconciles: 3 },
+    });
+    newControllerManagedBy(mgr)
+      .for(ConfigMap)
+      .withEventFilter(labelSelectorPredicate('test=progress'))
+      .named('progress')
+      .complete({
+        async reconcile() {
+          started = true;
+          await blocked;
+        },
+      });
+    const running = mgr.start();
+    try {
+      await mgr.elected();
+      await configMap('default', 'slow', 'progress');
+      await eventually('the reconcile started', () => started);
+      await sleep(300);
+      const text = await (await fetch(`http://${mgr.getMetricsAddress()}/metrics`)).text();
+      // Computed only when scraped: without the hook the gauge still reads 0.
+      const longest = Number(
+        /workqueue_longest_running_processor_seconds\{name="progress",controller="progress"\} (\S+)/.exec(text)?.[1],
+      );
+      assert.ok(longest >= 0.3, `the running reconcile is ${longest} s old on the scrape, not at least 0.3 s`);
+      assert.match(text, /controller_runtime_max_concurrent_reconciles\{controller="progress"\} 3/);
+    } finally {
+      release();
+      mgr.stop();
+      await running;
+    }
   });
 
   it('requeueAfterMs is honoured', async () => {
@@ -201,11 +243,11 @@ describe('controller semantics', () => {
     const kubeConfig = await env.addUser({ name: 'late-reader' });
     const mgr = new Manager({
       kubeConfig,
-      metricsBindAddress: '0',
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '127.0.0.1:0',
       handleSignals: false,
       logger: capturingLogger().logger,
-      watchBackoffMaxMs: 1000,
+      cache: { backoffMaxMs: 1000 },
     });
     newControllerManagedBy(mgr)
       .for(ConfigMap)

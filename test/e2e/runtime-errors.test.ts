@@ -58,7 +58,7 @@ describe('reconcile errors and transport retries in a running manager', () => {
     lines = capture.lines;
     mgr = new Manager({
       kubeConfig: proxy.kubeConfig,
-      metricsBindAddress: '127.0.0.1:0',
+      metrics: { bindAddress: '127.0.0.1:0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger: capture.logger,

@@ -25,11 +25,11 @@ describe('Memcached operator on a real API server', () => {
     env = await startControlPlane({ crds: [memcachedCRD] });
     mgr = new Manager({
       kubeConfig: env.kubeConfig,
-      metricsBindAddress: '127.0.0.1:0',
+      metrics: { bindAddress: '127.0.0.1:0' },
       healthProbeBindAddress: '127.0.0.1:0',
       handleSignals: false,
       logger,
-      watchBackoffMaxMs: 2000,
+      cache: { backoffMaxMs: 2000 },
     });
     new MemcachedReconciler(mgr.getClient(), mgr.getEventRecorderFor('memcached-controller')).setupWithManager(mgr);
     running = mgr.start();

@@ -476,8 +476,8 @@ describe('REST client retries and timeouts, through the fault proxy', () => {
     it("a reconcile's client carries the reconcile's signal: a write hung when it aborts is abandoned at once", async () => {
       const mgr = new Manager({
         kubeConfig: proxy.kubeConfig,
-        namespaces: [NAMESPACE],
-        metricsBindAddress: '0',
+        cache: { namespaces: [NAMESPACE] },
+        metrics: { bindAddress: '0' },
         healthProbeBindAddress: '0',
         handleSignals: false,
         // The reconcile signal aborts when the grace period runs out: short, so the hung write is cut by it.

@@ -44,7 +44,7 @@ describe('admission webhooks on a real API server', () => {
     mgr = new Manager({
       kubeConfig: env.kubeConfig,
       webhookServer: env.webhookServerOptions(),
-      metricsBindAddress: '0',
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '127.0.0.1:0',
       handleSignals: false,
       logger,
@@ -187,10 +187,8 @@ describe('admission webhooks on a real API server', () => {
     const follower = new Manager({
       kubeConfig: env.kubeConfig,
       webhookServer: { ...env.webhookServerOptions(), port: 0 },
-      leaderElection: true,
-      leaderElectionID: 'webhook-follower',
-      leaderElectionNamespace: 'default',
-      metricsBindAddress: '0',
+      leaderElection: { id: 'webhook-follower', namespace: 'default' },
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger,

@@ -75,7 +75,7 @@ describe('webhook certificate rotation without a restart', () => {
     mgr = new Manager({
       kubeConfig: env.kubeConfig,
       webhookServer: { ...envtestCerts, certDir: volume.dir },
-      metricsBindAddress: '0',
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '127.0.0.1:0',
       handleSignals: false,
       logger,

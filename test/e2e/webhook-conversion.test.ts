@@ -40,7 +40,7 @@ describe('conversion webhook on a real API server', () => {
     mgr = new Manager({
       kubeConfig: env.kubeConfig,
       webhookServer: env.webhookServerOptions(),
-      metricsBindAddress: '0',
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '127.0.0.1:0',
       handleSignals: false,
       logger,

@@ -1,5 +1,10 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { Controller, type ControllerOptions, type Reconciler } from '../controller/controller.js';
+import {
+  Controller,
+  type ControllerDefaults,
+  type ControllerOptions,
+  type Reconciler,
+} from '../controller/controller.js';
 import { enqueueForObject, enqueueForOwner, enqueueFromMapFunc, type RequestMapper } from '../handler/handler.js';
 import type { Kind, ObjectKey } from '../api/kinds.js';
 import type { Manager } from '../manager/manager.js';
@@ -120,7 +125,7 @@ export class ControllerBuilder {
       forKind,
       this.mgr.getLogger(),
       this.mgr.getMetrics(),
-      this.options,
+      withDefaults(this.options, this.mgr.getControllerOptions()),
     );
     watches.forEach((watch, index) => {
       controller.watch({
@@ -132,6 +137,13 @@ export class ControllerBuilder {
     this.mgr.addController(controller);
     return controller;
   }
+}
+
+/** `options`, with each option it leaves undefined taken from the manager's controller defaults. */
+function withDefaults(options: ControllerOptions, defaults: ControllerDefaults): ControllerOptions {
+  const merged: Record<string, unknown> = { ...options };
+  for (const [name, value] of Object.entries(defaults)) merged[name] ??= value;
+  return merged;
 }
 
 /** Starts a controller definition for `mgr`. */

@@ -10,13 +10,15 @@ import { Informer, type IndexFunc, type InformerOptions } from './informer.js';
 
 /**
  * How a {@link Cache} watches: its namespaces and sync timeout, plus the
- * {@link InformerOptions} every informer it creates shares.
+ * {@link InformerOptions} every informer it creates shares. The manager's
+ * `cache` option, under the same names; the manager adds its logger.
  */
 export interface CacheOptions extends Omit<InformerOptions, 'logger' | 'namespaces'> {
-  /** Watched namespaces, so the operator needs only namespaced RBAC. Default: all (undefined or empty). */
+  /**
+   * Watched namespaces, so the operator needs only namespaced RBAC. Default:
+   * all (undefined or empty); `Manager.namespacesFromEnv` reads WATCH_NAMESPACE.
+   */
   namespaces?: string[];
-  /** Passed to every informer. Required. */
-  logger: Logger;
   /** How long a lazily started informer may take to sync on first read, and waitForCacheSync's default. Default: 2 min. */
   syncTimeoutMs?: number;
 }
@@ -47,7 +49,8 @@ export class Cache implements Reader {
 
   constructor(
     private readonly rest: RestClient,
-    private readonly options: CacheOptions,
+    /** `logger` is where every informer logs its watch errors and reconnects. */
+    private readonly options: CacheOptions & { logger: Logger },
   ) {
     this.namespaces = options.namespaces?.length ? [...options.namespaces] : undefined;
   }

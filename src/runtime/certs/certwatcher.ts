@@ -11,6 +11,10 @@ import type { Logger } from '../log/log.js';
  * volume symlink swaps that fs.watch reports late or not at all.
  */
 export const DEFAULT_CERT_POLL_INTERVAL_MS = 10_000;
+/** The certificate file name cert-manager writes into a TLS Secret (the webhook and metrics servers' default). */
+export const DEFAULT_CERT_NAME = 'tls.crt';
+/** The private key file name cert-manager writes into a TLS Secret. */
+export const DEFAULT_KEY_NAME = 'tls.key';
 /** Several events arrive for one rotation (cert, key, symlink): read once they settle. */
 const EVENT_SETTLE_MS = 100;
 

@@ -5,7 +5,7 @@ import type { CertificatePair } from './certwatcher.js';
  * loopback addresses, made in memory: what controller-runtime's secure
  * metrics server serves when no cert dir is given. Scrapers then skip
  * verification (the ServiceMonitor's `insecureSkipVerify`) or, better, a
- * cert-manager certificate is mounted (`metricsCertDir`).
+ * cert-manager certificate is mounted (`metrics.certDir`).
  *
  * The X.509 encoder is the one envtest uses (@peculiar/x509, a regular
  * dependency: the generated Dockerfile's `npm ci --omit=optional` keeps it,
@@ -18,7 +18,7 @@ export async function selfSignedCertificate(): Promise<CertificatePair> {
     ({ TinyCA } = await import('./ca.js'));
   } catch (err) {
     throw new Error(
-      `cannot make a self-signed metrics certificate (${(err as Error).message}): reinstall the dependencies (npm ci) so @peculiar/x509 is present, or pass metricsCertDir`,
+      `cannot make a self-signed metrics certificate (${(err as Error).message}): reinstall the dependencies (npm ci) so @peculiar/x509 is present, or pass metrics.certDir`,
       { cause: err },
     );
   }

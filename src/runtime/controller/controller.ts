@@ -78,11 +78,20 @@ export interface ControllerOptions {
    * adds client-go's overall 10 qps / 100 burst cap.
    */
   rateLimiter?: RateLimiter;
-  /** How long to wait for this controller's caches before start fails. Default: the manager's `cacheSyncTimeoutMs` (2 min). */
+  /** How long to wait for this controller's caches before start fails. Default: the manager's `controller.cacheSyncTimeoutMs`, else 2 min. */
   cacheSyncTimeoutMs?: number;
   /** Skip the check that controller names are unique (their metrics and logs are keyed by name); for tests. Default: false. */
   skipNameValidation?: boolean;
 }
+
+/**
+ * Defaults for every controller the builder creates: the manager's
+ * `controller` option (controller-runtime's config.Controller), under the
+ * controller's own names. What a controller sets with `withOptions` wins.
+ * The rate limiter is not among them: it keeps per-key state, so each
+ * controller needs its own.
+ */
+export type ControllerDefaults = Omit<ControllerOptions, 'rateLimiter'>;
 
 /** Where a controller's events come from (an informer, a ChannelSource) and how they map to requests. */
 export interface WatchSource {

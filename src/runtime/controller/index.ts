@@ -10,4 +10,5 @@ export {
   type Request,
   type Result,
   type ControllerOptions,
+  type ControllerDefaults,
 } from './controller.js';

@@ -1,6 +1,7 @@
 /**
- * `ts-operator-sdk/leaderelection`: Lease-based leader election
- * (`LeaderElector`) and operator-sdk's leader for life (`LeaderForLife`).
+ * `ts-operator-sdk/leaderelection`: the manager's `leaderElection` options,
+ * and the two locks behind one `LeaderLock` interface: Lease-based leader
+ * election (`LeaderElector`) and operator-sdk's leader for life (`LeaderForLife`).
  * This file is only the package's public surface.
  */
 export {
@@ -20,3 +21,5 @@ export {
   type LeaderForLifeOutcome,
   DEFAULT_LEADER_FOR_LIFE_MAX_BACKOFF_MS,
 } from './leaderforlife.js';
+export { newLeaderLock, type LeaderElectionOptions, type LeaderLockDependencies } from './election.js';
+export type { LeaderLock } from './lock.js';

@@ -6,6 +6,7 @@ import { ConfigMap, Node, Pod, resourcePath } from '../api/kinds.js';
 import type { Logger } from '../log/log.js';
 import type { ManagerMetrics } from '../metrics/metrics.js';
 import type { RestClient } from '../transport/rest.js';
+import type { LeaderLock } from './lock.js';
 
 /** Where Kubernetes mounts the pod's namespace; operator-lib detects "in a cluster" by this file. */
 export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -19,7 +20,7 @@ const BACKOFF_JITTER = 0.2;
 export interface LeaderForLifeOptions {
   /** The client the lock, the Pod and its Node are read and written with. Required. */
   rest: RestClient;
-  /** Name of the lock ConfigMap (the manager's leaderElectionID). Required. */
+  /** Name of the lock ConfigMap (the manager's `leaderElection.id`). Required. */
   lockName: string;
   /**
    * Namespace of the lock and of this process's Pod. Default: `POD_NAMESPACE`
@@ -63,7 +64,7 @@ export type LeaderForLifeOutcome = 'leader' | 'not-in-cluster';
  *   the lock with it (a kubelet that is down would never confirm the Pod's
  *   deletion, so waiting for the garbage collector would wait forever).
  */
-export class LeaderForLife {
+export class LeaderForLife implements LeaderLock {
   private leading = false;
   private readonly log: Logger;
 
@@ -76,6 +77,25 @@ export class LeaderForLife {
   isLeader(): boolean {
     return this.leading;
   }
+
+  /** {@link LeaderLock.acquire}: {@link become}, for the manager, which needs no outcome. */
+  async acquire(signal: AbortSignal): Promise<void> {
+    await this.become(signal);
+  }
+
+  /** Leads until `signal` aborts: a leader for life never loses the lock while its Pod lives. */
+  async holdUntil(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+  }
+
+  /** Nothing to give back: only the garbage collector removes the lock, after this Pod is deleted. */
+  release(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Nothing to stop: the lock stays this Pod's for the rest of its life. */
+  abandon(): void {}
 
   /**
    * Resolves once this Pod owns the lock (`'leader'`), or at once when no

@@ -5,6 +5,7 @@ import { Lease, resourcePath } from '../api/kinds.js';
 import type { Logger } from '../log/log.js';
 import type { ManagerMetrics } from '../metrics/metrics.js';
 import type { RestClient } from '../transport/rest.js';
+import type { LeaderLock } from './lock.js';
 
 /**
  * A Lease as it travels as JSON. client-node's LeaseRecord types the times as
@@ -63,7 +64,7 @@ const MIN_LEASE_REQUEST_TIMEOUT_MS = 1_000;
 export interface LeaderElectorOptions {
   /** The client the Lease is read and written with. Required. */
   rest: RestClient;
-  /** Lease name (the manager's leaderElectionID). Required. */
+  /** Lease name (the manager's `leaderElection.id`). Required. */
   name: string;
   /** Namespace of the Lease. Required: the manager resolves it from the Pod's namespace. */
   namespace: string;
@@ -122,7 +123,7 @@ export const isLeaderElectionLost = (err: unknown): boolean => errorChainHas(err
  * duration is the margin for a write that passed the check and is already
  * on its way.
  */
-export class LeaderElector {
+export class LeaderElector implements LeaderLock {
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;

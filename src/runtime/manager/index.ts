@@ -9,7 +9,6 @@ export {
   type ManagerOptions,
   GracePeriodExceededError,
   DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
-  DEFAULT_METRICS_BIND_ADDRESS,
   DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
 } from './manager.js';
 export type { Runnable } from '../runnable.js';

@@ -1,73 +1,50 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
-import { Cache, DEFAULT_CACHE_SYNC_TIMEOUT_MS } from '../cache/cache.js';
+import { Cache, DEFAULT_CACHE_SYNC_TIMEOUT_MS, type CacheOptions } from '../cache/cache.js';
 import { Client } from '../client/client.js';
-import type { Controller } from '../controller/controller.js';
+import type { Controller, ControllerDefaults } from '../controller/controller.js';
 import { isNotFound, NoKindMatchError } from '../api/errors.js';
 import { newEventRecorder, type EventRecorder } from '../recorder/recorder.js';
 import { HealthProbes, ping, type Checker } from '../healthz/healthz.js';
 import { loadKubeConfig, type KubeConfigSource } from '../transport/kubeconfig.js';
-import { LeaderElector, type LeaseClock } from '../leaderelection/lease.js';
-import { LeaderForLife } from '../leaderelection/leaderforlife.js';
+import { newLeaderLock, type LeaderElectionOptions } from '../leaderelection/election.js';
+import type { LeaderLock } from '../leaderelection/lock.js';
 import { resourcePath } from '../api/kinds.js';
 import { createLogger, type Logger } from '../log/log.js';
 import { ManagerMetrics } from '../metrics/metrics.js';
-import { MetricsAuthFilter } from '../metrics/auth.js';
+import { MetricsServer, type MetricsServerOptions } from '../metrics/server.js';
 import type { Reader } from '../client/reader.js';
 import type { Runnable } from '../runnable.js';
 import { RestClient } from '../transport/rest.js';
-import { selfSignedCertificate } from '../certs/self-signed.js';
-import { parseBindAddress, serveHttp, serveHttps, type HttpHandler, type RunningServer } from '../httpserver/server.js';
-import { CertWatcher } from '../certs/certwatcher.js';
-import { DEFAULT_CERT_NAME, DEFAULT_KEY_NAME, WebhookServer, type WebhookServerOptions } from '../webhook/server.js';
+import { parseBindAddress, serveHttp, type RunningServer } from '../httpserver/server.js';
+import { WebhookServer, type WebhookServerOptions } from '../webhook/server.js';
 
 /** How long a stop waits for reconciles and runnables: controller-runtime's 30 s. */
 export const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 30_000;
-/** Where /metrics is served: port 8080 on every interface, where kubebuilder's scaffolded Service points. */
-export const DEFAULT_METRICS_BIND_ADDRESS = ':8080';
 /** Where /healthz and /readyz are served: port 8081, the port the scaffolded probes call. */
 export const DEFAULT_HEALTH_PROBE_BIND_ADDRESS = ':8081';
-const IN_CLUSTER_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 /**
  * Everything a {@link Manager} is configured with. Every option may be left
  * out: each states its default, which follows controller-runtime's
- * manager.Options unless it says why not.
+ * manager.Options unless it says why not. Each component's options are
+ * nested under its name, as the component's own options type, with the
+ * component's own names.
  */
 export interface ManagerOptions {
   /** Cluster access. Default: {@link loadKubeConfig}() (KUBECONFIG, in-cluster, then ~/.kube/config). */
   kubeConfig?: KubeConfigSource;
   /**
-   * Namespaces the cache watches, to need only namespaced RBAC. Default: all
-   * (undefined or empty); {@link Manager.namespacesFromEnv} reads WATCH_NAMESPACE.
+   * The shared cache: watched namespaces (`Manager.namespacesFromEnv()` reads
+   * WATCH_NAMESPACE), resync period, managedFields stripping, sync timeout of
+   * a first cached read, watch reconnects. Default: every namespace, with
+   * each {@link CacheOptions} default.
    */
-  namespaces?: string[];
-  /** Where /metrics is served, as `host:port` or `:port`; `"0"` or `""` turns it off. Default: `:8080`. */
-  metricsBindAddress?: string;
+  cache?: CacheOptions;
   /**
-   * Serve /metrics over HTTPS, only to callers whose bearer token the API
-   * server authenticates (TokenReview) and authorizes for `get` on the
-   * non-resource URL `/metrics` (SubjectAccessReview), with
-   * controller-runtime's caching. kubebuilder's `--metrics-secure` (true in
-   * the generated main.ts), served on `:8443` by `config/default`. The
-   * manager's identity needs `create` on tokenreviews and
-   * subjectaccessreviews (`metrics_auth_role`). Default: false, plain HTTP,
-   * as controller-runtime's SecureServing.
+   * The /metrics server: where it listens, and whether it serves HTTPS to
+   * authorized scrapers only. It runs on every replica. Default: plain HTTP
+   * on `:8080`.
    */
-  metricsSecure?: boolean;
-  /**
-   * With `metricsSecure`, the directory holding the serving `tls.crt` and
-   * `tls.key` (kubebuilder's `--metrics-cert-path`, mounted from a
-   * cert-manager Secret); rotated files are picked up without a restart.
-   * Default: none, so a self-signed certificate is made at start.
-   */
-  metricsCertDir?: string;
-  /** Certificate file name in `metricsCertDir` (kubebuilder's `--metrics-cert-name`). Default: `tls.crt`. */
-  metricsCertName?: string;
-  /** Private key file name in `metricsCertDir` (kubebuilder's `--metrics-cert-key`). Default: `tls.key`. */
-  metricsKeyName?: string;
+  metrics?: MetricsServerOptions;
   /**
    * Where the webhook server ({@link Manager.getWebhookServer}) listens and
    * finds its certificate. Default: port 9443 on every interface, with
@@ -79,75 +56,22 @@ export interface ManagerOptions {
   healthProbeBindAddress?: string;
   /**
    * Run controllers only while leading, so replicas don't reconcile the same
-   * objects at once. With a Lease, the leader's writes are fenced as well:
-   * once it has acquired the Lease, every write of this manager (its client,
-   * Events, exec) leaves only while the Lease is held by the monotonic clock
-   * (see LeaderElector.assertHoldsLease). Default: false.
+   * objects at once: present turns it on (the generated main.ts passes it
+   * for `--leader-elect`). `id` names the lock; `lock` picks a Lease or
+   * leader-for-life. Default: off, every replica runs its controllers.
    */
-  leaderElection?: boolean;
-  /** Name of the Lease (or leader-for-life ConfigMap). Required when `leaderElection` is on; no default. */
-  leaderElectionID?: string;
+  leaderElection?: LeaderElectionOptions;
   /**
-   * Namespace of the lock. Default: `POD_NAMESPACE`, then the service-account
-   * namespace file; outside a cluster lease mode fails without it (leader-for-life runs unlocked).
+   * Defaults for every controller the builder creates (concurrency, cache
+   * sync timeout, name validation); a controller's `withOptions` wins.
+   * Default: each {@link ControllerDefaults} default.
    */
-  leaderElectionNamespace?: string;
-  /** How long a rival waits after the leader's last observed renewal before taking over. Default: 15 s. */
-  leaseDurationMs?: number;
-  /** How long the leader keeps trying to renew before it gives up leading. Default: 10 s. */
-  renewDeadlineMs?: number;
-  /** Wait between renewals and between attempts to acquire. Default: 2 s. */
-  retryPeriodMs?: number;
-  /**
-   * How replicas elect a leader when `leaderElection` is on.
-   * - `'lease'`: a Lease renewed by the leader, as
-   *   controller-runtime; failover after the lease duration.
-   * - `'leader-for-life'`: operator-lib's `leader.Become`. The leader's Pod
-   *   (`POD_NAME`, from the downward API) owns a ConfigMap named
-   *   `leaderElectionID` in `leaderElectionNamespace` (default: `POD_NAMESPACE`,
-   *   then the service-account namespace file). Nothing renews or releases it:
-   *   it goes only when the garbage collector collects it after that Pod is
-   *   deleted, so two leaders are impossible, and failover waits for the Pod
-   *   to go. Outside a cluster (no namespace found) the manager runs at once
-   *   without a lock. The lease timings and `leaderElectionReleaseOnCancel`
-   *   do not apply. See {@link LeaderForLife}.
-   *
-   * Default: `'lease'`.
-   */
-  leaderElectionMode?: 'lease' | 'leader-for-life';
-  /**
-   * Release the Lease on a clean stop so a successor takes over at once
-   * instead of waiting for it to expire. Default: true, unlike
-   * controller-runtime's false, because here it is safe: the Manager releases
-   * only after every leader-only runnable has returned and every in-flight
-   * reconcile has finished. It never releases after lost leadership, after a
-   * grace-period overrun, or while any reconcile may still run; then the
-   * Lease simply expires.
-   */
-  leaderElectionReleaseOnCancel?: boolean;
-  /** Clock for leader election, so tests can step the wall clock (see LeaseClock). Default: `systemLeaseClock`. */
-  leaderElectionClock?: LeaseClock;
+  controller?: ControllerDefaults;
   /**
    * How long in-flight reconciles and runnables may run after a stop; if they
    * are still running then, start() rejects. Skipped on lost leadership. Default: 30 s.
    */
   gracefulShutdownTimeoutMs?: number;
-  /** How long controllers (and a first cached read of a new kind) wait for caches to sync. Default: 2 min. */
-  cacheSyncTimeoutMs?: number;
-  /** Keep managedFields in cached objects; they are stripped to save memory and no controller reads them. Default: false. */
-  keepManagedFields?: boolean;
-  /** Reopen a watch that delivered nothing this long, to catch half-open connections. Default: 2 min. */
-  watchIdleTimeoutMs?: number;
-  /**
-   * How often the cache redelivers every object to the controllers, so they
-   * correct drift they missed (controller-runtime's SyncPeriod); jittered ±10 %
-   * per informer, 0 turns it off. Default: 10 h.
-   */
-  syncPeriodMs?: number;
-  /** First wait before a failed watch or list is retried; it doubles per failure, with jitter. Default: 800 ms. */
-  watchBackoffInitialMs?: number;
-  /** Cap on that doubling wait, so a long outage is still retried every 15–30 s. Default: 30 s. */
-  watchBackoffMaxMs?: number;
   /** Stop gracefully on SIGTERM and SIGINT (a second signal exits at once). Default: true. */
   handleSignals?: boolean;
   /**
@@ -205,15 +129,15 @@ export class Manager {
   private fatal?: Error;
   /** True from election until shutdown: leader-only work added now starts at once. */
   private leading = false;
-  private elector?: LeaderElector;
-  private leaderForLife?: LeaderForLife;
+  /** The lock this replica leads by, from `ManagerOptions.leaderElection`; undefined without leader election. */
+  private lock?: LeaderLock;
   private electedResolve!: () => void;
   private readonly electedPromise = new Promise<void>((resolve) => (this.electedResolve = resolve));
   private servers: RunningServer[] = [];
+  private readonly metricsServer: MetricsServer;
   private webhookServer?: WebhookServer;
   private started = false;
   private cacheStarted = false;
-  private metricsAddress?: string;
   private probeAddress?: string;
 
   constructor(private readonly options: ManagerOptions = {}) {
@@ -226,15 +150,15 @@ export class Manager {
       this.metrics.restClientRequests.inc({ code, method, host });
       if (attempt > 1) this.metrics.restClientRequestRetries.inc({ code, verb: method, host });
     });
-    this.cache = new Cache(this.rest, {
-      namespaces: options.namespaces,
+    this.cache = new Cache(this.rest, { ...options.cache, logger: this.log });
+    this.metricsServer = new MetricsServer(options.metrics ?? {}, {
+      registry: this.metrics.registry,
+      rest: this.rest,
       logger: this.log,
-      stripManagedFields: !options.keepManagedFields,
-      watchIdleTimeoutMs: options.watchIdleTimeoutMs,
-      backoffInitialMs: options.watchBackoffInitialMs,
-      backoffMaxMs: options.watchBackoffMaxMs,
-      syncTimeoutMs: options.cacheSyncTimeoutMs,
-      resyncPeriodMs: options.syncPeriodMs,
+      // Queue depth and progress gauges are computed, not kept: bring them up to date for this scrape.
+      beforeScrape: () => {
+        for (const controller of this.controllers) controller.queue.updateProgressMetrics();
+      },
     });
     this.client = new Client({ rest: this.rest, cache: this.cache, fieldOwner: options.fieldOwner });
     this.probes.addHealthzCheck('ping', ping);
@@ -307,7 +231,12 @@ export class Manager {
 
   /** The bound metrics address once started (for `:0`), or undefined when off. */
   getMetricsAddress(): string | undefined {
-    return this.metricsAddress;
+    return this.metricsServer.address;
+  }
+
+  /** The defaults every controller the builder creates starts from (`ManagerOptions.controller`). */
+  getControllerOptions(): ControllerDefaults {
+    return { ...this.options.controller };
   }
 
   /** The bound probe address once started, or undefined when off. */
@@ -363,8 +292,9 @@ export class Manager {
 
   /** Whether this replica currently runs the controllers. */
   isLeader(): boolean {
-    if (this.leaderForLife) return this.leaderForLife.isLeader();
-    return this.elector ? this.elector.isLeader() : this.started;
+    // With leader election, not before the lock is held (it is made once start() gets to the election).
+    if (this.options.leaderElection) return this.lock?.isLeader() ?? false;
+    return this.started;
   }
 
   /** Begins graceful shutdown; `start()` resolves when it is done. */
@@ -396,17 +326,16 @@ export class Manager {
       for (const runnable of this.runnables.filter((r) => !needsLeaderElection(r)))
         this.runRunnable(runnable, this.replicaWork, stopping);
 
-      if (this.options.leaderElection && this.options.leaderElectionMode === 'leader-for-life')
-        await this.becomeLeaderForLife(stopping);
-      if (this.options.leaderElection && this.options.leaderElectionMode !== 'leader-for-life' && !stopping.aborted) {
-        this.elector = this.newLeaderElector();
+      const election = this.options.leaderElection;
+      if (election && !stopping.aborted) {
+        this.lock = newLeaderLock(election, { rest: this.rest, logger: this.log, metrics: this.metrics });
         try {
-          await this.elector.acquire(stopping);
+          await this.lock.acquire(stopping);
         } catch (err) {
           if (!stopping.aborted) throw err;
         }
         if (!stopping.aborted) {
-          holding = this.elector.holdUntil(leaderAbort.signal).catch((err: Error) => this.loseLeadership(err));
+          holding = this.lock.holdUntil(leaderAbort.signal).catch((err: Error) => this.loseLeadership(err));
         }
       }
       if (!stopping.aborted) {
@@ -457,7 +386,8 @@ export class Manager {
 
   private startController(controller: Controller): void {
     const stopping = this.stopController.signal;
-    const syncTimeout = this.options.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS;
+    // A controller the builder made already carries the defaults; one added by hand gets this one.
+    const syncTimeout = this.options.controller?.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS;
     const started = controller.start(stopping, syncTimeout).catch(async (err: Error) => {
       if (stopping.aborted) return;
       const explained = await this.explainSyncFailure(controller, err);
@@ -515,11 +445,11 @@ export class Manager {
 
     leaderAbort.abort();
     await holding;
-    if (this.elector) {
+    if (this.lock) {
       // Release only when provably nothing of ours still reconciles; otherwise let the lease expire.
-      if (!this.leadershipLost && !overran && (this.options.leaderElectionReleaseOnCancel ?? true))
-        await this.elector.release();
-      else this.elector.abandon();
+      if (!this.leadershipLost && !overran && (this.options.leaderElection?.releaseOnCancel ?? true))
+        await this.lock.release();
+      else this.lock.abandon();
     }
 
     this.log.info('Stopping and waiting for non leader election runnables');
@@ -534,7 +464,7 @@ export class Manager {
     }
     cacheAbort.abort();
     await this.cache.stopped();
-    await Promise.all(this.servers.map((server) => server.close()));
+    await Promise.all([this.metricsServer.close(), ...this.servers.map((server) => server.close())]);
     this.servers = [];
     // No connection (or HTTP/2 session) of ours may outlive the manager and fail later as an uncaught error.
     await this.rest.close();
@@ -556,75 +486,8 @@ export class Manager {
     if (this.stopController.signal.aborted) throw new Error(`cannot add a ${what}: the manager is stopping`);
   }
 
-  /** Waits until this Pod owns the leader-for-life lock; it is never given back (see ManagerOptions.leaderElectionMode). */
-  private async becomeLeaderForLife(stopping: AbortSignal): Promise<void> {
-    const lockName = this.options.leaderElectionID;
-    if (!lockName)
-      throw new Error(
-        'leaderElectionID is required when leader election is on: pass a unique name such as 1a2b3c4d.example.com',
-      );
-    this.leaderForLife = new LeaderForLife({
-      rest: this.rest,
-      lockName,
-      namespace: this.options.leaderElectionNamespace,
-      logger: this.log,
-      metrics: this.metrics,
-    });
-    try {
-      await this.leaderForLife.become(stopping);
-    } catch (err) {
-      if (!stopping.aborted) throw err;
-    }
-  }
-
-  private newLeaderElector(): LeaderElector {
-    const name = this.options.leaderElectionID;
-    if (!name)
-      throw new Error(
-        'leaderElectionID is required when leader election is on: pass a unique name such as 1a2b3c4d.example.com',
-      );
-    const namespace = this.options.leaderElectionNamespace ?? inClusterNamespace();
-    if (!namespace)
-      throw new Error(
-        'no leader election namespace: not running in a cluster, so set leaderElectionNamespace (or POD_NAMESPACE)',
-      );
-    return new LeaderElector({
-      rest: this.rest,
-      name,
-      namespace,
-      identity: `${hostname()}_${randomUUID()}`,
-      leaseDurationMs: this.options.leaseDurationMs,
-      renewDeadlineMs: this.options.renewDeadlineMs,
-      retryPeriodMs: this.options.retryPeriodMs,
-      clock: this.options.leaderElectionClock,
-      logger: this.log,
-      metrics: this.metrics,
-    });
-  }
-
   private async startServers(): Promise<void> {
-    const metricsAt = parseBindAddress(this.options.metricsBindAddress ?? DEFAULT_METRICS_BIND_ADDRESS);
-    if (metricsAt) {
-      const serveMetrics: HttpHandler = async (req, res) => {
-        if (new URL(req.url ?? '/', 'http://metrics').pathname !== '/metrics') {
-          res.statusCode = 404;
-          res.end('not found\n');
-          return;
-        }
-        for (const controller of this.controllers) controller.queue.updateProgressMetrics();
-        res.setHeader('content-type', this.metrics.registry.contentType);
-        res.end(await this.metrics.registry.metrics());
-      };
-      const server = this.options.metricsSecure
-        ? await this.serveSecureMetrics(metricsAt, serveMetrics)
-        : await serveHttp(metricsAt, serveMetrics);
-      this.servers.push(server);
-      this.metricsAddress = server.address;
-      this.log.info(
-        { bindAddress: server.address, secure: this.options.metricsSecure ?? false },
-        'Serving metrics server',
-      );
-    }
+    await this.metricsServer.start();
     const probesAt = parseBindAddress(this.options.healthProbeBindAddress ?? DEFAULT_HEALTH_PROBE_BIND_ADDRESS);
     if (probesAt) {
       const server = await serveHttp(probesAt, (req, res) => this.probes.handle(req, res));
@@ -632,51 +495,6 @@ export class Manager {
       this.probeAddress = server.address;
       this.log.info({ bindAddress: server.address }, 'Starting health probe server');
     }
-  }
-
-  /** /metrics over HTTPS behind TokenReview + SubjectAccessReview (see ManagerOptions.metricsSecure). */
-  private async serveSecureMetrics(
-    address: { host?: string; port: number },
-    serveMetrics: HttpHandler,
-  ): Promise<RunningServer> {
-    const filter = new MetricsAuthFilter(this.rest, this.log.child({ component: 'metrics' }));
-    const guarded: HttpHandler = async (req, res) => {
-      const verdict = await filter.check(req);
-      if (verdict.status !== 200) {
-        res.statusCode = verdict.status;
-        res.setHeader('content-type', 'text/plain; charset=utf-8');
-        res.end(`${verdict.message}\n`);
-        return;
-      }
-      await serveMetrics(req, res);
-    };
-    const certDir = this.options.metricsCertDir;
-    if (!certDir) {
-      this.log.info('metrics: no metricsCertDir given, serving a self-signed certificate');
-      return serveHttps(address, await selfSignedCertificate(), guarded);
-    }
-    // Assigned once the certificate is loaded; the watcher's callback, made before, reads it.
-    // eslint-disable-next-line prefer-const -- const would need the callback after the server, which needs the watcher
-    let server: (RunningServer & { setCertificate(pair: { cert: Buffer; key: Buffer }): void }) | undefined;
-    const watcher = new CertWatcher(
-      join(certDir, this.options.metricsCertName ?? DEFAULT_CERT_NAME),
-      join(certDir, this.options.metricsKeyName ?? DEFAULT_KEY_NAME),
-      (pair) => server?.setCertificate(pair),
-      this.log.child({ component: 'metrics' }),
-    );
-    const pair = await watcher.load().catch((err: Error) => {
-      throw new Error(`metrics server: ${err.message}`);
-    });
-    server = await serveHttps(address, pair, guarded);
-    watcher.start(this.stopController.signal);
-    const running = server;
-    return {
-      address: running.address,
-      close: async () => {
-        watcher.stop();
-        await running.close();
-      },
-    };
   }
 
   /**
@@ -721,12 +539,6 @@ async function settledWithin(promises: Array<Promise<unknown>>, ms: number): Pro
   ]);
   clearTimeout(timer);
   return result;
-}
-
-function inClusterNamespace(): string | undefined {
-  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
-  if (existsSync(IN_CLUSTER_NAMESPACE_FILE)) return readFileSync(IN_CLUSTER_NAMESPACE_FILE, 'utf8').trim();
-  return undefined;
 }
 
 function hostOf(server: string): string {

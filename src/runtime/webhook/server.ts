@@ -5,17 +5,18 @@ import type { Checker } from '../healthz/healthz.js';
 import type { Logger } from '../log/log.js';
 import type { Runnable } from '../runnable.js';
 import { serveHttps, type HttpHandler, type RunningHttpsServer } from '../httpserver/server.js';
-import { CertWatcher, DEFAULT_CERT_POLL_INTERVAL_MS } from '../certs/certwatcher.js';
+import {
+  CertWatcher,
+  DEFAULT_CERT_NAME,
+  DEFAULT_CERT_POLL_INTERVAL_MS,
+  DEFAULT_KEY_NAME,
+} from '../certs/certwatcher.js';
 import { ConversionRegistry, CONVERSION_PATH } from './conversion.js';
 
 /** The webhook port kubebuilder's `config/webhook/service.yaml` targets. */
 export const DEFAULT_WEBHOOK_PORT = 9443;
 /** controller-runtime's default cert dir, where `config/default/manager_webhook_patch.yaml` mounts the Secret. */
 export const DEFAULT_WEBHOOK_CERT_DIR = join(tmpdir(), 'k8s-webhook-server', 'serving-certs');
-/** The certificate file name cert-manager writes into a TLS Secret. */
-export const DEFAULT_CERT_NAME = 'tls.crt';
-/** The private key file name cert-manager writes into a TLS Secret. */
-export const DEFAULT_KEY_NAME = 'tls.key';
 /** How long the readiness check waits for its own TLS handshake. */
 const STARTED_CHECK_TIMEOUT_MS = 10_000;
 
