@@ -1,6 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import Handlebars from 'handlebars';
+import type HandlebarsApi from 'handlebars';
+import precompiled from './precompiled-templates.js';
+
+// The runtime only: the templates are compiled at build time (precompile.ts),
+// so no run loads the compiler. Its own typings declare no exports, so it is
+// typed as the full package, whose template() it is.
+const Handlebars = createRequire(import.meta.url)('handlebars/runtime') as typeof HandlebarsApi;
 
 /**
  * The templates folder of this package. It mirrors the generated tree, so
@@ -9,17 +15,20 @@ import Handlebars from 'handlebars';
  */
 export const TEMPLATES_ROOT = fileURLToPath(new URL('../../../templates/', import.meta.url));
 
-const compiled = new Map<string, Handlebars.TemplateDelegate>();
+const compiled = new Map<string, HandlebarsApi.TemplateDelegate>();
 
 /**
  * Renders one template (a path relative to {@link TEMPLATES_ROOT}) with `data`.
- * Output is code and YAML, never HTML, so nothing is escaped.
+ * Output is code and YAML, never HTML, so nothing is escaped; a variable the
+ * template uses and `data` lacks throws (precompile.ts's TEMPLATE_OPTIONS).
  */
 export function renderTemplate(template: string, data: object): string {
   let render = compiled.get(template);
   if (!render) {
-    const source = readFileSync(new URL(template, `file://${TEMPLATES_ROOT}`), 'utf8');
-    render = Handlebars.compile(source, { noEscape: true, strict: true });
+    const spec = Object.hasOwn(precompiled, template) ? precompiled[template] : undefined;
+    if (!spec)
+      throw new Error(`no template ${template} under ${TEMPLATES_ROOT} (was it added after the last npm run build?)`);
+    render = Handlebars.template(spec);
     compiled.set(template, render);
   }
   return render(data);

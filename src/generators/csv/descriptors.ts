@@ -237,6 +237,8 @@ function createTypesProgram(rootNames: string[]): ts.Program {
     skipLibCheck: true,
   };
   const host = ts.createCompilerHost(options);
+  // Descriptions and markers are read from raw comments (markers/comments.ts), so the parser can skip JSDoc, most of the lib files' parse time.
+  host.jsDocParsingMode = ts.JSDocParsingMode.ParseNone;
   host.resolveModuleNameLiterals = (
     literals,
     containingFile,
