@@ -72,7 +72,12 @@ fi
 # loopback ports, keep every file under their own temporary directory and
 # mostly wait (API servers, polling, npm install): the load average stayed at
 # 0.5-2 while they ran one at a time. So TEST_OTHER_CONCURRENCY (default 2)
-# of them run at once; see the README's contributing section for the figures.
+# of them run at once: test/e2e took 11.9 minutes of wall time for 23.4 of
+# file time at load 11-20 (other runs on the machine), 13.5 minutes one at a
+# time on a quiet one. 3 is not measured yet; it is unlikely to help on 2
+# cores: the scaffold files are CPU-bound (npm install, tsc, ESLint), and two
+# of them side by side already slow each other down. Figures in the README's
+# contributing section.
 # The cluster files need root and share the host's one-node cluster
 # (containerd, network namespaces, iptables), so they run one at a time, last.
 unit=() other=() cluster=()
