@@ -253,7 +253,8 @@ export async function recoverInterruptedWrite(directory: string, report: (line: 
   }
   if (!names.includes(JOURNAL_FILE)) return;
   const journal = readJournal(root);
-  if (isWriteInProgress(journal)) return;
+  // Gone since the listing: another command's write ended meanwhile, so there is nothing to recover.
+  if (!journal || isWriteInProgress(journal)) return;
   const command = `\`ts-operator-sdk ${journal.command}\``;
   const count = `${journal.changes.length} file change${journal.changes.length === 1 ? '' : 's'}`;
   const where = resolve(found) === resolve(directory) ? '' : ` in ${found}`;
@@ -594,7 +595,21 @@ function journalOwner(root: string): Journal['owner'] | 'gone' | 'unreadable' {
     const value = JSON.parse(readFileSync(join(root, JOURNAL_FILE), 'utf8')) as Partial<Journal>;
     return typeof value.owner?.pid === 'number' ? value.owner : 'unreadable';
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'gone' : 'unreadable';
+    return isGone(join(root, JOURNAL_FILE), error) ? 'gone' : 'unreadable';
+  }
+}
+
+/**
+ * Whether a read of `path` failed because nothing is there any more. A
+ * dangling symbolic link also reads as ENOENT, but it stays: it is not gone.
+ */
+function isGone(path: string, error: unknown): boolean {
+  if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return false;
+  try {
+    lstatSync(path);
+    return false;
+  } catch {
+    return true;
   }
 }
 
@@ -612,12 +627,14 @@ function serialise(journal: Journal): string {
   return `${JSON.stringify(journal, null, 2)}\n`;
 }
 
-function readJournal(root: string): Journal {
+/** The journal in `root`, or undefined when there is none (it may end between a listing and this read). */
+function readJournal(root: string): Journal | undefined {
   const path = join(root, JOURNAL_FILE);
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
+    if (isGone(path, error)) return undefined;
     throw new UsageError(
       `the interrupted-write journal ${JOURNAL_FILE} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
       `if no ts-operator-sdk command was interrupted in this directory, delete ${JOURNAL_FILE}`,

@@ -16,6 +16,7 @@ import {
   readdirSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -259,6 +260,32 @@ test('an unreadable journal is a one-line error naming the file and the fix', as
       error instanceof UsageError && /is not a journal this version of ts-operator-sdk understands/.test(error.message),
   );
 });
+
+test(
+  'a journal that is a dangling symbolic link is an error, not a journal that has just ended',
+  { timeout: 30_000 },
+  async () => {
+    // Reading it fails with ENOENT, as a journal removed by a command that just finished does; but it stays,
+    // so recovery must not take it for gone, and a commit must not wait on it forever.
+    const dir = tempDir();
+    mkdirSync(dir, { recursive: true });
+    symlinkSync(join(dir, 'nowhere.json'), join(dir, JOURNAL_FILE));
+    await assert.rejects(
+      recover(dir),
+      (error: unknown) =>
+        error instanceof UsageError &&
+        /^the interrupted-write journal \S+ cannot be read \(ENOENT\)/.test(error.message),
+    );
+    const tree = new VirtualTree(dir);
+    tree.write('a.txt', 'a');
+    await assert.rejects(
+      tree.commit(),
+      (error: unknown) =>
+        error instanceof UsageError && /^another ts-operator-sdk command is writing this project/.test(error.message),
+    );
+    assert.equal(existsSync(join(dir, 'a.txt')), false);
+  },
+);
 
 test('journal temp files of dead processes are removed; without a journal nothing else is touched', async () => {
   const dir = tempDir();
