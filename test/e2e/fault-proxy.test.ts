@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { RestClient } from '../../src/runtime/transport/index.js';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { startControlPlane } from './control-plane.js';
+import { eventually } from './eventually.js';
 import { startFaultProxy, tooLargeResourceVersion, type FaultProxy } from './fault-proxy.js';
 
 describe('fault proxy in front of the real API server', () => {
@@ -57,8 +58,16 @@ describe('fault proxy in front of the real API server', () => {
     const started = performance.now();
     await assert.rejects(rest.request('GET', '/api/v1/namespaces/default', { signal: AbortSignal.timeout(500) }));
     assert.ok(performance.now() - started >= 450, 'the request was held, not refused');
+    const seen = proxy.count({ path: /\/namespaces\/default$/ });
     const pending = fetch(`${proxy.url}/api/v1/namespaces/default`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Held as soon as the proxy has seen it (counted and held in one step). A fixed 100 ms wait lost
+    // that race under load: the rule went before the request came, and the request passed through.
+    await eventually(
+      'the proxy to hold the second request',
+      () => proxy.count({ path: /\/namespaces\/default$/ }) > seen,
+      10_000,
+      10,
+    );
     remove();
     await assert.rejects(pending, 'removing the rule destroys the held socket');
     assert.equal((await fetch(`${proxy.url}/api/v1/namespaces/default`)).status, 200);
