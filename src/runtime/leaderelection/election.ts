@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from '../log/log.js';
 import type { ManagerMetrics } from '../metrics/metrics.js';
 import type { RestClient } from '../transport/rest.js';
-import { LeaderForLife, SERVICE_ACCOUNT_NAMESPACE_FILE } from './leaderforlife.js';
+import { detectNamespace, LeaderForLife, SERVICE_ACCOUNT_NAMESPACE_FILE } from './leaderforlife.js';
 import { LeaderElector, type LeaseClock } from './lease.js';
 import type { LeaderLock } from './lock.js';
 
@@ -80,7 +79,7 @@ export function newLeaderLock(options: LeaderElectionOptions, deps: LeaderLockDe
   const { rest, logger, metrics } = deps;
   if (options.lock === 'leader-for-life')
     return new LeaderForLife({ rest, lockName: options.id, namespace: options.namespace, logger, metrics });
-  const namespace = options.namespace ?? inClusterNamespace();
+  const namespace = options.namespace ?? detectNamespace(SERVICE_ACCOUNT_NAMESPACE_FILE);
   if (!namespace)
     throw new Error(
       'no leader election namespace: not running in a cluster, so set leaderElection.namespace (or POD_NAMESPACE)',
@@ -97,10 +96,4 @@ export function newLeaderLock(options: LeaderElectionOptions, deps: LeaderLockDe
     logger,
     metrics,
   });
-}
-
-function inClusterNamespace(): string | undefined {
-  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
-  if (existsSync(SERVICE_ACCOUNT_NAMESPACE_FILE)) return readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, 'utf8').trim();
-  return undefined;
 }

@@ -301,7 +301,7 @@ export class LeaderForLife implements LeaderLock {
 }
 
 /** `POD_NAMESPACE` (downward API), then the service-account file every in-cluster Pod has. */
-function detectNamespace(namespaceFile: string): string | undefined {
+export function detectNamespace(namespaceFile: string): string | undefined {
   const fromEnv = process.env.POD_NAMESPACE?.trim();
   if (fromEnv) return fromEnv;
   if (existsSync(namespaceFile)) return readFileSync(namespaceFile, 'utf8').trim() || undefined;
