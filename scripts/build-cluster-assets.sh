@@ -44,24 +44,34 @@ exit_if_built "$bin_dir" -x "only this repo's cluster tests need them. Install G
 start_build_dir "$bin_dir"
 export GOTOOLCHAIN=local CGO_ENABLED=0
 
+# Binaries of one module are made by one go build (see build_kube_binaries);
+# each group moves into the cache as soon as it is built, so an interrupted run
+# keeps what it finished.
+kube=() containerd=()
 for binary in "${missing[@]}"; do
   case "$binary" in
-    kubelet|kube-scheduler|kube-proxy)
-      echo "build-cluster-assets: building $binary $KUBE_VERSION with Go (5 to 20 minutes on 2 cores; progress every ${PROGRESS_SECONDS}s)" >&2
-      build_kube_binary "$binary" ;;
-    containerd|containerd-shim-runc-v2|ctr)
-      # Pure Go (no btrfs/devmapper/zfs snapshotters), so no C toolchain is needed.
-      echo "build-cluster-assets: building $binary $CONTAINERD_VERSION with Go (about 2 minutes)" >&2
-      build "$binary" "$here/go/containerd" -trimpath -tags no_btrfs,no_devmapper,no_zfs \
-        -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
-        -o "$tmp/$binary" "github.com/containerd/containerd/v2/cmd/$binary" ;;
+    kubelet|kube-scheduler|kube-proxy) kube+=("$binary") ;;
+    containerd|containerd-shim-runc-v2|ctr) containerd+=("$binary") ;;
     registry)
       echo "build-cluster-assets: building the distribution registry with Go (about 2 minutes)" >&2
-      build registry "$here/go/registry" -trimpath -ldflags "-s -w" -o "$tmp/registry" github.com/distribution/distribution/v3/cmd/registry ;;
+      build registry "$here/go/registry" -trimpath -ldflags "-s -w" -o "$tmp/registry" github.com/distribution/distribution/v3/cmd/registry
+      mv "$tmp/registry" "$bin_dir/" ;;
     pause)
-      build pause "$here/go/pause" -trimpath -ldflags "-s -w" -o "$tmp/pause" . ;;
+      build pause "$here/go/pause" -trimpath -ldflags "-s -w" -o "$tmp/pause" .
+      mv "$tmp/pause" "$bin_dir/" ;;
   esac
-  # Move each one as soon as it is built, so an interrupted run keeps what it finished.
-  mv "$tmp/$binary" "$bin_dir/"
 done
+if [[ ${#containerd[@]} -gt 0 ]]; then
+  # Pure Go (no btrfs/devmapper/zfs snapshotters), so no C toolchain is needed.
+  echo "build-cluster-assets: building $(words "${containerd[@]}") $CONTAINERD_VERSION with Go (about 2 minutes)" >&2
+  build "$(words "${containerd[@]}")" "$here/go/containerd" -trimpath -tags no_btrfs,no_devmapper,no_zfs \
+    -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
+    -o "$tmp/" "${containerd[@]/#/github.com/containerd/containerd/v2/cmd/}"
+  for binary in "${containerd[@]}"; do mv "$tmp/$binary" "$bin_dir/"; done
+fi
+if [[ ${#kube[@]} -gt 0 ]]; then
+  echo "build-cluster-assets: building $(words "${kube[@]}") $KUBE_VERSION with Go (5 to 20 minutes on 2 cores; progress every ${PROGRESS_SECONDS}s)" >&2
+  build_kube_binaries "${kube[@]}"
+  for binary in "${kube[@]}"; do mv "$tmp/$binary" "$bin_dir/"; done
+fi
 echo "$bin_dir"

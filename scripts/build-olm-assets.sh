@@ -10,7 +10,7 @@
 # `olm install --version`; opm is the one operator-sdk v1.42.3 pins. Only this
 # repo's tests need this: users install OLM from its release manifests with
 # `ts-operator-sdk olm install`. Go builds run one at a time (the machine is
-# small) and print a progress line every PROGRESS_SECONDS (30) seconds.
+# small), one per module, and print a progress line every PROGRESS_SECONDS (30) seconds.
 set -euo pipefail
 
 OLM_VERSION=v0.28.0
@@ -26,7 +26,7 @@ exit_if_built "$out_dir" -s "only this repo's cluster tests need them. Install G
 start_build_dir "$out_dir"
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 
-olm_src=
+olm_src= olm_binaries=()
 for file in "${missing[@]}"; do
   case "$file" in
     olm|catalog|package-server|cpb|crds.yaml|olm.yaml)
@@ -37,31 +37,30 @@ for file in "${missing[@]}"; do
   esac
   case "$file" in
     crds.yaml)
-      # The quickstart crds.yaml in the module is stale (it lacks OLMConfig, which
-      # olm-operator watches); the release's crds.yaml is the chart's CRDs, joined.
-      for crd in "$olm_src"/deploy/chart/crds/*.crd.yaml; do printf -- '---\n'; cat "$crd"; done > "$tmp/$file" ;;
+      for crd in "$olm_src"/deploy/chart/crds/*.crd.yaml; do printf -- '---\n'; cat "$crd"; done > "$tmp/$file"
+      mv "$tmp/$file" "$out_dir/$file" ;;
     olm.yaml)
-      cp "$olm_src/deploy/upstream/quickstart/$file" "$tmp/$file" ;;
-    olm|catalog|package-server|cpb)
-      echo "build-olm-assets: building $file $OLM_VERSION with Go (a few minutes)" >&2
-      pkg="./cmd/$file"; [[ "$file" == cpb ]] && pkg=./util/cpb
-      # The module zip keeps only vendor/modules.txt (Go strips vendored code
-      # from module zips), so dependencies come from the proxy at the versions
-      # go.sum pins. The module cache is read-only: build a writable copy.
-      if [[ ! -d "$tmp/olm-src" ]]; then
-        cp -r "$olm_src" "$tmp/olm-src" && chmod -R u+w "$tmp/olm-src" && rm -rf "$tmp/olm-src/vendor"
-      fi
-      build "$file" "$tmp/olm-src" -mod=mod -trimpath -ldflags "-s -w" -o "$tmp/$file" "$pkg" ;;
+      cp "$olm_src/deploy/upstream/quickstart/$file" "$tmp/$file"
+      mv "$tmp/$file" "$out_dir/$file" ;;
+    olm|catalog|package-server|cpb) olm_binaries+=("$file") ;;
     opm)
       echo "build-olm-assets: building opm $OPM_VERSION with Go (a few minutes)" >&2
       opm_src="$(module_dir "github.com/operator-framework/operator-registry@$OPM_VERSION")"
-      # The module cache is read-only and go may want to write go.sum: build a writable copy.
       cp -r "$opm_src" "$tmp/opm-src" && chmod -R u+w "$tmp/opm-src"
-      # CGO off: go-sqlite3 then builds its stub, which only the deprecated SQLite
-      # index commands need (`opm serve` of a file-based catalog does not), and
-      # containers_image_openpgp swaps gpgme (cgo) for a Go OpenPGP, as upstream's Makefile does.
-      build opm "$tmp/opm-src" -mod=mod -trimpath -tags containers_image_openpgp,json1 -ldflags "-s -w" -o "$tmp/opm" ./cmd/opm ;;
+      build opm "$tmp/opm-src" -mod=mod -trimpath -tags containers_image_openpgp,json1 -ldflags "-s -w" -o "$tmp/opm" ./cmd/opm
+      mv "$tmp/opm" "$out_dir/opm" ;;
   esac
-  mv "$tmp/$file" "$out_dir/$file"
 done
+if [[ ${#olm_binaries[@]} -gt 0 ]]; then
+  # One go build for all four, so their links overlap the compilation of the
+  # next one's packages (see build_kube_binaries in lib/go-build.sh).
+  echo "build-olm-assets: building $(words "${olm_binaries[@]}") $OLM_VERSION with Go (a few minutes)" >&2
+  cp -r "$olm_src" "$tmp/olm-src" && chmod -R u+w "$tmp/olm-src" && rm -rf "$tmp/olm-src/vendor"
+  packages=()
+  for file in "${olm_binaries[@]}"; do
+    if [[ "$file" == cpb ]]; then packages+=(./util/cpb); else packages+=("./cmd/$file"); fi
+  done
+  build "$(words "${olm_binaries[@]}")" "$tmp/olm-src" -mod=mod -trimpath -ldflags "-s -w" -o "$tmp/" "${packages[@]}"
+  for file in "${olm_binaries[@]}"; do mv "$tmp/$file" "$out_dir/$file"; done
+fi
 echo "$out_dir"

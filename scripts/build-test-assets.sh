@@ -24,17 +24,21 @@ exit_if_built "$bin_dir" -x "only this repo's tests need them. Install Go, or us
 start_build_dir "$bin_dir"
 export GOTOOLCHAIN=local CGO_ENABLED=0
 
+kube=()
 for binary in "${missing[@]}"; do
   case "$binary" in
     etcd)
       echo "build-test-assets: building etcd $ETCD_VERSION with Go (a minute or two)" >&2
-      build etcd "$here/go/etcd" -trimpath -o "$tmp/etcd" go.etcd.io/etcd/server/v3 ;;
-    kube-apiserver|kube-controller-manager)
-      # Both come from the one wrapper module, so they share every dependency version.
-      echo "build-test-assets: building $binary $KUBE_VERSION with Go (8 to 30 minutes on 2 cores; progress every ${PROGRESS_SECONDS}s)" >&2
-      build_kube_binary "$binary" ;;
+      build etcd "$here/go/etcd" -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3
+      # Moved as soon as it is built, so an interrupted run keeps it.
+      mv "$tmp/etcd" "$bin_dir/" ;;
+    kube-apiserver|kube-controller-manager) kube+=("$binary") ;;
   esac
-  # Move each one as soon as it is built, so an interrupted run keeps what it finished.
-  mv "$tmp/$binary" "$bin_dir/"
 done
+if [[ ${#kube[@]} -gt 0 ]]; then
+  # Both come from the one wrapper module, so they share every dependency version, and one go build makes both.
+  echo "build-test-assets: building $(words "${kube[@]}") $KUBE_VERSION with Go (8 to 30 minutes on 2 cores; progress every ${PROGRESS_SECONDS}s)" >&2
+  build_kube_binaries "${kube[@]}"
+  for binary in "${kube[@]}"; do mv "$tmp/$binary" "$bin_dir/"; done
+fi
 echo "$bin_dir"

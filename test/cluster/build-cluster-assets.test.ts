@@ -31,10 +31,13 @@ function fakeGoPath(seconds: number, fail = false): string {
   writeFileSync(
     join(dir, 'go'),
     `#!/bin/bash
-out=
-while [[ $# -gt 0 ]]; do [[ "$1" == -o ]] && out="$2"; shift; done
+# -o names the binary, or (ending in /) the directory for one binary per package after it.
+out= packages=()
+while [[ $# -gt 0 ]]; do [[ "$1" == -o ]] && out="$2" && shift 2 && packages=("$@") && break; shift; done
+binaries=("$out")
+[[ "$out" == */ ]] && binaries=() && for pkg in "\${packages[@]}"; do binaries+=("$out\${pkg##*/}"); done
 for i in $(seq ${seconds * 4}); do echo "example.com/pkg$i" >&2; sleep 0.25; done
-${fail ? 'echo "main.go:1:1: undefined: broken" >&2; exit 2' : 'printf "#!/bin/sh\\n" > "$out"; chmod +x "$out"'}
+${fail ? 'echo "main.go:1:1: undefined: broken" >&2; exit 2' : 'for binary in "${binaries[@]}"; do printf "#!/bin/sh\\n" > "$binary"; chmod +x "$binary"; done'}
 `,
   );
   chmodSync(join(dir, 'go'), 0o755);

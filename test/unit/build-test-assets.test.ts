@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -19,10 +19,14 @@ const ASSETS_SUBDIR = join('test-assets', 'k8s-v1.36.3-etcd-v3.6.8');
 function fakeGoPath(seconds: number, fail = false): string {
   const dir = mkdtempSync(join(tmpdir(), 'fake-go-'));
   const script = `#!/bin/bash
-out=
-while [[ $# -gt 0 ]]; do [[ "$1" == -o ]] && out="$2"; shift; done
+# -o names the binary, or (ending in /) the directory for one binary per package after it.
+out= packages=()
+while [[ $# -gt 0 ]]; do [[ "$1" == -o ]] && out="$2" && shift 2 && packages=("$@") && break; shift; done
+binaries=("$out")
+echo "$out" >> "$(dirname "$0")/calls"
+[[ "$out" == */ ]] && binaries=() && for pkg in "\${packages[@]}"; do binaries+=("$out\${pkg##*/}"); done
 for i in $(seq ${seconds * 4}); do echo "example.com/pkg$i" >&2; sleep 0.25; done
-${fail ? 'echo "main.go:1:1: undefined: broken" >&2; exit 2' : 'printf "#!/bin/sh\\n" > "$out"; chmod +x "$out"'}
+${fail ? 'echo "main.go:1:1: undefined: broken" >&2; exit 2' : 'for binary in "${binaries[@]}"; do printf "#!/bin/sh\\n" > "$binary"; chmod +x "$binary"; done'}
 `;
   writeFileSync(join(dir, 'go'), script);
   chmodSync(join(dir, 'go'), 0o755);
@@ -71,6 +75,21 @@ describe('scripts/build-test-assets.sh', () => {
       );
     assert.ok(progress.length >= 2, result.stderr);
     assert.ok(existsSync(join(bin, 'kube-controller-manager')));
+  });
+
+  test('kube-apiserver and kube-controller-manager come from one go build', () => {
+    const cacheRoot = mkdtempSync(join(tmpdir(), 'assets-cache-'));
+    const bin = join(cacheRoot, ASSETS_SUBDIR);
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'etcd'), '#!/bin/sh\n');
+    chmodSync(join(bin, 'etcd'), 0o755);
+    const goDir = fakeGoPath(1);
+    const result = runScript([goDir], cacheRoot);
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stderr, /building kube-apiserver and kube-controller-manager v1\.36\.3 with Go/);
+    // One invocation, whose -o is the build directory, not a file.
+    assert.match(readFileSync(join(goDir, 'calls'), 'utf8'), /^[^\n]*\/\n$/);
+    assert.ok(existsSync(join(bin, 'kube-apiserver')) && existsSync(join(bin, 'kube-controller-manager')));
   });
 
   test('a failed build exits non-zero with the end of its output and keeps nothing', () => {
