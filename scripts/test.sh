@@ -78,7 +78,7 @@ build_assets() {
     if [[ -n "${!var:-}" ]]; then
       printf '%s\n' "${!var}" >"$assets_dir/$name"
     elif ! step "build-$name-assets" bash "scripts/build-$name-assets.sh" >"$assets_dir/$name" \
-      2> >(tee -a "$times_dir/asset-builds.log" >&2); then
+      2> >(trap '' INT TERM && exec tee -a "$times_dir/asset-builds.log" >&2); then
       echo "scripts/build-$name-assets.sh" >"$assets_dir/failed"
       return 1
     fi
@@ -86,8 +86,17 @@ build_assets() {
 }
 if [[ $needs_assets == 1 ]]; then
   rm -rf "$assets_dir" "$times_dir/asset-builds.log" && mkdir -p "$assets_dir"
+  # In a process group of its own (job control on for this one job), so that a
+  # run that ends early (a wrong path, Ctrl-C) stops the builds it started
+  # instead of leaving Go compiling for half an hour. The tee above ignores
+  # the signal and ends when the build's last line is written: killed with
+  # the build, it broke the pipe, and the build script died of SIGPIPE before
+  # its exit trap removed its scratch directory from the cache.
+  set -m
   build_assets &
   assets_pid=$!
+  set +m
+  trap '[[ -z "$assets_pid" ]] || kill -TERM -- "-$assets_pid" 2>/dev/null || true' EXIT
 fi
 # Waits for the asset builds and exports their directories: the control plane
 # (etcd, kube-apiserver, kube-controller-manager), the cluster's binaries
