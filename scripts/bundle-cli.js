@@ -40,7 +40,10 @@ await build({
   banner: {
     js: "import { createRequire as __cliCreateRequire } from 'node:module'; const require = __cliCreateRequire(import.meta.url);",
   },
-  // Not read at run time; a --verbose stack trace can be mapped with them.
+  // Not read at run time; a --verbose stack trace can be mapped with them to
+  // src/ (file:line of the .ts, through tsc's maps). Without the sources'
+  // text: with it the maps were 7 MB, and the packed tarball 1 MB larger.
   sourcemap: 'linked',
+  sourcesContent: false,
   logLevel: 'warning',
 });
