@@ -50,7 +50,7 @@ try {
 
 let run;
 try {
-  ({ run } = await import('../dist/src/main.js'));
+  ({ run } = await import('../dist/cli/bundle/main.js'));
 } catch (err) {
   if (err?.code !== 'ERR_MODULE_NOT_FOUND') throw err;
   const missing = /Cannot find (?:package|module) '([^']+)'/.exec(String(err.message))?.[1] ?? '';
@@ -65,7 +65,7 @@ try {
       'Run `npm install --include=optional` in the project (an operator image may omit them)',
     );
   }
-  if (missing.endsWith('/dist/src/main.js')) {
+  if (missing.endsWith('/dist/cli/bundle/main.js')) {
     refuse('ts-operator-sdk is not built (dist/ is missing)', 'Run `npm run build` in the ts-operator-sdk checkout, or use the package made by `npm pack`');
   }
   throw err;

@@ -6,6 +6,8 @@ import { UsageError } from '../errors.js';
 export interface PackageInfo {
   name: string;
   version: string;
+  /** The CLI's dependencies, which an operator image may omit (main.ts names a missing one). */
+  optionalDependencies?: Record<string, string>;
 }
 
 /** Read once from the package root (dist/src/scaffold → ../../../package.json). */

@@ -1,12 +1,14 @@
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type HandlebarsApi from 'handlebars';
+import * as runtime from 'handlebars/runtime.js';
 import precompiled from './precompiled-templates.js';
 
 // The runtime only: the templates are compiled at build time (precompile.ts),
-// so no run loads the compiler. Its own typings declare no exports, so it is
-// typed as the full package, whose template() it is.
-const Handlebars = createRequire(import.meta.url)('handlebars/runtime') as typeof HandlebarsApi;
+// so no run loads the compiler. An import, not createRequire, so the CLI's
+// bundle (scripts/bundle-cli.js) holds it instead of loading its ~20 files
+// from node_modules. Its own typings declare no exports, so it is typed as
+// the full package, whose template() it is.
+const Handlebars = (runtime as unknown as { default: typeof HandlebarsApi }).default;
 
 /**
  * The templates folder of this package. It mirrors the generated tree, so

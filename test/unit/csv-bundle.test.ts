@@ -24,6 +24,7 @@ import {
   annotationsYaml,
   bundleDockerfile,
   chooseCreatedAt,
+  parsePreviousCsv,
   manifestFiles,
 } from '../../src/generators/bundle/writer.js';
 import { newBaseCsv, type CsvObject } from '../../src/generators/csv/base.js';
@@ -459,10 +460,12 @@ describe('bundle files', () => {
     const old = new Date('2025-01-02T03:04:05Z');
     const first = chooseCreatedAt(filled, undefined, old, undefined);
     assert.equal(first, '2025-01-02T03:04:05Z');
-    const previous = YAML.stringify({
-      ...filled,
-      metadata: { ...filled.metadata, annotations: { ...filled.metadata.annotations, createdAt: first } },
-    });
+    const previous = parsePreviousCsv(
+      YAML.stringify({
+        ...filled,
+        metadata: { ...filled.metadata, annotations: { ...filled.metadata.annotations, createdAt: first } },
+      }),
+    );
     assert.equal(chooseCreatedAt(filled, previous, new Date(), undefined), first);
     const changed = { ...filled, spec: { ...filled.spec, version: '9.9.9' } };
     assert.notEqual(chooseCreatedAt(changed, previous, new Date('2030-01-01T00:00:00Z'), undefined), first);

@@ -5,7 +5,6 @@
  * result into its tree.
  */
 import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
-import YAML from 'yaml';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { displayPath, resolveFlagPath } from '../../paths.js';
@@ -23,7 +22,14 @@ import { fillCsv, type RelatedImage } from '../csv/fill.js';
 import { collectManifests, parseManifests } from './collector.js';
 import type { CollectedManifests, ManifestObject } from './input-objects.js';
 import { resolveImageDigest } from './digests.js';
-import { chooseCreatedAt, manifestFiles, withCreatedAt, withoutNamespace, type ManifestFile } from './writer.js';
+import {
+  chooseCreatedAt,
+  manifestFiles,
+  parsePreviousCsv,
+  withCreatedAt,
+  withoutNamespace,
+  type ManifestFile,
+} from './writer.js';
 
 /** Where the operator's manifests come from: the piped text, or directories of YAML/JSON files. */
 export type BundleSource = { stdin: string } | { directories: readonly string[] };
@@ -86,7 +92,8 @@ export async function generateBundle(inputs: BundleInputs): Promise<GeneratedBun
   }
   const manifests = collectManifests(objects);
   const base = chooseBase(manifests.csvs, inputs.packageName, inputs.projectDir, inputs.kustomizeDir, inputs.info);
-  checkInputIsWhole(manifests, base, inputs);
+  const previousCsv = parsePreviousCsv(inputs.previousCsv);
+  checkInputIsWhole(manifests, base, inputs, previousCsv);
   const { csv, leftovers } = fillCsv(base, manifests, {
     packageName: inputs.packageName,
     version: inputs.version,
@@ -95,7 +102,7 @@ export async function generateBundle(inputs: BundleInputs): Promise<GeneratedBun
     projectLayout: inputs.projectLayout,
   });
   if (inputs.useImageDigests) await pinImages(csv, inputs.fetchImpl);
-  const createdAt = chooseCreatedAt(csv, inputs.previousCsv, inputs.now, inputs.sourceDateEpoch);
+  const createdAt = chooseCreatedAt(csv, previousCsv, inputs.now, inputs.sourceDateEpoch);
   return {
     manifests: manifestFiles(inputs.packageName, withCreatedAt(csv, createdAt), manifests.crds, leftovers),
     scorecardConfig: manifests.scorecardConfig ? renderYaml(withoutNamespace(manifests.scorecardConfig)) : undefined,
@@ -109,7 +116,12 @@ export async function generateBundle(inputs: BundleInputs): Promise<GeneratedBun
  * one that installs nothing, drops its CRDs or its RBAC, and still passes
  * `bundle validate`.
  */
-function checkInputIsWhole(manifests: CollectedManifests, base: CsvObject, inputs: BundleInputs): void {
+function checkInputIsWhole(
+  manifests: CollectedManifests,
+  base: CsvObject,
+  inputs: BundleInputs,
+  previousCsv: CsvObject | undefined,
+): void {
   const where = 'stdin' in inputs.source ? 'the input on stdin' : `the input (${inputs.source.directories.join(', ')})`;
   const wholeInput =
     "pass all of the operator's manifests, e.g. `kubectl kustomize config/manifests | ts-operator-sdk generate bundle`, or --input-dir with a directory that holds them all";
@@ -132,7 +144,7 @@ function checkInputIsWhole(manifests: CollectedManifests, base: CsvObject, input
       `${wholeInput} (with --deploy-dir, add --crds-dir config/crd/bases); if the API was removed, run \`ts-operator-sdk generate kustomize manifests\` first`,
     );
   }
-  const hadRbac = previousPermissions(inputs.previousCsv);
+  const hadRbac = previousPermissions(previousCsv);
   if (hadRbac && manifests.roles.length + manifests.clusterRoles.length === 0) {
     throw new UsageError(
       `${where} has no Role or ClusterRole, but the bundle's CSV grants the operator permissions now; the bundle was left as it was`,
@@ -142,15 +154,11 @@ function checkInputIsWhole(manifests: CollectedManifests, base: CsvObject, input
 }
 
 /** Whether the bundle's current CSV grants any permissions (an unreadable CSV counts as none: it is replaced anyway). */
-function previousPermissions(previousCsv: string | undefined): boolean {
-  if (previousCsv === undefined) return false;
-  let install: { permissions?: unknown; clusterPermissions?: unknown } | undefined;
-  try {
-    install = (YAML.parse(previousCsv) as { spec?: { install?: { spec?: typeof install } } } | null)?.spec?.install
-      ?.spec;
-  } catch {
-    return false;
-  }
+function previousPermissions(previousCsv: CsvObject | undefined): boolean {
+  const install = (
+    previousCsv as
+      { spec?: { install?: { spec?: { permissions?: unknown; clusterPermissions?: unknown } } } } | undefined
+  )?.spec?.install?.spec;
   return [install?.permissions, install?.clusterPermissions].some((list) => Array.isArray(list) && list.length > 0);
 }
 

@@ -134,13 +134,28 @@ export function bundleDockerfile(options: BundleMetadataOptions): string {
 }
 
 /**
+ * The bundle's current CSV as data, parsed once for everything that compares
+ * against it; undefined when there is none or it is not YAML (it is replaced
+ * anyway). Not checked to be a CSV: readers look fields up optionally.
+ */
+export function parsePreviousCsv(text: string | undefined): CsvObject | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return (YAML.parse(text) as CsvObject | null) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Decides `createdAt` so it changes only when the bundle does: with
- * SOURCE_DATE_EPOCH set it is that instant; otherwise a previous CSV that is
- * identical apart from createdAt keeps its value; otherwise it is `now`.
+ * SOURCE_DATE_EPOCH set it is that instant; otherwise a previous CSV (from
+ * {@link parsePreviousCsv}) that is identical apart from createdAt keeps its
+ * value; otherwise it is `now`.
  */
 export function chooseCreatedAt(
   csv: CsvObject,
-  previousCsvText: string | undefined,
+  previous: CsvObject | undefined,
   now: Date,
   sourceDateEpoch: string | undefined,
 ): string {
@@ -148,17 +163,9 @@ export function chooseCreatedAt(
     const seconds = Number(sourceDateEpoch);
     if (Number.isInteger(seconds) && seconds >= 0) return rfc3339(new Date(seconds * 1000));
   }
-  if (previousCsvText !== undefined) {
-    let previous: CsvObject | undefined;
-    try {
-      previous = YAML.parse(previousCsvText) as CsvObject;
-    } catch {
-      previous = undefined;
-    }
-    const previousCreatedAt = previous?.metadata?.annotations?.[CREATED_AT];
-    if (previous && previousCreatedAt && renderYaml(withCreatedAt(previous, '')) === renderYaml(withCreatedAt(csv, '')))
-      return previousCreatedAt;
-  }
+  const previousCreatedAt = previous?.metadata?.annotations?.[CREATED_AT];
+  if (previous && previousCreatedAt && renderYaml(withCreatedAt(previous, '')) === renderYaml(withCreatedAt(csv, '')))
+    return previousCreatedAt;
   return rfc3339(now);
 }
 

@@ -225,13 +225,20 @@ function typeFiles(dir: string): string[] {
  * A program over the API files only: module imports (client-node,
  * ts-operator-sdk) are left unresolved because descriptors live on the
  * project's own interfaces, and resolving client-node costs seconds.
+ *
+ * No lib files either: the walk descends only into the project's own
+ * interfaces and type literals, and a type from the lib (Array, Partial,
+ * Record, Date) is skipped as a declaration-file type with the lib and as an
+ * unresolved type without it, so the descriptors are the same. Parsing and
+ * binding lib.es2023's 60-odd files was most of the command's time (~0.8 s
+ * of ~1.2 s on the bench's project; the two API files alone take ~50 ms).
  */
 function createTypesProgram(rootNames: string[]): ts.Program {
   const options: ts.CompilerOptions = {
     target: ts.ScriptTarget.ES2023,
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    lib: ['lib.es2023.d.ts'],
+    noLib: true,
     types: [],
     noEmit: true,
     skipLibCheck: true,
