@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { goPlatform } from '../../src/runtime/envtest/setup-envtest.js';
+import { childEnv, ENVTEST_SETTINGS } from '../support/child-env.js';
 import { packRepository, runCliOk, startMakeEnvtest, tempProjectDir } from './harness.js';
 import { serveLocalReleaseIndex, type LocalReleaseIndex } from './release-index.js';
 
@@ -41,13 +42,7 @@ interface StepResult {
  * `node --test` report to this runner instead of printing its summary).
  */
 function runnerEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const {
-    NODE_TEST_CONTEXT: _runner,
-    KUBEBUILDER_ASSETS: _assets,
-    SKIP_ENVTEST: _skip,
-    TS_OPERATOR_SDK_ENVTEST_KUBECONFIG: _shared,
-    ...inherited
-  } = process.env;
+  const inherited = childEnv(ENVTEST_SETTINGS);
   // A generous start bound for this shared machine; the generated suite's own default is 60 s.
   return { ...inherited, CI: 'true', KUBEBUILDER_CONTROLPLANE_START_TIMEOUT: '180s', ...extra };
 }

@@ -20,6 +20,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'yaml';
+import { childEnv } from '../support/child-env.js';
 import { hashTree, packRepository, REPO_ROOT, runCliOk, tempProjectDir } from './harness.js';
 
 /** What a command in the project printed, and how it ended. */
@@ -30,8 +31,7 @@ interface Run {
 
 function inProject(dir: string, command: string, args: string[]): Run {
   // NODE_TEST_CONTEXT would make a `node --test` inside report to this runner.
-  const { NODE_TEST_CONTEXT: _parentRunner, ...env } = process.env;
-  const result = spawnSync(command, args, { cwd: dir, encoding: 'utf8', env, timeout: 600_000 });
+  const result = spawnSync(command, args, { cwd: dir, encoding: 'utf8', env: childEnv(), timeout: 600_000 });
   // Without colour codes: Prettier and ESLint colour their output when CI=true, even into a pipe.
   // eslint-disable-next-line no-control-regex -- ANSI colour codes start with ESC
   return { status: result.status, output: `${result.stdout}${result.stderr}`.replace(/\x1b\[[0-9;]*m/g, '') };

@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { goPlatform } from '../../src/runtime/envtest/setup-envtest.js';
+import { childEnv, ENVTEST_SETTINGS } from '../support/child-env.js';
 import { hashTree, linkDependencies, REPO_ROOT, runCliOk, startMakeEnvtest } from './harness.js';
 import { serveLocalReleaseIndex, type LocalReleaseIndex } from './release-index.js';
 
@@ -41,13 +42,7 @@ interface MakeResult {
  * network (`make opm` would download with it).
  */
 function userEnv(fakeBin: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const {
-    NODE_TEST_CONTEXT: _runner,
-    KUBEBUILDER_ASSETS: _assets,
-    SKIP_ENVTEST: _skip,
-    TS_OPERATOR_SDK_ENVTEST_KUBECONFIG: _shared,
-    ...inherited
-  } = process.env;
+  const inherited = childEnv(ENVTEST_SETTINGS);
   return {
     ...inherited,
     PATH: `${fakeBin}:${process.env.PATH}`,

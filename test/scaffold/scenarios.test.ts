@@ -14,6 +14,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
+import { childEnv } from '../support/child-env.js';
 import { SCENARIOS, packRepository, scaffoldScenario, type Scenario } from './harness.js';
 
 let tarball: string;
@@ -31,8 +32,7 @@ before(() => {
 function npm(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): string {
   // NODE_TEST_CONTEXT would make the project's own `node --test` report to
   // this runner instead of printing its results.
-  const { NODE_TEST_CONTEXT: _parentRunner, ...inherited } = process.env;
-  const result = spawnSync('npm', args, { cwd, encoding: 'utf8', env: { ...inherited, ...env }, timeout: 600_000 });
+  const result = spawnSync('npm', args, { cwd, encoding: 'utf8', env: { ...childEnv(), ...env }, timeout: 600_000 });
   assert.equal(result.status, 0, `npm ${args.join(' ')} failed in ${cwd}:\n${result.stdout}\n${result.stderr}`);
   return result.stdout;
 }

@@ -19,14 +19,14 @@ import { before, describe, it } from 'node:test';
 import YAML from 'yaml';
 import { mutatingWebhookPath, validatingWebhookPath } from '../../src/runtime/builder/index.js';
 import { CONVERSION_PATH } from '../../src/runtime/webhook/index.js';
+import { childEnv } from '../support/child-env.js';
 import { packRepository, runCliOk, tempProjectDir } from './harness.js';
 
 /** Runs a command with stdin closed; NODE_TEST_CONTEXT would make the project's own `node --test` report to this runner. */
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
-  const { NODE_TEST_CONTEXT: _runner, ...inherited } = process.env;
   return spawnSync(command, args, {
     cwd,
-    env: { ...inherited, ...env },
+    env: { ...childEnv(), ...env },
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: 900_000,

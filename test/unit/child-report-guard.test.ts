@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { childEnv } from '../support/child-env.js';
 
 const guard = fileURLToPath(new URL('../child-report-guard.js', import.meta.url));
 
@@ -22,7 +23,7 @@ test('a test file that exits with code 0 before its tests finished fails the run
       "import { test } from 'node:test';\nfor (let i = 0; i < 4; i++) test(`t${i}`, () => { if (i === 1) process.exit(0); });\n",
     );
     // A runner of its own: with NODE_TEST_CONTEXT set (even empty), node --test believes it is a child and runs nothing.
-    const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
+    const env = childEnv();
     const run = (extra: string[]) =>
       spawnSync(process.execPath, ['--test', '--test-force-exit', ...extra, file], { encoding: 'utf8', env });
     const unguarded = run([]);

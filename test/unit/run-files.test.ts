@@ -5,25 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { childEnv, testDir } from '../support/child-env.js';
 
 const RUN_FILES = fileURLToPath(new URL('../run-files.js', import.meta.url));
-
-function workDir(t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'run-files-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-/** A nested run: without NODE_TEST_CONTEXT it is a runner of its own, not a child of ours. */
-function env(): NodeJS.ProcessEnv {
-  const { NODE_TEST_CONTEXT: _, ...rest } = process.env;
-  return rest;
-}
 
 /** A test file that appends its name to `log` when its test runs, and fails if `fail`. */
 function writeFile(dir: string, name: string, log: string, fail = false): string {
@@ -41,14 +29,14 @@ function runFiles(dir: string, files: string[]): { status: number | null; stdout
   const run = spawnSync(process.execPath, [RUN_FILES, '--concurrency', '1', '--times', times, '--', ...files], {
     cwd: dir,
     encoding: 'utf8',
-    env: env(),
+    env: childEnv(),
     timeout: 60_000,
   });
   return { status: run.status, stdout: run.stdout, times: readFileSync(times, 'utf8') };
 }
 
 test('files start in the order given, not sorted by path, and each gets its times line', (t) => {
-  const dir = workDir(t);
+  const dir = testDir(t, 'run-files');
   const log = join(dir, 'order.log');
   // Given reverse-alphabetically: node --test would start a first.
   const files = ['c', 'b', 'a'].map((name) => writeFile(dir, name, log));
@@ -71,7 +59,7 @@ test('files start in the order given, not sorted by path, and each gets its time
 });
 
 test('a failing test fails the run, after every file ran, and the spec report names it', (t) => {
-  const dir = workDir(t);
+  const dir = testDir(t, 'run-files');
   const log = join(dir, 'order.log');
   const run = runFiles(dir, [writeFile(dir, 'bad', log, true), writeFile(dir, 'good', log)]);
   assert.equal(run.status, 1, run.stdout);

@@ -6,30 +6,18 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { childEnv, testDir } from '../support/child-env.js';
 
 const REPORTER = fileURLToPath(new URL('../times-reporter.js', import.meta.url));
 const CI_TIME = fileURLToPath(new URL('../../../scripts/ci-time.sh', import.meta.url));
 const TEST_SH = fileURLToPath(new URL('../../../scripts/test.sh', import.meta.url));
 
-function workDir(t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'times-reporter-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-/** A nested `node --test` run: without NODE_TEST_CONTEXT it is a runner of its own, not a child of ours. */
-function env(): NodeJS.ProcessEnv {
-  const { NODE_TEST_CONTEXT: _, ...rest } = process.env;
-  return rest;
-}
-
 test('one line per file with its wall time, load time included, and its counts; ci-time.sh sorts them', (t) => {
-  const dir = workDir(t);
+  const dir = testDir(t, 'times-reporter');
   // slow.test.mjs spends 600 ms loading, outside any test: only the wall time sees it.
   writeFileSync(
     join(dir, 'slow.test.mjs'),
@@ -49,7 +37,7 @@ test('one line per file with its wall time, load time included, and its counts; 
       'quick.test.mjs',
       'slow.test.mjs',
     ],
-    { cwd: dir, encoding: 'utf8', env: env(), timeout: 30_000 },
+    { cwd: dir, encoding: 'utf8', env: childEnv(), timeout: 30_000 },
   );
   assert.equal(run.status, 0, run.stderr);
   const lines = readFileSync(join(times, 'files.jsonl'), 'utf8')
@@ -79,7 +67,7 @@ test('one line per file with its wall time, load time included, and its counts; 
 });
 
 test('ci-time.sh without a run to read says what to run, and fails', (t) => {
-  const report = spawnSync('bash', [CI_TIME, workDir(t)], { encoding: 'utf8', timeout: 30_000 });
+  const report = spawnSync('bash', [CI_TIME, testDir(t, 'times-reporter')], { encoding: 'utf8', timeout: 30_000 });
   assert.equal(report.status, 1);
   assert.match(report.stderr, /^ci-time: no times in .*: run npm test \(or \.ci\/run\) first/);
 });
