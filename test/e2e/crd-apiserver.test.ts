@@ -4,10 +4,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
+import { HttpMethod, RequestContext } from '@kubernetes/client-node';
 import { fetch } from 'undici';
 import { Environment } from '../../src/runtime/envtest/index.js';
 import { RestClient } from '../../src/runtime/transport/rest.js';
+import { toClientNodeKubeConfig, type RestConfig } from '../../src/runtime/transport/index.js';
 import { InvalidError } from '../../src/runtime/api/errors.js';
 import { generateManifests, type ManifestInputs } from '../../src/generators/manifests.js';
 
@@ -52,7 +53,7 @@ const PROJECTS: Record<string, Omit<ManifestInputs, 'projectDir'>> = {
 };
 
 let env: Environment;
-let kubeConfig: KubeConfig;
+let kubeConfig: RestConfig;
 let client: RestClient;
 let crdDir: string;
 const crdNames: string[] = [];
@@ -288,7 +289,7 @@ test('printer columns appear in a Table request', async () => {
   await client.request('POST', widgets, { body: validWidget('table', { replicas: 3, tier: 'gold' }) });
   const url = `${client.server}${widgets}/table`;
   const context = new RequestContext(url, HttpMethod.GET);
-  await kubeConfig.applySecurityAuthentication(context);
+  await (await toClientNodeKubeConfig(kubeConfig)).applySecurityAuthentication(context);
   const response = await fetch(url, {
     headers: { ...context.getHeaders(), accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
     dispatcher: context.getDispatcher(),

@@ -19,8 +19,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { Environment } from '../../src/runtime/envtest/index.js';
+import { RestConfig, type KubeConfigSource } from '../../src/runtime/transport/index.js';
 
 /** Which requests a rule applies to; every given field must match. */
 export interface RequestMatch {
@@ -78,7 +78,7 @@ export interface FaultProxy {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
   /** A KubeConfig that points at the proxy; it needs no credentials. */
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: RestConfig;
   /** The same KubeConfig written to a file, for child processes (`KUBECONFIG=...`). */
   kubeConfigPath(): string;
   /** Adds a rule (rules are tried in the order added); returns its remover. */
@@ -97,7 +97,7 @@ export interface FaultProxy {
 
 export interface FaultProxyOptions {
   /** The upstream identity; the admin (`env.kubeConfig`) by default. */
-  user?: KubeConfig;
+  user?: KubeConfigSource;
 }
 
 /** A metav1.Status for "too large resource version", as the API server sends it (code 504, cause ResourceVersionTooLarge). */
@@ -163,7 +163,7 @@ interface ActiveRule extends FaultRule {
 }
 
 /** Reads the upstream server and TLS material from a KubeConfig (envtest's use client certificates). */
-function upstreamOf(user: KubeConfig): { server: URL; agent: Agent; token?: string } {
+function upstreamOf(user: KubeConfigSource): { server: URL; agent: Agent; token?: string } {
   const cluster = user.getCurrentCluster();
   const current = user.getCurrentUser();
   if (!cluster) throw new Error('fault proxy: the upstream kubeconfig has no current cluster');
@@ -290,14 +290,13 @@ export async function startFaultProxy(env: Environment, options: FaultProxyOptio
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    // client-node refuses plain HTTP unless TLS verification is off; there is no TLS to verify.
-    clusters: [{ name: 'fault-proxy', server: url, skipTLSVerify: true }],
-    users: [{ name: 'fault-proxy' }],
-    contexts: [{ name: 'fault-proxy', cluster: 'fault-proxy', user: 'fault-proxy' }],
-    currentContext: 'fault-proxy',
-  });
+  const kubeConfig = new RestConfig(
+    // client-node (a child process may use it) refuses plain HTTP unless TLS verification is off; there is no TLS to verify.
+    [{ name: 'fault-proxy', server: url, skipTLSVerify: true }],
+    [{ name: 'fault-proxy' }],
+    [{ name: 'fault-proxy', cluster: 'fault-proxy', user: 'fault-proxy' }],
+    'fault-proxy',
+  );
   let configDir: string | undefined;
   let configPath: string | undefined;
 

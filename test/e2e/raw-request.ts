@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfigSource } from '../../src/runtime/transport/index.js';
 import { Agent, fetch } from 'undici';
 
 /** A response with its headers: the runtime's RestClient returns bodies only, and some tests need `Warning` headers. */
@@ -13,7 +13,7 @@ export interface RawResponse {
  * certificate (envtest users authenticate by certificate), and returns
  * status, headers and the parsed body.
  */
-export function rawClient(kubeConfig: KubeConfig): {
+export function rawClient(kubeConfig: KubeConfigSource): {
   request(method: string, path: string, body?: unknown): Promise<RawResponse>;
   close(): Promise<void>;
 } {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { loadKubeConfig } from '../../src/runtime/transport/kubeconfig.js';
+import { RestConfig, loadKubeConfig } from '../../src/runtime/transport/kubeconfig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-parse-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -61,6 +61,38 @@ describe('kubeconfig text', () => {
       assert.equal(loaded.getCurrentUser()?.token, 'abc');
     });
   }
+
+  it('reads back what RestConfig.exportConfig() writes (envtest writes its kubeconfig files this way)', () => {
+    const written = new RestConfig(
+      [
+        { name: 'a', server: 'https://127.0.0.1:6443', caData: 'Q0E=', tlsServerName: 'api', skipTLSVerify: false },
+        { name: 'b', server: 'http://127.0.0.1:8080', skipTLSVerify: true, proxyUrl: 'socks5://127.0.0.1:1080' },
+      ],
+      [
+        { name: 'cert', certData: 'Q0VSVA==', keyData: 'S0VZ', impersonateUser: 'jane' },
+        { name: 'files', certFile: '/pki/c.crt', keyFile: '/pki/c.key', tokenFile: '/pki/token' },
+      ],
+      [
+        { name: 'one', cluster: 'a', user: 'cert', namespace: 'ns' },
+        { name: 'two', cluster: 'b', user: 'files' },
+      ],
+      'one',
+    );
+    const path = join(dir, 'exported.config');
+    writeFileSync(path, written.exportConfig());
+    const read = loadKubeConfig(path);
+    assert.equal(read.currentContext, 'one');
+    assert.deepEqual(
+      read.contexts,
+      written.contexts.map((context) => ({ namespace: undefined, ...context })),
+    );
+    const full = <T extends object>(entries: T[], read: T[]): void =>
+      entries.forEach((entry, i) => {
+        for (const [key, value] of Object.entries(entry)) assert.deepEqual(read[i]![key as keyof T], value, key);
+      });
+    full(written.clusters, read.clusters);
+    full(written.users, read.users);
+  });
 
   it('names the file when it is neither JSON nor YAML', () => {
     const path = join(dir, 'broken.config');

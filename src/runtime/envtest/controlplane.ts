@@ -2,9 +2,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, fetch } from 'undici';
 import { TinyCA, type KeyPairPem } from '../certs/ca.js';
+import { RestConfig } from '../transport/kubeconfig.js';
 import { ManagedProcess, releaseTempDirOnExit, removeTempDirOnExit } from './process.js';
 
 const LOOPBACK = '127.0.0.1';
@@ -187,12 +187,12 @@ export class ControlPlane {
   }
 
   /** A KubeConfig for the admin user whose certificate the health probes use. */
-  adminKubeConfig(): KubeConfig {
+  adminKubeConfig(): RestConfig {
     return this.kubeConfigWith(this.admin.name, this.adminCredentials);
   }
 
   /** Issues a client certificate for `user` and wraps it in a KubeConfig for this API server. */
-  async kubeConfigFor(user: EnvtestUser): Promise<KubeConfig> {
+  async kubeConfigFor(user: EnvtestUser): Promise<RestConfig> {
     if (!user.name) throw new Error('envtest: a user needs a non-empty name (it becomes the certificate CN)');
     return this.kubeConfigWith(
       user.name,
@@ -200,16 +200,14 @@ export class ControlPlane {
     );
   }
 
-  private kubeConfigWith(userName: string, credentials: KeyPairPem): KubeConfig {
-    const kubeConfig = new KubeConfig();
+  private kubeConfigWith(userName: string, credentials: KeyPairPem): RestConfig {
     const base64 = (pem: string): string => Buffer.from(pem).toString('base64');
-    kubeConfig.loadFromOptions({
-      clusters: [{ name: KUBECONFIG_CLUSTER, server: this.apiServerUrl, caData: base64(this.servingCAPem) }],
-      users: [{ name: userName, certData: base64(credentials.certPem), keyData: base64(credentials.keyPem) }],
-      contexts: [{ name: KUBECONFIG_CLUSTER, cluster: KUBECONFIG_CLUSTER, user: userName }],
-      currentContext: KUBECONFIG_CLUSTER,
-    });
-    return kubeConfig;
+    return new RestConfig(
+      [{ name: KUBECONFIG_CLUSTER, server: this.apiServerUrl, caData: base64(this.servingCAPem) }],
+      [{ name: userName, certData: base64(credentials.certPem), keyData: base64(credentials.keyPem) }],
+      [{ name: KUBECONFIG_CLUSTER, cluster: KUBECONFIG_CLUSTER, user: userName }],
+      KUBECONFIG_CLUSTER,
+    );
   }
 
   private async etcdHealthy(): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { RestConfig } from '../transport/kubeconfig.js';
 import { RestClient } from '../transport/rest.js';
 import { locateBinary } from './assets.js';
 import { ControlPlane, type EnvtestUser } from './controlplane.js';
@@ -59,15 +59,15 @@ export interface EnvironmentOptions {
  */
 export class Environment {
   private plane: ControlPlane | undefined;
-  private admin: KubeConfig | undefined;
+  private admin: RestConfig | undefined;
   private adminKubeConfigPath: string | undefined;
-  private starting: Promise<KubeConfig> | undefined;
+  private starting: Promise<RestConfig> | undefined;
   private webhooks: WebhookInstall | undefined;
 
   constructor(private readonly options: EnvironmentOptions = {}) {}
 
-  /** The admin KubeConfig (user `default`, group `system:masters`); valid after `start()`. */
-  get kubeConfig(): KubeConfig {
+  /** The admin REST config (user `default`, group `system:masters`): pass it to `new Manager({ kubeConfig })` or `new RestClient()`; for client-node's own clients, `toClientNodeKubeConfig(env.kubeConfig)`. Valid after `start()`. */
+  get kubeConfig(): RestConfig {
     if (!this.admin) throw new Error('envtest: the Environment is not started: await env.start() first');
     return this.admin;
   }
@@ -90,7 +90,7 @@ export class Environment {
    * the configured CRDs and returns the admin KubeConfig. On failure
    * everything started so far is stopped and removed.
    */
-  start(): Promise<KubeConfig> {
+  start(): Promise<RestConfig> {
     if (this.admin) return Promise.resolve(this.admin);
     this.starting ??= this.startOnce().finally(() => {
       this.starting = undefined;
@@ -98,7 +98,7 @@ export class Environment {
     return this.starting;
   }
 
-  private async startOnce(): Promise<KubeConfig> {
+  private async startOnce(): Promise<RestConfig> {
     const plane = await ControlPlane.prepare(
       {
         etcdPath: locateBinary('etcd', this.options.binaryAssetsDirectory),
@@ -160,7 +160,7 @@ export class Environment {
   }
 
   /** A KubeConfig for a client-certificate user (CN = name, O = groups); RBAC decides what it may do. */
-  async addUser(user: EnvtestUser): Promise<KubeConfig> {
+  async addUser(user: EnvtestUser): Promise<RestConfig> {
     return this.startedPlane().kubeConfigFor(user);
   }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeConfig, type RestConfig } from '../transport/kubeconfig.js';
 import type { ReconcileContext } from '../controller/controller.js';
 import { silentLogger } from '../log/log.js';
 import { Environment, type EnvironmentOptions } from './environment.js';
@@ -108,14 +108,14 @@ export function skipEnvtest(): string | false {
   return envtestSkipped() ? `${SKIP_ENVTEST_VARIABLE}=true: no API server in this run` : false;
 }
 
-let sharedConfig: KubeConfig | undefined;
+let sharedConfig: RestConfig | undefined;
 
 /**
  * The admin KubeConfig of the control plane {@link envtestSuite} started for
  * this run. Throws, naming the fix, when the run has none (a test file run
  * without `--test-global-setup`).
  */
-export function sharedKubeConfig(): KubeConfig {
+export function sharedKubeConfig(): RestConfig {
   if (sharedConfig) return sharedConfig;
   const path = process.env[SHARED_KUBECONFIG_VARIABLE];
   if (!path) {
@@ -123,10 +123,8 @@ export function sharedKubeConfig(): KubeConfig {
       `envtest: this test run has no shared API server (${SHARED_KUBECONFIG_VARIABLE} is unset): run the tests with \`npm test\`, which passes --test-global-setup, or set ${SKIP_ENVTEST_VARIABLE}=true`,
     );
   }
-  const config = new KubeConfig();
-  config.loadFromFile(path);
-  sharedConfig = config;
-  return config;
+  sharedConfig = loadKubeConfig(path);
+  return sharedConfig;
 }
 
 /**

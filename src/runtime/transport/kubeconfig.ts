@@ -122,6 +122,48 @@ export class RestConfig implements KubeConfigSource {
     const context = this.getContextObject(this.currentContext);
     return context ? (this.users.find((user) => user.name === context.user) ?? null) : null;
   }
+
+  /**
+   * The kubeconfig file's text (JSON, which kubectl and client-go read as
+   * YAML), with the file format's field names: what {@link loadKubeConfig}
+   * reads back, and what client-node's method of the same name writes.
+   */
+  exportConfig(): string {
+    return JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: this.clusters.map(({ name, ...cluster }) => ({ name, cluster: fileFields(cluster, CLUSTER_FIELDS) })),
+      users: this.users.map(({ name, ...user }) => ({ name, user: fileFields(user, USER_FIELDS) })),
+      contexts: this.contexts.map(({ name, ...context }) => ({ name, context: fileFields(context, {}) })),
+      'current-context': this.currentContext,
+    });
+  }
+}
+
+/** The kubeconfig file's name for each field whose name differs from the in-memory one (the inverse of `clusterFrom`). */
+const CLUSTER_FIELDS: Record<string, string> = {
+  caData: 'certificate-authority-data',
+  caFile: 'certificate-authority',
+  skipTLSVerify: 'insecure-skip-tls-verify',
+  tlsServerName: 'tls-server-name',
+  proxyUrl: 'proxy-url',
+};
+/** As {@link CLUSTER_FIELDS}, the inverse of `userFrom`. */
+const USER_FIELDS: Record<string, string> = {
+  certData: 'client-certificate-data',
+  certFile: 'client-certificate',
+  keyData: 'client-key-data',
+  keyFile: 'client-key',
+  authProvider: 'auth-provider',
+  impersonateUser: 'as',
+};
+
+/** `entry` with its set fields renamed to the file's names; unset and false fields are left out, as kubectl writes. */
+function fileFields(entry: object, names: Record<string, string>): YamlMap {
+  const out: YamlMap = {};
+  for (const [key, value] of Object.entries(entry))
+    if (value !== undefined && value !== false && value !== '') out[names[key] ?? key] = value;
+  return out;
 }
 
 /**
