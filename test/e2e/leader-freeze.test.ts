@@ -97,7 +97,9 @@ interface Breach {
 interface Freeze {
   round: number;
   leader: string;
+  /** Read just after the SIGSTOP. */
   frozenWallMs: number;
+  /** Read just before the SIGCONT (after it, this process may wait for a CPU while the leader already runs). */
   wokenWallMs?: number;
 }
 
@@ -394,8 +396,9 @@ describe('a leader frozen past its lease', () => {
       );
       // Wake it a little later, while the new leader writes: its backlog then holds the new leader's work.
       await sleep(Math.random() * 500);
-      leader.child.kill('SIGCONT');
+      // Before the signal: the leader cannot run again earlier, however long this process then waits for a CPU.
       freeze.wokenWallMs = Date.now();
+      leader.child.kill('SIGCONT');
       const frozenMs = performance.now() - frozenAt;
 
       const code = await exitWithin(leader, 30_000);
