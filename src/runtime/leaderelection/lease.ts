@@ -122,6 +122,14 @@ export const isLeaderElectionLost = (err: unknown): boolean => errorChainHas(err
  * leadership at once. The gap between the renew deadline and the lease
  * duration is the margin for a write that passed the check and is already
  * on its way.
+ *
+ * What no check in the process can cover: the check and the send are two
+ * steps of one synchronous run (microseconds of work), and a process
+ * stopped between them (SIGSTOP, or a preemption under heavy load that a
+ * freeze then extends) sends that write when it resumes, however late.
+ * leader-freeze.test.ts caught exactly that. A write that must not land
+ * after a successor's should carry the resourceVersion it read: the API
+ * server refuses it if the object changed since.
  */
 export class LeaderElector implements LeaderLock {
   private readonly leaseDurationMs: number;

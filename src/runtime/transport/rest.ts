@@ -225,7 +225,9 @@ export class RestClient {
    * never sent and fails with what the fence threw. Fences add up: a write
    * must pass every one. A LeaderElector fences its client when it first
    * acquires the lease, so that a leader that lost it, even one that has
-   * just woken from a freeze and not yet noticed, writes nothing.
+   * just woken from a freeze and not yet noticed, writes nothing, save a
+   * write it was stopped in the middle of, between the check and the send
+   * (see LeaderElector).
    */
   fenceWrites(fence: WriteFence): void {
     const earlier = this.writeFence;
