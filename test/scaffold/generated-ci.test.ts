@@ -167,7 +167,8 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
     const files = readdirSync(workflowDir)
       .filter((file) => /\.ya?ml$/.test(file))
       .sort();
-    assert.ok(files.includes('test.yml'), `workflows: ${files.join(', ')}`);
+    // lint-format.test.ts counts on this test to run lint.yml's steps (npm ci, make lint).
+    assert.ok(files.includes('test.yml') && files.includes('lint.yml'), `workflows: ${files.join(', ')}`);
     let testRun: StepResult | undefined;
     const ran: string[] = [];
     for (const file of files) {
@@ -196,7 +197,7 @@ describe("the generated project's CI workflows pass, and its test loop fails lou
       }
     }
     assert.ok(
-      ran.some((label) => label.endsWith(': npm ci')),
+      ran.some((label) => label.endsWith(': npm ci')) && ran.some((label) => /^lint\.yml .*: make lint$/.test(label)),
       `steps run: ${ran.join('; ')}`,
     );
     assert.ok(testRun, `no step runs \`make test\`; steps run: ${ran.join('; ')}`);

@@ -47,7 +47,7 @@ describe('generated projects install, build and pass their own tests', () => {
       assert.equal(make.status, 0, `make manifests failed:\n${make.stdout}\n${make.stderr}`);
       for (const crd of scenario.crds)
         assert.ok(existsSync(join(dir, 'config/crd/bases', `${crd.group}_${crd.plural}.yaml`)), `${crd.plural} CRD`);
-      npm(['run', 'build'], dir);
+      // No separate `npm run build`: `npm test` builds first (the generated script is `npm run build && node --test ...`).
       npm(['run', 'lint'], dir);
       // Without assets, only the explicit opt-out lets the run pass (generated-ci.test.ts checks the failure).
       const output = npm(['test'], dir, process.env.KUBEBUILDER_ASSETS ? {} : { SKIP_ENVTEST: 'true' });
