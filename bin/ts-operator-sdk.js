@@ -53,20 +53,16 @@ try {
   ({ run } = await import('../dist/cli/bundle/main.js'));
 } catch (err) {
   if (err?.code !== 'ERR_MODULE_NOT_FOUND') throw err;
-  const missing = /Cannot find (?:package|module) '([^']+)'/.exec(String(err.message))?.[1] ?? '';
-  // The CLI's own dependencies are optionalDependencies so an operator image
-  // can drop them (`npm ci --omit=optional`). So is @kubernetes/client-node,
-  // which the runtime imports only for a kubeconfig that needs it (a legacy
-  // auth-provider, a proxy-url) and then names the fix itself.
-  const cliDependency = Object.keys(packageJson.optionalDependencies ?? {}).find((name) => missing === name || missing.includes(`/node_modules/${name}/`));
-  if (cliDependency) {
-    refuse(
-      `the ts-operator-sdk CLI needs its optional dependencies, and ${cliDependency} is not installed (an install with --omit=optional, or on an unsupported Node, leaves them out)`,
-      'Run `npm install --include=optional` in the project (an operator image may omit them)',
-    );
-  }
-  if (missing.endsWith('/dist/cli/bundle/main.js')) {
+  if (String(err.url ?? '').endsWith('/dist/cli/bundle/main.js')) {
     refuse('ts-operator-sdk is not built (dist/ is missing)', 'Run `npm run build` in the ts-operator-sdk checkout, or use the package made by `npm pack`');
+  }
+  // A dependency the bundle left out: one line naming the install when it is
+  // an optional one (src/cli/missing-dependency.ts says why), else the stack.
+  const { missingDependencyLine } = await import('../dist/cli/bundle/missing-dependency.js');
+  const line = missingDependencyLine(err, packageJson.optionalDependencies);
+  if (line !== undefined) {
+    process.stderr.write(`${line}\n`);
+    process.exit(1);
   }
   throw err;
 }

@@ -27,7 +27,9 @@ const outdir = `${root}dist/cli/bundle`;
 
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: { main: `${root}dist/src/main.js` },
+  // missing-dependency: the launcher's one line for a dependency that is not
+  // installed, loaded by it only when loading main fails.
+  entryPoints: { main: `${root}dist/src/main.js`, 'missing-dependency': `${root}dist/src/cli/missing-dependency.js` },
   outdir,
   bundle: true,
   splitting: true,

@@ -133,23 +133,6 @@ function outputFailure(error: OutputError, ctx: CliContext): number {
 }
 
 /**
- * The optional dependency whose absence `error` reports, if it does. The
- * CLI's bundle holds its dependencies except typescript, which the commands
- * that parse API types load on use: with optionalDependencies omitted, that
- * load fails here, not in the launcher, and gets the launcher's one line.
- */
-async function missingDependency(error: unknown): Promise<string | undefined> {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') return undefined;
-  const missing = /Cannot find (?:package|module) '([^']+)'/.exec((error as Error).message)?.[1] ?? '';
-  // Loaded only here: reading package.json is no cost a successful run should pay.
-  const { packageInfo } = await import('./scaffold/package-info.js');
-  return Object.keys(packageInfo.optionalDependencies ?? {}).find(
-    (name) => missing === name || missing.includes(`/node_modules/${name}/`),
-  );
-}
-
-/**
  * The CLI entry point: parses `argv` (as process.argv: node, script, args...),
  * runs the command and returns the exit code. Errors are one line on stderr.
  */
@@ -176,12 +159,21 @@ export async function run(argv: string[], ctx: CliContext = processContext()): P
       if (ctx.verbose && error.cause instanceof Error) ctx.io.debug(error.cause.stack ?? String(error.cause));
       return 1;
     }
-    const dependency = await missingDependency(error);
-    if (dependency) {
-      ctx.io.progress(
-        `Error: the ts-operator-sdk CLI needs its optional dependencies, and ${dependency} is not installed (an install with --omit=optional, or on an unsupported Node, leaves them out). Run \`npm install --include=optional\` in the project (an operator image may omit them).`,
-      );
-      return 1;
+    // The bundle holds the CLI's dependencies except typescript, which the
+    // commands that parse API types load on use: with optionalDependencies
+    // omitted, that load fails here, not in the launcher, and gets the
+    // launcher's line. Loaded only on failure: reading package.json is no
+    // cost a successful run should pay.
+    if ((error as NodeJS.ErrnoException | undefined)?.code?.endsWith('MODULE_NOT_FOUND')) {
+      const [{ missingDependencyLine }, { packageInfo }] = await Promise.all([
+        import('./cli/missing-dependency.js'),
+        import('./scaffold/package-info.js'),
+      ]);
+      const line = missingDependencyLine(error, packageInfo.optionalDependencies);
+      if (line !== undefined) {
+        ctx.io.progress(line);
+        return 1;
+      }
     }
     const message = error instanceof Error ? error.message : String(error);
     ctx.io.progress(

@@ -97,6 +97,28 @@ test('without the optional dependencies the bundled CLI runs, and a command that
   ]);
 });
 
+test('the launcher names a missing optional dependency of the bundle in one line, and leaves any other missing package unmasked', () => {
+  // A bundle whose main imports `dependency`, in a package root without node_modules.
+  const launcherFor = (dependency: string): string => {
+    const root = launcherCopy(() => undefined);
+    const bundle = join(root, 'dist', 'cli', 'bundle');
+    cpSync(join(REPO_ROOT, 'dist', 'cli', 'bundle'), bundle, { recursive: true });
+    writeFileSync(join(bundle, 'main.js'), `import '${dependency}';\nexport async function run() { return 0; }\n`);
+    return join(root, 'bin', 'ts-operator-sdk.js');
+  };
+  const optional = spawnSync(process.execPath, [launcherFor('typescript'), 'version'], { encoding: 'utf8' });
+  assert.equal(optional.status, 1);
+  assert.deepEqual(errorLines(optional.stderr), [
+    'Error: the ts-operator-sdk CLI needs its optional dependencies, and typescript is not installed (an install with --omit=optional, or on an unsupported Node, leaves them out). Run `npm install --include=optional` in the project (an operator image may omit them).',
+  ]);
+  const other = spawnSync(process.execPath, [launcherFor('no-such-package-of-ts-operator-sdk'), 'version'], {
+    encoding: 'utf8',
+  });
+  assert.equal(other.status, 1);
+  assert.match(other.stderr, /Cannot find package 'no-such-package-of-ts-operator-sdk'/);
+  assert.doesNotMatch(other.stderr, /--include=optional/);
+});
+
 test('npm refuses an old Node in this repository and in a generated project (engine-strict)', (t) => {
   assert.match(readFileSync(join(REPO_ROOT, '.npmrc'), 'utf8'), /^engine-strict=true$/m);
   const dir = tempProjectDir();

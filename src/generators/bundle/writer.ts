@@ -1,9 +1,12 @@
+import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
 import type { CsvObject } from '../csv/base.js';
 import { renderYaml } from '../csv/base.js';
 import { groupOf, versionOf } from './collector.js';
 import type { ManifestObject } from './input-objects.js';
 import { BUNDLE_SUPPORTED_KINDS } from '../../validation/bundle-kinds.js';
+import { quickParseYaml } from '../../yaml-input.js';
+import { sortKeysDeep } from '../render-yaml.js';
 
 /** The CSV's annotation that changes on every content change, and only then. */
 export const CREATED_AT = 'createdAt';
@@ -140,6 +143,10 @@ export function bundleDockerfile(options: BundleMetadataOptions): string {
  */
 export function parsePreviousCsv(text: string | undefined): CsvObject | undefined {
   if (text === undefined) return undefined;
+  // One document, as the quick reader reads it (the CSV generate bundle
+  // wrote); anything else gets the yaml library's verdict, as before.
+  const quick = quickParseYaml(text);
+  if (quick?.length === 1) return (quick[0] as CsvObject | null) ?? undefined;
   try {
     return (YAML.parse(text) as CsvObject | null) ?? undefined;
   } catch {
@@ -164,7 +171,16 @@ export function chooseCreatedAt(
     if (Number.isInteger(seconds) && seconds >= 0) return rfc3339(new Date(seconds * 1000));
   }
   const previousCreatedAt = previous?.metadata?.annotations?.[CREATED_AT];
-  if (previous && previousCreatedAt && renderYaml(withCreatedAt(previous, '')) === renderYaml(withCreatedAt(csv, '')))
+  // Compared as data, not as rendered text: rendering both CSVs cost as much
+  // as writing the bundle's CSV. The same decision: sortKeysDeep drops the
+  // keys renderYaml leaves out (undefined values) and gives every object one
+  // prototype, and what renders differently (1 and "1", true and "true")
+  // differs as data too.
+  if (
+    previous &&
+    previousCreatedAt &&
+    isDeepStrictEqual(sortKeysDeep(withCreatedAt(previous, '')), sortKeysDeep(withCreatedAt(csv, '')))
+  )
     return previousCreatedAt;
   return rfc3339(now);
 }
