@@ -80,6 +80,23 @@ describe('kubeconfig text', () => {
     );
     const path = join(dir, 'exported.config');
     writeFileSync(path, written.exportConfig());
+    // kubectl's field names, spelled out: reading and writing share one table, so a wrong name there would still round-trip.
+    const file = JSON.parse(written.exportConfig()) as {
+      clusters: { cluster: object }[];
+      users: { user: object }[];
+    };
+    assert.deepEqual(Object.keys(file.clusters[0]!.cluster).sort(), [
+      'certificate-authority-data',
+      'server',
+      'tls-server-name',
+    ]);
+    assert.deepEqual(Object.keys(file.clusters[1]!.cluster).sort(), [
+      'insecure-skip-tls-verify',
+      'proxy-url',
+      'server',
+    ]);
+    assert.deepEqual(Object.keys(file.users[0]!.user).sort(), ['as', 'client-certificate-data', 'client-key-data']);
+    assert.deepEqual(Object.keys(file.users[1]!.user).sort(), ['client-certificate', 'client-key', 'tokenFile']);
     const read = loadKubeConfig(path);
     assert.equal(read.currentContext, 'one');
     assert.deepEqual(

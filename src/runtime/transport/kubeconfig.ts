@@ -140,26 +140,26 @@ export class RestConfig implements KubeConfigSource {
   }
 }
 
-/** The kubeconfig file's name for each field whose name differs from the in-memory one (the inverse of `clusterFrom`). */
-const CLUSTER_FIELDS: Record<string, string> = {
+/** The kubeconfig file's name for each field whose name differs from the in-memory one: one table for reading (`clusterFrom`) and writing (`exportConfig`). */
+const CLUSTER_FIELDS = {
   caData: 'certificate-authority-data',
   caFile: 'certificate-authority',
   skipTLSVerify: 'insecure-skip-tls-verify',
   tlsServerName: 'tls-server-name',
   proxyUrl: 'proxy-url',
-};
-/** As {@link CLUSTER_FIELDS}, the inverse of `userFrom`. */
-const USER_FIELDS: Record<string, string> = {
+} as const;
+/** As {@link CLUSTER_FIELDS}, for users (`userFrom`). */
+const USER_FIELDS = {
   certData: 'client-certificate-data',
   certFile: 'client-certificate',
   keyData: 'client-key-data',
   keyFile: 'client-key',
   authProvider: 'auth-provider',
   impersonateUser: 'as',
-};
+} as const;
 
 /** `entry` with its set fields renamed to the file's names; unset and false fields are left out, as kubectl writes. */
-function fileFields(entry: object, names: Record<string, string>): YamlMap {
+function fileFields(entry: object, names: Readonly<Record<string, string>>): YamlMap {
   const out: YamlMap = {};
   for (const [key, value] of Object.entries(entry))
     if (value !== undefined && value !== false && value !== '') out[names[key] ?? key] = value;
@@ -300,11 +300,11 @@ function clusterFrom(name: string, cluster: YamlMap, base: string): KubeConfigCl
   return {
     name,
     server: str(cluster.server) ?? '',
-    caData: str(cluster['certificate-authority-data']),
-    caFile: filePath(cluster['certificate-authority'], base),
-    skipTLSVerify: cluster['insecure-skip-tls-verify'] === true,
-    tlsServerName: str(cluster['tls-server-name']),
-    proxyUrl: str(cluster['proxy-url']),
+    caData: str(cluster[CLUSTER_FIELDS.caData]),
+    caFile: filePath(cluster[CLUSTER_FIELDS.caFile], base),
+    skipTLSVerify: cluster[CLUSTER_FIELDS.skipTLSVerify] === true,
+    tlsServerName: str(cluster[CLUSTER_FIELDS.tlsServerName]),
+    proxyUrl: str(cluster[CLUSTER_FIELDS.proxyUrl]),
   };
 }
 
@@ -317,15 +317,15 @@ function userFrom(name: string, user: YamlMap, base: string): KubeConfigUser {
     name,
     token: str(user.token),
     tokenFile: filePath(user.tokenFile ?? user['token-file'], base),
-    certData: str(user['client-certificate-data']),
-    certFile: filePath(user['client-certificate'], base),
-    keyData: str(user['client-key-data']),
-    keyFile: filePath(user['client-key'], base),
+    certData: str(user[USER_FIELDS.certData]),
+    certFile: filePath(user[USER_FIELDS.certFile], base),
+    keyData: str(user[USER_FIELDS.keyData]),
+    keyFile: filePath(user[USER_FIELDS.keyFile], base),
     exec,
-    authProvider: user['auth-provider'],
+    authProvider: user[USER_FIELDS.authProvider],
     username: str(user.username),
     password: str(user.password),
-    impersonateUser: str(user.as),
+    impersonateUser: str(user[USER_FIELDS.impersonateUser]),
   };
 }
 
