@@ -6,13 +6,12 @@
  * objects for minutes at most, so a poll every second is simpler than
  * watches and as good).
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UsageError } from '../errors.js';
-import { ApiConnectionError, NotFoundError, RequestTimeoutError } from '../runtime/api/errors.js';
+import { ApiConnectionError, NoKindMatchError, NotFoundError, RequestTimeoutError } from '../runtime/api/errors.js';
 import { resourcePath } from '../runtime/api/kinds.js';
 import { loadKubeConfig, type KubeConfigSource } from '../runtime/transport/kubeconfig.js';
-import { NoKindMatchError } from '../runtime/api/errors.js';
+import type { KubernetesObject } from '../runtime/api/object.js';
 import type { UnstructuredObject } from '../runtime/api/unstructured.js';
 import { RestMapper } from '../runtime/transport/restmapper.js';
 import {

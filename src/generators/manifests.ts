@@ -3,6 +3,7 @@ import path from 'node:path';
 // require, not import: as ESM, Node first scans typescript's 9 MB CommonJS file for module syntax (~0.25 s).
 import ts = require('typescript');
 import { buildCrds, type ApiResource } from './crd/crd.js';
+import { CLIENT_NODE_MODULE, isRecognisedModule } from './crd/known-types.js';
 import type { ClientNodeModels } from './crd/type-schema.js';
 import { ScaffoldMarkers } from '../scaffold/markers.js';
 import { packageInfo } from '../scaffold/package-info.js';
@@ -112,8 +113,7 @@ const CLIENT_NODE_FIXED = new Set(['KubernetesObject', 'V1ObjectMeta', 'V1ListMe
 function embedsClientNodeModels(file: string): boolean {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2023, false);
   return source.statements.some((s) => {
-    if (!ts.isImportDeclaration(s) || (s.moduleSpecifier as ts.StringLiteral).text !== '@kubernetes/client-node')
-      return false;
+    if (!ts.isImportDeclaration(s) || (s.moduleSpecifier as ts.StringLiteral).text !== CLIENT_NODE_MODULE) return false;
     const bindings = s.importClause?.namedBindings;
     if (!bindings || ts.isNamespaceImport(bindings)) return true;
     return bindings.elements.some((e) => !CLIENT_NODE_FIXED.has((e.propertyName ?? e.name).text));
@@ -131,14 +131,6 @@ function apiRootFiles(projectDir: string, apiDirs: string[]): string[] {
       .map((f) => path.join(abs, f));
   });
 }
-
-/**
- * Modules whose types are recognised by the import itself (see
- * TypeSchemaBuilder.resolve). Both pull in client-node's thousands of
- * declaration files, most of the generator's run time, so they are only
- * resolved when an API embeds a client-node model that must be expanded.
- */
-const IMPORT_RECOGNISED_MODULES = new Set(['ts-operator-sdk', '@kubernetes/client-node']);
 
 /**
  * Parsed declaration files of node_modules and the TypeScript lib, shared by
@@ -163,6 +155,11 @@ function createApiProgram(rootNames: string[], resolveDependencies: boolean): ts
   const host = ts.createCompilerHost(options);
   // Descriptions and markers are read from raw comments, so the parser can skip JSDoc (a large share of parse time).
   host.jsDocParsingMode = ts.JSDocParsingMode.ParseNone;
+  // Types from the SDK (root and subpaths) and client-node are recognised by
+  // their import alone (TypeSchemaBuilder.resolve). Resolving those modules
+  // pulls in hundreds of declaration files (client-node's root: thousands),
+  // most of the generator's run time, so they are resolved only when an API
+  // embeds a client-node model that must be expanded.
   if (!resolveDependencies) {
     host.resolveModuleNameLiterals = (
       literals,
@@ -172,7 +169,7 @@ function createApiProgram(rootNames: string[], resolveDependencies: boolean): ts
       containingSourceFile,
     ) =>
       literals.map((literal) =>
-        IMPORT_RECOGNISED_MODULES.has(literal.text)
+        isRecognisedModule(literal.text)
           ? { resolvedModule: undefined }
           : ts.resolveModuleName(
               literal.text,

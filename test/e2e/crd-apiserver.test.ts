@@ -8,7 +8,8 @@ import { HttpMethod, RequestContext } from '@kubernetes/client-node';
 import { fetch } from 'undici';
 import { Environment } from '../../src/runtime/envtest/index.js';
 import { RestClient } from '../../src/runtime/transport/rest.js';
-import { toClientNodeKubeConfig, type RestConfig } from '../../src/runtime/transport/index.js';
+import { toClientNodeKubeConfig } from '../../src/runtime/transport/client-node.js';
+import type { RestConfig } from '../../src/runtime/transport/index.js';
 import { InvalidError } from '../../src/runtime/api/errors.js';
 import { generateManifests, type ManifestInputs } from '../../src/generators/manifests.js';
 

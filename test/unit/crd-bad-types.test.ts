@@ -99,6 +99,25 @@ const cases: BadCase[] = [
     expect: /^apis\/v1\/thing_types\.ts:5: Thing has no spec field: add `spec\?: ThingSpec`/m,
   },
   {
+    name: 'missing metadata, the base interface not extended',
+    files: {
+      'apis/v1/thing_types.ts': `${HEADER}\n/** +kubebuilder:object:root=true */\nexport interface Thing {\n  spec?: { size?: int32 };\n}\n`,
+    },
+    expect:
+      /^apis\/v1\/thing_types\.ts:5: Thing has no metadata field: extend `KubernetesObject` \(from ts-operator-sdk\/api\), or add `metadata\?: V1ObjectMeta`$/m,
+  },
+  {
+    // ts-operator-sdk/api's KubernetesObject is recognised by its import like client-node's.
+    name: 'KubernetesObject from ts-operator-sdk/api embedded in a spec',
+    files: {
+      'apis/v1/thing_types.ts': thingTypes('  inner: SdkObject;').replace(
+        HEADER,
+        `${HEADER}import type { KubernetesObject as SdkObject } from 'ts-operator-sdk/api';\n`,
+      ),
+    },
+    expect: /^apis\/v1\/thing_types\.ts:\d+: KubernetesObject cannot be embedded in a schema/m,
+  },
+  {
     name: 'two storage versions',
     files: {
       'apis/v1/thing_types.ts': thingTypes('  size?: int32;').replace(

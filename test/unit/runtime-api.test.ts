@@ -165,6 +165,26 @@ test('the root entry point keeps at most 30 names; every runtime package with a 
   }
 });
 
+test("no entry point's declarations but ts-operator-sdk/client-node reach client-node's own files", () => {
+  // client-node's root reaches all of its API (~850 declaration files): every project's type check would parse
+  // them. The runtime names its models through copies (scripts/model-declarations.js) instead.
+  const lean = entryPoints.filter((entry) => entry.label !== 'ts-operator-sdk/client-node');
+  const program = ts.createProgram(
+    lean.map((entry) => entry.declarations),
+    { module: ts.ModuleKind.NodeNext, noEmit: true, skipLibCheck: true, types: [] },
+  );
+  const reached = program
+    .getSourceFiles()
+    .map((file) => file.fileName)
+    .filter((file) => file.includes('/@kubernetes/client-node/'));
+  assert.deepEqual(reached.slice(0, 3), [], `${reached.length} client-node files reached`);
+  const models = program.getSourceFiles().filter((file) => file.fileName.includes('/dist/src/runtime/api/models/'));
+  assert.ok(
+    models.some((file) => file.fileName.endsWith('/V1Deployment.d.ts')),
+    'the Deployment kind keeps its model type',
+  );
+});
+
 /** The CLI's views of the untyped object narrow the runtime's one type; this fails to compile if one stops being it. */
 const cliViewsNarrowUnstructured: [ClusterObject, ManifestObject] extends [UnstructuredObject, UnstructuredObject]
   ? true

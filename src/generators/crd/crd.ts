@@ -4,7 +4,7 @@ import ts = require('typescript');
 import { markerNamed, markersNamed, readAnnotations } from '../markers/comments.js';
 import { markerValueText, type Marker, type RawValue } from '../markers/grammar.js';
 import type { ProblemList } from '../problems.js';
-import { API_VERSION_DESCRIPTION, KIND_DESCRIPTION } from './known-types.js';
+import { API_VERSION_DESCRIPTION, KIND_DESCRIPTION, isRecognisedModule } from './known-types.js';
 import { pluralize } from '../../scaffold/names.js';
 import { isDns1123Label } from '../../validation/names.js';
 import { SourceMap, type JSONSchemaProps } from './schema-types.js';
@@ -148,8 +148,8 @@ export function buildCrds(resources: readonly ApiResource[], context: CrdBuildCo
     const schema = builder.objectSchema(declaration);
     const props = schema.properties ?? {};
     // `extends KubernetesObject` gives the kind apiVersion, kind and metadata (Go's embedded TypeMeta and
-    // ObjectMeta), but @kubernetes/client-node is usually not resolved here (see createApiProgram), so they
-    // are added by name, as the scaffolded types leave them to the base interface.
+    // ObjectMeta), but neither the SDK nor @kubernetes/client-node is usually resolved here (see
+    // createApiProgram), so they are added by name, as the scaffolded types leave them to the base interface.
     if (extendsKubernetesObject(declaration)) {
       for (const inherited of ['apiVersion', 'kind', 'metadata'])
         props[inherited] ??= { type: inherited === 'metadata' ? 'object' : 'string' };
@@ -165,7 +165,7 @@ export function buildCrds(resources: readonly ApiResource[], context: CrdBuildCo
       problems.add(
         where.file,
         where.line,
-        `${resource.kind} has no metadata field: add \`metadata?: V1ObjectMeta\` (from @kubernetes/client-node)`,
+        `${resource.kind} has no metadata field: extend \`KubernetesObject\` (from ts-operator-sdk/api), or add \`metadata?: V1ObjectMeta\``,
       );
     else props['metadata'] = sources.set({ type: 'object' }, where.file, where.line);
     if (props['apiVersion']) props['apiVersion'] = { description: API_VERSION_DESCRIPTION, type: 'string' };
@@ -421,14 +421,14 @@ function versionEntry(
   return entry;
 }
 
-/** Whether the interface extends `KubernetesObject` imported from @kubernetes/client-node (under any local name). */
+/** Whether the interface extends `KubernetesObject` imported from ts-operator-sdk/api or @kubernetes/client-node (under any local name). */
 function extendsKubernetesObject(declaration: ts.InterfaceDeclaration): boolean {
   const locals = new Set<string>();
   for (const statement of declaration.getSourceFile().statements) {
     if (
       !ts.isImportDeclaration(statement) ||
       !ts.isStringLiteral(statement.moduleSpecifier) ||
-      statement.moduleSpecifier.text !== '@kubernetes/client-node'
+      !isRecognisedModule(statement.moduleSpecifier.text)
     )
       continue;
     const bindings = statement.importClause?.namedBindings;

@@ -146,3 +146,24 @@ export const CLIENT_NODE_QUANTITY_FIELDS: ReadonlySet<string> = new Set([
 
 /** client-node types that controller-gen emits as a bare object (ObjectMeta is never expanded). */
 export const CLIENT_NODE_OPAQUE_OBJECTS: ReadonlySet<string> = new Set(['V1ObjectMeta', 'V1ListMeta']);
+
+/** The client-node module, whose models an API type may embed. */
+export const CLIENT_NODE_MODULE = '@kubernetes/client-node';
+
+/**
+ * Whether an import specifier is the SDK: its root or a subpath of it
+ * (`ts-operator-sdk/api`, where `KubernetesObject` lives). Types imported from
+ * it are recognised by their import alone.
+ */
+export function isSdkModule(specifier: string): boolean {
+  return specifier === 'ts-operator-sdk' || specifier.startsWith('ts-operator-sdk/');
+}
+
+/**
+ * Whether types imported from `specifier` are recognised by their import
+ * alone: the SDK's (root or subpath) and client-node's, among them
+ * `KubernetesObject`, the base of a kind, which both declare with one shape.
+ */
+export function isRecognisedModule(specifier: string): boolean {
+  return specifier === CLIENT_NODE_MODULE || isSdkModule(specifier);
+}

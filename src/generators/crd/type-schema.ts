@@ -5,17 +5,17 @@ import type { Marker } from '../markers/grammar.js';
 import type { ProblemList } from '../problems.js';
 import { applySchemaMarkers } from './apply-markers.js';
 import {
+  CLIENT_NODE_MODULE,
   CLIENT_NODE_OPAQUE_OBJECTS,
   CLIENT_NODE_QUANTITY_FIELDS,
   SDK_KNOWN_TYPES,
   intOrStringSchema,
+  isSdkModule,
   quantitySchema,
 } from './known-types.js';
 import type { JSONSchemaProps, SourceMap } from './schema-types.js';
 import { UsageError } from '../../errors.js';
 
-const SDK_MODULE = 'ts-operator-sdk';
-const CLIENT_NODE_MODULE = '@kubernetes/client-node';
 /**
  * The deepest nesting of types a CRD schema may have. Kubernetes' own types
  * (a Deployment's pod template) nest about 20 levels; 100 is generous and
@@ -252,6 +252,9 @@ export class TypeSchemaBuilder {
       );
     }
     if (resolved.kind === 'sdk') {
+      // ts-operator-sdk/api re-declares client-node's KubernetesObject and re-exports its V1ObjectMeta.
+      if (resolved.name === 'KubernetesObject') return this.failEmbeddedKubernetesObject(node);
+      if (CLIENT_NODE_OPAQUE_OBJECTS.has(resolved.name)) return { type: 'object' };
       if (resolved.name === 'float64') {
         if (this.options.allowDangerousTypes) return { type: 'number' };
         return this.fail(
@@ -269,11 +272,7 @@ export class TypeSchemaBuilder {
     if (resolved.kind === 'clientNode') {
       if (resolved.name === 'IntOrString') return quantity ? quantitySchema() : intOrStringSchema();
       if (CLIENT_NODE_OPAQUE_OBJECTS.has(resolved.name)) return { type: 'object' };
-      if (resolved.name === 'KubernetesObject')
-        return this.fail(
-          node,
-          'KubernetesObject cannot be embedded in a schema: declare the embedded fields, or use RawExtension',
-        );
+      if (resolved.name === 'KubernetesObject') return this.failEmbeddedKubernetesObject(node);
       if (!resolved.declaration)
         return this.fail(node, `cannot find the declaration of \`${resolved.name}\` in @kubernetes/client-node`);
       if (args.length > 0) return this.fail(node, `generic type \`${node.getText()}\` is not supported in API types`);
@@ -285,6 +284,13 @@ export class TypeSchemaBuilder {
         `generic type \`${node.getText()}\` is not supported in API types: declare a concrete interface`,
       );
     return this.expandDeclaration(resolved.declaration, resolved.name, node);
+  }
+
+  private failEmbeddedKubernetesObject(node: ts.Node): JSONSchemaProps {
+    return this.fail(
+      node,
+      'KubernetesObject cannot be embedded in a schema: declare the embedded fields, or use RawExtension',
+    );
   }
 
   /** Follows imports to the declaration a type name means. */
@@ -299,7 +305,7 @@ export class TypeSchemaBuilder {
         const moduleName = (importDecl.parent.parent.parent.moduleSpecifier as ts.StringLiteral).text;
         const imported = (importDecl.propertyName ?? importDecl.name).text;
         // Decided by the import, so API files work even before the SDK's .d.ts files exist.
-        if (moduleName === SDK_MODULE) return { kind: 'sdk', name: imported };
+        if (isSdkModule(moduleName)) return { kind: 'sdk', name: imported };
         if (moduleName === CLIENT_NODE_MODULE) {
           const target = checker.getAliasedSymbol(symbol);
           return { kind: 'clientNode', name: imported, declaration: target.declarations?.[0] };

@@ -36,6 +36,7 @@ export {
   ClusterRoleBinding,
   CustomResourceDefinition,
 } from './kinds.js';
+export type { KubernetesObject, V1ObjectMeta } from './object.js';
 export type { UnstructuredObject } from './unstructured.js';
 export type {
   int32,

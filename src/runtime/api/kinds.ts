@@ -1,27 +1,25 @@
-import type {
-  KubernetesObject,
-  V1ClusterRole,
-  V1ClusterRoleBinding,
-  V1ConfigMap,
-  V1CronJob,
-  V1CustomResourceDefinition,
-  V1DaemonSet,
-  V1Deployment,
-  V1Ingress,
-  V1Job,
-  V1Lease,
-  V1Node,
-  V1Namespace,
-  V1PersistentVolumeClaim,
-  V1Pod,
-  V1Role,
-  V1RoleBinding,
-  V1Secret,
-  V1Service,
-  V1ServiceAccount,
-  V1StatefulSet,
-  CoreV1Event,
-} from '@kubernetes/client-node';
+import type { KubernetesObject } from './object.js';
+import type { V1ClusterRole } from '@kubernetes/client-node/dist/gen/models/V1ClusterRole.js';
+import type { V1ClusterRoleBinding } from '@kubernetes/client-node/dist/gen/models/V1ClusterRoleBinding.js';
+import type { V1ConfigMap } from '@kubernetes/client-node/dist/gen/models/V1ConfigMap.js';
+import type { V1CronJob } from '@kubernetes/client-node/dist/gen/models/V1CronJob.js';
+import type { V1CustomResourceDefinition } from '@kubernetes/client-node/dist/gen/models/V1CustomResourceDefinition.js';
+import type { V1DaemonSet } from '@kubernetes/client-node/dist/gen/models/V1DaemonSet.js';
+import type { V1Deployment } from '@kubernetes/client-node/dist/gen/models/V1Deployment.js';
+import type { V1Ingress } from '@kubernetes/client-node/dist/gen/models/V1Ingress.js';
+import type { V1Job } from '@kubernetes/client-node/dist/gen/models/V1Job.js';
+import type { V1Lease } from '@kubernetes/client-node/dist/gen/models/V1Lease.js';
+import type { V1Node } from '@kubernetes/client-node/dist/gen/models/V1Node.js';
+import type { V1Namespace } from '@kubernetes/client-node/dist/gen/models/V1Namespace.js';
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node/dist/gen/models/V1PersistentVolumeClaim.js';
+import type { V1Pod } from '@kubernetes/client-node/dist/gen/models/V1Pod.js';
+import type { V1Role } from '@kubernetes/client-node/dist/gen/models/V1Role.js';
+import type { V1RoleBinding } from '@kubernetes/client-node/dist/gen/models/V1RoleBinding.js';
+import type { V1Secret } from '@kubernetes/client-node/dist/gen/models/V1Secret.js';
+import type { V1Service } from '@kubernetes/client-node/dist/gen/models/V1Service.js';
+import type { V1ServiceAccount } from '@kubernetes/client-node/dist/gen/models/V1ServiceAccount.js';
+import type { V1StatefulSet } from '@kubernetes/client-node/dist/gen/models/V1StatefulSet.js';
+import type { CoreV1Event } from '@kubernetes/client-node/dist/gen/models/CoreV1Event.js';
 
 /**
  * A Kind is the runtime handle for a Kubernetes type: TypeScript erases

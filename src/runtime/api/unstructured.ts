@@ -1,4 +1,4 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from './object.js';
 
 /**
  * A Kubernetes object whose type is known only at run time (controller-runtime's

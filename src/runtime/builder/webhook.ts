@@ -1,4 +1,4 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '../api/object.js';
 import type { Kind } from '../api/kinds.js';
 import type { Manager } from '../manager/manager.js';
 import {

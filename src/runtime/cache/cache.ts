@@ -1,4 +1,4 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '../api/object.js';
 import { NotFoundError } from '../api/errors.js';
 import { keyOf, type Kind, type ObjectKey } from '../api/kinds.js';
 import { matchesLabels, parseSelector } from '../api/labels.js';

@@ -1,4 +1,4 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '../api/object.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, apiErrorFrom, GoneError, isGone, type StatusBody } from '../api/errors.js';
 import { keyOf, resourcePath, type Kind } from '../api/kinds.js';

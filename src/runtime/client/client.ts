@@ -1,4 +1,4 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '../api/object.js';
 import { resourcePath, type Kind, type ObjectKey } from '../api/kinds.js';
 import { callSignal, requestBounds, type CallOptions } from './call.js';
 import {

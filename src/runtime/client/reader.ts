@@ -1,4 +1,4 @@
-import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
+import type { KubernetesObject, V1ObjectMeta } from '../api/object.js';
 import type { Kind, ObjectKey } from '../api/kinds.js';
 import type { CallOptions } from './call.js';
 

@@ -1,4 +1,4 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '../api/object.js';
 import { randomUUID } from 'node:crypto';
 import { isReconcilePanic, isTerminalError } from '../api/errors.js';
 import { isLeaderElectionLost } from '../leaderelection/lease.js';

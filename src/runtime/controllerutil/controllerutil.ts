@@ -3,7 +3,8 @@
  * controllerutil). The owner-reference and finalizer helpers only edit the
  * object in memory; write it with the client afterwards.
  */
-import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
+import type { KubernetesObject } from '../api/object.js';
+import type { V1OwnerReference } from '@kubernetes/client-node/dist/gen/models/V1OwnerReference.js';
 import type { Client } from '../client/client.js';
 import { isNotFound } from '../api/errors.js';
 import { parseApiVersion } from '../api/kinds.js';

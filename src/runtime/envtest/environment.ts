@@ -66,7 +66,7 @@ export class Environment {
 
   constructor(private readonly options: EnvironmentOptions = {}) {}
 
-  /** The admin REST config (user `default`, group `system:masters`): pass it to `new Manager({ kubeConfig })` or `new RestClient()`; for client-node's own clients, `toClientNodeKubeConfig(env.kubeConfig)`. Valid after `start()`. */
+  /** The admin REST config (user `default`, group `system:masters`): pass it to `new Manager({ kubeConfig })` or `new RestClient()`; for client-node's own clients, `toClientNodeKubeConfig(env.kubeConfig)` from ts-operator-sdk/client-node. Valid after `start()`. */
   get kubeConfig(): RestConfig {
     if (!this.admin) throw new Error('envtest: the Environment is not started: await env.start() first');
     return this.admin;

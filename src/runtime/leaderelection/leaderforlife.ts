@@ -1,4 +1,7 @@
-import type { V1ConfigMap, V1Node, V1OwnerReference, V1Pod } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubernetes/client-node/dist/gen/models/V1ConfigMap.js';
+import type { V1Node } from '@kubernetes/client-node/dist/gen/models/V1Node.js';
+import type { V1OwnerReference } from '@kubernetes/client-node/dist/gen/models/V1OwnerReference.js';
+import type { V1Pod } from '@kubernetes/client-node/dist/gen/models/V1Pod.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isAlreadyExists, isConflict, isNotFound } from '../api/errors.js';

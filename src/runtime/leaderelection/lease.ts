@@ -1,4 +1,4 @@
-import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { V1ObjectMeta } from '../api/object.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorChainHas, isAlreadyExists, isConflict, isNotFound } from '../api/errors.js';
 import { Lease, resourcePath } from '../api/kinds.js';

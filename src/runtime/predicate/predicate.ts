@@ -1,4 +1,4 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '../api/object.js';
 import type { DeleteInfo } from '../cache/informer.js';
 import { matchesLabels, parseSelector, requirementsOf, type LabelSelector } from '../api/labels.js';
 

@@ -4,7 +4,8 @@
  * a failure is logged, never thrown into the reconcile.
  */
 import { hostname } from 'node:os';
-import type { CoreV1Event, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '../api/object.js';
+import type { CoreV1Event } from '@kubernetes/client-node/dist/gen/models/CoreV1Event.js';
 import { Client } from '../client/client.js';
 import { toKubernetesTime } from '../api/conditions.js';
 import { NotFoundError } from '../api/errors.js';

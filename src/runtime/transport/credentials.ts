@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
+import { clientNodeKubeConfig, importClientNode } from './client-node.js';
 import type { KubeConfigCluster, KubeConfigSource, KubeConfigUser } from './kubeconfig.js';
 
 /**
@@ -305,59 +306,6 @@ export async function proxyAgent(source: KubeConfigSource): Promise<import('node
   if (typeof options.agent !== 'object')
     throw new Error(`client-node built no agent for the proxy-url ${source.getCurrentCluster()?.proxyUrl}`);
   return options.agent;
-}
-
-/**
- * A client-node `KubeConfig` holding the current cluster and user of
- * `source`, for client-node's own API clients. Imports client-node (about
- * 80 MiB and most of a second), so call it only where they are needed.
- */
-export async function toClientNodeKubeConfig(
-  source: KubeConfigSource,
-): Promise<import('@kubernetes/client-node').KubeConfig> {
-  return clientNodeKubeConfig(source, 'toClientNodeKubeConfig() builds a client-node KubeConfig');
-}
-
-/** {@link toClientNodeKubeConfig}, with `why` client-node is needed for the error when it is not installed. */
-async function clientNodeKubeConfig(
-  source: KubeConfigSource,
-  why: string,
-): Promise<import('@kubernetes/client-node').KubeConfig> {
-  const { KubeConfig } = await importClientNode(why);
-  const cluster = source.getCurrentCluster();
-  const user = source.getCurrentUser();
-  if (!cluster || !user) throw new Error('the kubeconfig has no current cluster and user: set current-context');
-  const kc = new KubeConfig();
-  const { tokenFile, ...rest } = user;
-  kc.loadFromClusterAndUser(
-    { ...cluster, skipTLSVerify: cluster.skipTLSVerify === true },
-    tokenFile && !rest.token && !rest.authProvider
-      ? { ...rest, authProvider: { name: 'tokenFile', config: { tokenFile } } }
-      : rest,
-  );
-  return kc;
-}
-
-/**
- * Imports client-node, or names the fix when it is not installed. The SDK
- * lists it as an optional dependency and a generated project as a
- * devDependency (its types), so an operator image, installed with
- * `--omit=dev --omit=optional`, does not carry it: only a kubeconfig that
- * needs it (`why`) must add it to the operator's dependencies.
- */
-async function importClientNode(why: string): Promise<typeof import('@kubernetes/client-node')> {
-  try {
-    return await import('@kubernetes/client-node');
-  } catch (err) {
-    const missing =
-      (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' &&
-      String((err as Error).message).includes("'@kubernetes/client-node'");
-    if (!missing) throw err;
-    throw new Error(
-      `${why}, which needs @kubernetes/client-node, and it is not installed: add it to the operator's dependencies (npm install @kubernetes/client-node)`,
-      { cause: err },
-    );
-  }
 }
 
 function readText(path: string, what: string): string {

@@ -27,5 +27,4 @@ export {
   type KubeConfigUser,
   type KubeConfigContext,
 } from './kubeconfig.js';
-export { toClientNodeKubeConfig } from './credentials.js';
 export { RestMapper } from './restmapper.js';

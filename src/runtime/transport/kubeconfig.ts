@@ -89,7 +89,7 @@ export interface KubeConfigSource {
  * A loaded kubeconfig: clusters, users and contexts with the same names and
  * fields as client-node's `KubeConfig`, without its API clients. Pass it to
  * `new Manager({ kubeConfig })` or `new RestClient(config)`; for client-node's
- * own clients, build one with `toClientNodeKubeConfig(config)`.
+ * own clients, build one with `toClientNodeKubeConfig(config)` (ts-operator-sdk/client-node).
  */
 export class RestConfig implements KubeConfigSource {
   constructor(

@@ -1,4 +1,4 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '../api/object.js';
 import { NoKindMatchError, NotFoundError } from '../api/errors.js';
 import { declaredKind, parseApiVersion, type Kind } from '../api/kinds.js';
 import type { RestClient } from './rest.js';

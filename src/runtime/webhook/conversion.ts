@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '../api/object.js';
 import { parseApiVersion, type Kind } from '../api/kinds.js';
 import type { Logger } from '../log/log.js';
 import { readBoundedJson, RequestBodyError } from './body.js';
