@@ -52,6 +52,7 @@ import {
   type Fingerprint,
 } from './fingerprint.js';
 import { beginUninterruptible, exitForInterruption, type UninterruptibleSection } from './interruption.js';
+import { byteOrder } from '../byte-order.js';
 
 /** The journal's name at the project root. */
 export const JOURNAL_FILE = '.ts-operator-sdk-journal.json';
@@ -740,7 +741,7 @@ function missingDirectories(root: string, changes: readonly FileChange[]): strin
       chain.unshift(dir);
     for (const dir of chain) missing.add(relative(root, dir));
   }
-  return [...missing].sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
+  return [...missing].sort((a, b) => a.split('/').length - b.split('/').length || byteOrder(a, b));
 }
 
 /** Creates `directory` and its missing parents; returns those created, outermost first. */

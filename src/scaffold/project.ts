@@ -15,6 +15,7 @@ import {
 } from 'yaml';
 import { UsageError } from '../errors.js';
 import type { VirtualTree } from './tree.js';
+import { byteOrder } from '../byte-order.js';
 
 /** The PROJECT file's name, at the project root. */
 export const PROJECT_FILE = 'PROJECT';
@@ -288,7 +289,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** Sorts a mapping's keys as kubebuilder writes them; each pair keeps its comments. */
 function sortPairs(document: Document, map: YAMLMap): void {
   const name = (pair: Pair): string => String(isNode(pair.key) ? pair.key.toJS(document) : pair.key);
-  map.items.sort((a, b) => name(a).localeCompare(name(b)));
+  map.items.sort((a, b) => byteOrder(name(a), name(b)));
 }
 
 /** A copy of `value` whose mappings list their keys sorted, as the YAML should. */
@@ -297,7 +298,7 @@ function sortedKeys(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(
     Object.entries(value)
-      .sort(([a], [b]) => a.localeCompare(b))
+      .sort(([a], [b]) => byteOrder(a, b))
       .map(([key, child]) => [key, sortedKeys(child)]),
   );
 }
