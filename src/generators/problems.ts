@@ -1,4 +1,5 @@
 import { formatProblem, UsageError, type SourceProblem } from '../errors.js';
+import { byteOrder } from '../byte-order.js';
 
 /**
  * Collects problems during one generation run, so that one run reports every
@@ -22,7 +23,7 @@ export class ProblemList {
   throwIfAny(): void {
     if (this.empty) return;
     const sorted = [...this.items].sort(
-      (a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.message.localeCompare(b.message),
+      (a, b) => byteOrder(a.file, b.file) || a.line - b.line || byteOrder(a.message, b.message),
     );
     const unique = sorted.filter((p, i) => i === 0 || formatProblem(p) !== formatProblem(sorted[i - 1]!));
     throw new UsageError(

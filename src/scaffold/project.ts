@@ -15,6 +15,7 @@ import {
 } from 'yaml';
 import { UsageError } from '../errors.js';
 import type { VirtualTree } from './tree.js';
+import { byteOrder } from '../byte-order.js';
 
 /** The PROJECT file's name, at the project root. */
 export const PROJECT_FILE = 'PROJECT';
@@ -92,11 +93,23 @@ export function sameGvk(a: ProjectResource, b: ProjectResource): boolean {
   return qualifiedGroup(a) === qualifiedGroup(b) && a.version === b.version && a.kind === b.kind;
 }
 
+/** Options of {@link readProject} and {@link parseProject}. */
+export interface ReadProjectOptions {
+  /**
+   * A faster YAML reader that returns undefined when it is unsure
+   * (quickParseYaml in src/yaml-input.ts), tried before the yaml library:
+   * that library's parser, cold, costs ~15-30 ms for this small file, against
+   * ~5 ms for js-yaml's. Passed by commands that load js-yaml anyway for
+   * their manifests; the others would load one more module for it.
+   */
+  quickParse?: (text: string) => unknown[] | undefined;
+}
+
 /**
  * Reads PROJECT from the tree. Throws a one-line {@link UsageError} when it
  * is missing (not in a project root) or not a config v3 document.
  */
-export function readProject(tree: VirtualTree): ProjectConfig {
+export function readProject(tree: VirtualTree, options: ReadProjectOptions = {}): ProjectConfig {
   const text = tree.read(PROJECT_FILE);
   if (text === undefined) {
     unreadableProject(tree.root);
@@ -105,7 +118,7 @@ export function readProject(tree: VirtualTree): ProjectConfig {
       'cd into the project directory, or create one with `ts-operator-sdk init`',
     );
   }
-  return parseProject(text);
+  return parseProject(text, options);
 }
 
 /**
@@ -156,20 +169,31 @@ export function assertOurLayout(project: ProjectConfig): void {
 }
 
 /**
- * The parsed YAML document each config came from, so that writing it back
- * keeps what this model does not know: unknown keys (`cliVersion`, `repo`,
- * plugin configs) and the user's comments.
+ * The text each config was read from, so that writing it back keeps what
+ * this model does not know: unknown keys (`cliVersion`, `repo`, plugin
+ * configs) and the user's comments. Kept as text and parsed into a yaml
+ * Document only by {@link formatProject}: most commands read PROJECT and
+ * never write it.
  */
-const sourceDocuments = new WeakMap<ProjectConfig, Document>();
+const sourceTexts = new WeakMap<ProjectConfig, string>();
 
 /** Parses the text of a PROJECT file (see {@link readProject}). */
-export function parseProject(text: string): ProjectConfig {
+export function parseProject(text: string, options: ReadProjectOptions = {}): ProjectConfig {
   const corrupt = (why: string): UsageError =>
     new UsageError(`the PROJECT file is corrupt: ${why}`, 'fix it by hand or restore it from version control');
-  const document = parseDocument(text, { prettyErrors: false });
-  if (document.errors.length > 0) throw corrupt(`invalid YAML (${document.errors[0]!.message.split('\n')[0]})`);
-  if (!isMap(document.contents)) throw corrupt('it is not a YAML mapping');
-  const raw = document.toJS() as Record<string, unknown>;
+  // The quick reader's values when it is sure of them; anything else (an
+  // error, several documents, not a mapping) is left to the yaml library and
+  // its messages.
+  const [quick, ...more] = options.quickParse?.(text) ?? [];
+  let raw: Record<string, unknown>;
+  if (more.length === 0 && isPlainObject(quick)) {
+    raw = quick;
+  } else {
+    const document = parseDocument(text, { prettyErrors: false });
+    if (document.errors.length > 0) throw corrupt(`invalid YAML (${document.errors[0]!.message.split('\n')[0]})`);
+    if (!isMap(document.contents)) throw corrupt('it is not a YAML mapping');
+    raw = document.toJS() as Record<string, unknown>;
+  }
   if (String(raw.version) !== '3')
     throw corrupt(`unsupported version ${JSON.stringify(raw.version ?? null)} (only "3" is supported)`);
   const layout = typeof raw.layout === 'string' ? [raw.layout] : raw.layout;
@@ -202,15 +226,19 @@ export function parseProject(text: string): ProjectConfig {
     projectName: raw.projectName as string | undefined,
     resources,
   };
-  sourceDocuments.set(config, document);
+  sourceTexts.set(config, text);
   return config;
 }
 
 /** Renders PROJECT the way kubebuilder writes it: header, sorted keys, zero values left out. */
 export function formatProject(config: ProjectConfig): string {
   const model = withoutZeroValues(config);
-  const source = sourceDocuments.get(config);
-  if (source) return updateDocument(source.clone(), model).toString({ indentSeq: false, lineWidth: 0 });
+  const source = sourceTexts.get(config);
+  if (source !== undefined)
+    return updateDocument(parseDocument(source, { prettyErrors: false }), model).toString({
+      indentSeq: false,
+      lineWidth: 0,
+    });
   const body = stringify(model, { indentSeq: false, lineWidth: 0, sortMapEntries: true });
   return `${HEADER.map((line) => `# ${line}`).join('\n')}\n${body}`;
 }
@@ -288,7 +316,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** Sorts a mapping's keys as kubebuilder writes them; each pair keeps its comments. */
 function sortPairs(document: Document, map: YAMLMap): void {
   const name = (pair: Pair): string => String(isNode(pair.key) ? pair.key.toJS(document) : pair.key);
-  map.items.sort((a, b) => name(a).localeCompare(name(b)));
+  map.items.sort((a, b) => byteOrder(name(a), name(b)));
 }
 
 /** A copy of `value` whose mappings list their keys sorted, as the YAML should. */
@@ -297,7 +325,7 @@ function sortedKeys(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(
     Object.entries(value)
-      .sort(([a], [b]) => a.localeCompare(b))
+      .sort(([a], [b]) => byteOrder(a, b))
       .map(([key, child]) => [key, sortedKeys(child)]),
   );
 }

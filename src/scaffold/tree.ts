@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import { ownedPath, writeBoundary, type WriteBoundary } from './boundary.js';
 import { bytesFingerprint, existenceFingerprint, listingFingerprint, type Fingerprint } from './fingerprint.js';
 import { commitChanges, type CommitOptions } from './journal.js';
+import { byteOrder } from '../byte-order.js';
 
 /** One pending change, as `--dry-run` reports it. */
 export interface TreeChange {
@@ -141,7 +142,7 @@ export class VirtualTree {
   /** The pending changes that differ from the disk, sorted by path. */
   changes(): TreeChange[] {
     const result: TreeChange[] = [];
-    for (const [path, content] of [...this.pending].sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [path, content] of [...this.pending].sort(([a], [b]) => byteOrder(a, b))) {
       const onDisk = this.readFromDisk(path);
       if (content === null) {
         if (onDisk !== undefined) result.push({ action: 'DELETE', path });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UsageError } from '../../src/errors.js';
+import { quickParseYaml } from '../../src/yaml-input.js';
 import {
   DEFAULT_PLUGINS,
   formatProject,
@@ -110,6 +111,39 @@ test('a corrupt PROJECT is a one-line error', () => {
         assert.ok(!error.message.includes('\n'));
         return true;
       },
+    );
+  }
+});
+
+// generate bundle reads PROJECT with js-yaml (quickParse) instead of the yaml
+// library: the same config, the same messages, and a write-back that keeps
+// the file's comments and unknown keys as the yaml library's reading does.
+test('PROJECT read with the quick YAML reader is the same config and writes back the same', () => {
+  const quick = { quickParse: quickParseYaml };
+  const commented = `# kept\n${formatProject(config)}cliVersion: 1.42.3 # the user's note\n`;
+  for (const text of [formatProject(config), commented]) {
+    const parsed = parseProject(text, quick);
+    assert.deepEqual(parsed, parseProject(text));
+    parsed.multigroup = true;
+    const careful = parseProject(text);
+    careful.multigroup = true;
+    assert.equal(formatProject(parsed), formatProject(careful));
+  }
+  const written = formatProject(parseProject(commented, quick));
+  assert.match(written, /^# kept$/m);
+  assert.match(written, /^cliVersion: 1\.42\.3 # the user's note$/m);
+  for (const text of ['version: "3"\nresources: [\n', '- a list\n', 'version: "3"\n---\nversion: "3"\n', '']) {
+    const message = (read: () => unknown): string => {
+      try {
+        read();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'no error';
+    };
+    assert.equal(
+      message(() => parseProject(text, quick)),
+      message(() => parseProject(text)),
     );
   }
 });

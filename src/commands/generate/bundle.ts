@@ -3,6 +3,7 @@ import YAML from 'yaml';
 import { finishTree, type CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
 import { resolveFlagPath, treePath } from '../../paths.js';
+import { quickParseYaml } from '../../yaml-input.js';
 import { generateBundle, type BundleSource } from '../../generators/bundle/bundle.js';
 import { annotationsYaml, bundleDockerfile, type BundleMetadataOptions } from '../../generators/bundle/writer.js';
 import { packageInfo } from '../../scaffold/package-info.js';
@@ -68,7 +69,7 @@ export async function generateBundleCommand(options: GenerateBundleOptions, io: 
   };
   validateInputFlags(options);
   if (options.version !== undefined) validateVersion(options.version);
-  const project = tree.exists('PROJECT') ? readProject(tree) : undefined;
+  const project = tree.exists('PROJECT') ? readProject(tree, { quickParse: quickParseYaml }) : undefined;
   const packageName = options.packageName ?? project?.projectName;
   if (!packageName)
     throw new UsageError(

@@ -6,6 +6,7 @@
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { UsageError } from '../../errors.js';
 import type { ClusterObject } from '../../cluster/session.js';
+import { byteOrder } from '../../byte-order.js';
 
 const ANNOTATION = 'operators.operatorframework.io.bundle';
 
@@ -61,7 +62,7 @@ export function readBundle(image: string, files: ReadonlyMap<string, Buffer>): B
     .replace(/^\.?\/+/, '')
     .replace(/\/?$/, '/');
   const objects: ClusterObject[] = [];
-  for (const [path, data] of [...files].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [path, data] of [...files].sort(([a], [b]) => byteOrder(a, b))) {
     if (!path.startsWith(manifestsDir) || !/\.(ya?ml|json)$/.test(path)) continue;
     for (const doc of parseAllDocuments(data.toString('utf8'))) {
       if (doc.errors.length > 0)

@@ -30,6 +30,7 @@ import {
   withoutNamespace,
   type ManifestFile,
 } from './writer.js';
+import { byteOrder } from '../../byte-order.js';
 
 /** Where the operator's manifests come from: the piped text, or directories of YAML/JSON files. */
 export type BundleSource = { stdin: string } | { directories: readonly string[] };
@@ -298,5 +299,5 @@ async function pinImages(csv: CsvObject, fetchImpl: typeof fetch | undefined): P
       });
     }
   }
-  if (related.length > 0) csv.spec['relatedImages'] = related.sort((a, b) => a.name.localeCompare(b.name));
+  if (related.length > 0) csv.spec['relatedImages'] = related.sort((a, b) => byteOrder(a.name, b.name));
 }

@@ -11,6 +11,7 @@ import { SourceMap, type JSONSchemaProps } from './schema-types.js';
 import { checkStructural } from './structural.js';
 import { checkDefineKind, type NameSource } from './define-kind-check.js';
 import { TypeSchemaBuilder, type ClientNodeModels } from './type-schema.js';
+import { byteOrder } from '../../byte-order.js';
 
 /** One API (group, version, kind) of the project, as PROJECT lists it. */
 export interface ApiResource {
@@ -112,7 +113,7 @@ export function buildCrds(resources: readonly ApiResource[], context: CrdBuildCo
   }
 
   const byCrd = new Map<string, BuiltVersion[]>();
-  for (const resource of [...resources].sort((a, b) => a.version.localeCompare(b.version))) {
+  for (const resource of [...resources].sort((a, b) => byteOrder(a.version, b.version))) {
     const files = filesIn(resource.path);
     const expectedFile = `${resource.path}/${resource.kind.toLowerCase()}_types.ts`;
     if (files.length === 0) {
@@ -185,7 +186,7 @@ export function buildCrds(resources: readonly ApiResource[], context: CrdBuildCo
   }
 
   const crds: GeneratedCrd[] = [];
-  for (const [key, versions] of [...byCrd.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [key, versions] of [...byCrd.entries()].sort(([a], [b]) => byteOrder(a, b))) {
     const crd = assembleCrd(key.split('/')[0]!, versions, context, problems);
     if (!crd) continue;
     crds.push(crd);
@@ -333,7 +334,7 @@ function assembleCrd(
 
   const versionEntries = versions
     .map((v) => versionEntry(v, v === storage, fail))
-    .sort((a, b) => String(a['name']).localeCompare(String(b['name'])));
+    .sort((a, b) => byteOrder(String(a['name']), String(b['name'])));
   if (!versionEntries.some((e) => e['served']))
     fail(first, undefined, `every version of ${kind} is marked +kubebuilder:unservedversion: serve at least one`);
 

@@ -8,6 +8,7 @@ import { ProblemList } from '../problems.js';
 import type { ApiResource } from '../crd/crd.js';
 import { pluralize } from '../../scaffold/names.js';
 import { spacedWords } from './display-names.js';
+import { byteOrder } from '../../byte-order.js';
 
 export { spacedWords };
 
@@ -107,7 +108,7 @@ export function readOwnedCrdDescriptions(projectDir: string, resources: readonly
   }
   problems.throwIfAny();
   return owned.sort(
-    (a, b) => a.name.localeCompare(b.name) || a.version.localeCompare(b.version) || a.kind.localeCompare(b.kind),
+    (a, b) => byteOrder(a.name, b.name) || byteOrder(a.version, b.version) || byteOrder(a.kind, b.kind),
   );
 }
 
@@ -179,7 +180,7 @@ function collectDescriptors(
 /** By `order`, then path, so output does not depend on declaration order across files. */
 function sortDescriptors(found: OrderedDescriptor[]): CsvDescriptor[] {
   return [...found]
-    .sort((a, b) => a.order - b.order || a.descriptor.path.localeCompare(b.descriptor.path))
+    .sort((a, b) => a.order - b.order || byteOrder(a.descriptor.path, b.descriptor.path))
     .map((f) => f.descriptor);
 }
 

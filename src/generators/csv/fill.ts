@@ -3,6 +3,7 @@ import type { CollectedManifests, ManifestObject } from '../bundle/input-objects
 import { sortKeysDeep } from '../render-yaml.js';
 import type { CsvObject } from './base.js';
 import type { OwnedCrdDescription } from './descriptors.js';
+import { byteOrder } from '../../byte-order.js';
 
 /** What {@link fillCsv} needs besides the base and the manifests. */
 export interface FillOptions {
@@ -208,7 +209,7 @@ export function foldRbac(
   const asList = (map: Map<string, PolicyRule[]>): Array<{ serviceAccountName: string; rules: PolicyRule[] }> =>
     [...map.entries()]
       .filter(([, rules]) => rules.length > 0)
-      .sort(([a], [b]) => a.localeCompare(b))
+      .sort(([a], [b]) => byteOrder(a, b))
       .map(([serviceAccountName, rules]) => ({ serviceAccountName, rules }));
   return {
     permissions: asList(permissions),
@@ -239,7 +240,7 @@ function ownedFromCrds(crds: readonly ManifestObject[], base: readonly OwnedCrdD
     }
   }
   return owned.sort(
-    (a, b) => a.name.localeCompare(b.name) || a.version.localeCompare(b.version) || a.kind.localeCompare(b.kind),
+    (a, b) => byteOrder(a.name, b.name) || byteOrder(a.version, b.version) || byteOrder(a.kind, b.kind),
   );
 }
 
@@ -290,7 +291,7 @@ export function mergeRelatedImages(base: readonly RelatedImage[], generated: rea
   const byName = new Map<string, RelatedImage>();
   for (const image of base) byName.set(image.name, { name: image.name, image: image.image });
   for (const image of generated) byName.set(image.name, image);
-  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name) || a.image.localeCompare(b.image));
+  return [...byName.values()].sort((a, b) => byteOrder(a.name, b.name) || byteOrder(a.image, b.image));
 }
 
 interface ServicePort {
@@ -403,7 +404,7 @@ export function webhookDefinitionsOf(
       }),
     );
   }
-  return definitions.sort((a, b) => String(a['generateName']).localeCompare(String(b['generateName'])));
+  return definitions.sort((a, b) => byteOrder(String(a['generateName']), String(b['generateName'])));
 }
 
 function withoutUndefined(record: Record<string, unknown>): Record<string, unknown> {

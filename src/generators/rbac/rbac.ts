@@ -1,6 +1,7 @@
 import type { Marker, RawValue } from '../markers/grammar.js';
 import { readLineMarkers } from '../markers/grammar.js';
 import type { ProblemList } from '../problems.js';
+import { byteOrder } from '../../byte-order.js';
 
 /** rbac.authorization.k8s.io/v1 PolicyRule. */
 export interface PolicyRule {
@@ -163,7 +164,7 @@ export function buildRoles(
     byRole.set(key, entry);
   }
   return [...byRole.values()]
-    .sort((a, b) => (a.namespace === b.namespace ? a.name.localeCompare(b.name) : a.namespace < b.namespace ? -1 : 1))
+    .sort((a, b) => (a.namespace === b.namespace ? byteOrder(a.name, b.name) : a.namespace < b.namespace ? -1 : 1))
     .map(({ namespace, name, rules }) => ({
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: namespace ? 'Role' : 'ClusterRole',

@@ -1,0 +1,41 @@
+/**
+ * What the CLI loads of Node just to start. commander imports node:process
+ * and the CLI node:util; an ES import of a built-in reads every export, lazy
+ * getters included, so node:process's would create process.stdin, stdout and
+ * stderr (a created stdout turns a piped one non-blocking, which
+ * src/cli/io.ts avoids) and load the report module, and node:util's would
+ * load worker_threads and parseArgs: time every command pays. The bundle
+ * (scripts/bundle-cli.js) reads both through process.getBuiltinModule; this
+ * test catches a build where an ES import of either comes back.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { REPO_ROOT } from '../scaffold/harness.js';
+
+/** Node's internal modules that only the ESM facade of node:process or node:util would load for `version`. */
+const FACADE_ONLY_MODULES = [
+  'NativeModule internal/process/report',
+  'NativeModule worker_threads',
+  'NativeModule internal/util/parse_args/parse_args',
+];
+
+test('the CLI starts without the ESM facades of node:process and node:util', () => {
+  // The list is written at exit, after the command ran, to stderr (stdout is the command's).
+  const probe = `data:text/javascript,process.on('exit', () => process.stderr.write(JSON.stringify(process.moduleLoadList)))`;
+  const run = spawnSync(
+    process.execPath,
+    ['--import', probe, join(REPO_ROOT, 'bin', 'ts-operator-sdk.js'), 'version'],
+    {
+      encoding: 'utf8',
+    },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  const builtins = new Set(JSON.parse(run.stderr) as string[]);
+  assert.ok(builtins.has('NativeModule internal/modules/esm/loader'), 'the probe should see the modules Node loaded');
+  assert.deepEqual(
+    FACADE_ONLY_MODULES.filter((name) => builtins.has(name)),
+    [],
+  );
+});
