@@ -358,7 +358,8 @@ describe('kubeconfig loader and credentials on a real API server', () => {
         'await rest.close();',
         // Nor what only some operators need (idle RSS): js-yaml for a kubeconfig that is not JSON (envtest's is), child_process for exec plugins.
         "if (process.moduleLoadList.includes('NativeModule child_process')) loaded.push('node:child_process');",
-        "console.log(JSON.stringify(loaded.filter((s) => s.includes('client-node') || s === 'undici' || s.includes('js-yaml') || s === 'node:child_process')));",
+        // The package, not the transport's own client-node.js (the bridge that imports it only when called).
+        "console.log(JSON.stringify(loaded.filter((s) => s.includes('@kubernetes/client-node') || s === 'undici' || s.includes('js-yaml') || s === 'node:child_process')));",
       ].join('\n'),
     );
     const child = spawnSync(process.execPath, [probe], {
