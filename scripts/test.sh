@@ -181,12 +181,12 @@ run_files() {
 # every file under their own temporary directory; the e2e files mostly wait
 # (API servers, polling), the scaffold files are CPU-bound (npm install, tsc,
 # ESLint). So all three kinds run in one pool, TEST_POOL_CONCURRENCY (default
-# 2) files at a time, longest first. Measured 2026-11-27 (load 4.4 to 11.5:
-# another engineer's test run shared the 2 cores): the pool took 2,223 s for
-# 4,398 s of file time, within 1% of two files always running, where the
-# unit lane and then the e2e/scaffold pool had taken 508 + 1,257 s with two
-# scaffold files ending it side by side. 3 at a time is not measured: the load
-# already stays above 2 while the pool and the cluster lane run.
+# 3) files at a time, longest first. Two at a time kept the 2 cores busy only
+# while the cluster lane ran beside the pool: a warm run sampled from
+# /proc/stat (2026-11-27) was 94-100% busy for its first 14 minutes, then 41-72%
+# for its last 8, when the pool's two slots held the short e2e files (mostly
+# waiting on API servers) and unit files. A third slot fills that tail; while
+# the cores are already busy it only shares them (the same CPU work).
 # The cluster files need root and each starts its own one-node cluster in its
 # own network namespace, cgroup and work directory; they share host settings
 # (sysctls, /run/netns) that the harness records and restores, so they run one
@@ -198,11 +198,12 @@ run_files() {
 # While the asset builds still run (a fresh machine), the unit files go first
 # on their own, and the pool of e2e and scaffold files and the cluster lane
 # wait for the builds.
-pool_concurrency="${TEST_POOL_CONCURRENCY:-2}"
+pool_concurrency="${TEST_POOL_CONCURRENCY:-3}"
 status=0 unit_ran=0
 if [[ -n "$assets_pid" ]] && kill -0 "$assets_pid" 2>/dev/null; then
   echo "test.sh: the asset builds still run (their lines go to $times_dir/asset-builds.log too); the unit files run meanwhile"
-  [[ ${#unit[@]} -eq 0 ]] || run_files unit-tests "$pool_concurrency" "${unit[@]}" || status=$?
+  # Two at a time: the Go builds beside them already keep both cores busy.
+  [[ ${#unit[@]} -eq 0 ]] || run_files unit-tests 2 "${unit[@]}" || status=$?
   unit_ran=1
 fi
 if [[ ${#other[@]} -gt 0 || ${#cluster[@]} -gt 0 ]] && ! assets_ready; then
