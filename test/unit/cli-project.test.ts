@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UsageError } from '../../src/errors.js';
+import { stringify } from 'yaml';
+import { HEADER, projectTextWithoutYaml, withoutZeroValues } from '../../src/scaffold/project-text.js';
 import { quickParseYaml } from '../../src/yaml-input.js';
 import {
   DEFAULT_PLUGINS,
@@ -146,4 +148,32 @@ test('PROJECT read with the quick YAML reader is the same config and writes back
       message(() => parseProject(text)),
     );
   }
+});
+
+test("init's PROJECT writer without the yaml library writes yaml's bytes, and leaves what it does not know to yaml", () => {
+  const yamlText = (model: Record<string, unknown>): string =>
+    `${HEADER}${stringify(model, { indentSeq: false, lineWidth: 0, sortMapEntries: true })}`;
+  const init = {
+    version: '3' as const,
+    domain: 'example.com',
+    layout: [LAYOUT_PLUGIN],
+    plugins: structuredClone(DEFAULT_PLUGINS),
+    projectName: 'memcached-operator',
+  };
+  const written: Record<string, unknown>[] = [
+    withoutZeroValues(init),
+    withoutZeroValues({ ...init, multigroup: true, domain: 'my-org.example', projectName: 'x1' }),
+    {
+      version: '3',
+      layout: ['a/v1', 'b.c/v2'],
+      plugins: { 'p.example.io/v1': { key: 'value', nested: { list: ['x'] } } },
+    },
+    { version: '42', projectName: 'nullish', domain: 'Trueish' },
+  ];
+  for (const model of written) assert.equal(projectTextWithoutYaml(model), yamlText(model), JSON.stringify(model));
+  // Values yaml quotes its own way (or reads as another type) are left to it.
+  for (const domain of ['true', 'null', '3com.example', 'a: b', '-x', 'x #y', '.hidden', ''])
+    assert.equal(projectTextWithoutYaml({ version: '3', domain }), undefined, domain);
+  assert.equal(projectTextWithoutYaml({ version: '3', size: 3 }), undefined);
+  assert.equal(projectTextWithoutYaml({ version: '3', resources: [{ kind: 'Memcached' }] }), undefined);
 });

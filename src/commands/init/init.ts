@@ -8,7 +8,14 @@ import { UsageError } from '../../errors.js';
 import { scaffoldFiles, type FileSpec } from '../../scaffold/files.js';
 import { validateDomain, validateProjectName } from '../../scaffold/names.js';
 import { sdkPackageSpec, SCORECARD_IMAGE, vendoredTarball } from '../../scaffold/package-info.js';
-import { DEFAULT_PLUGINS, LAYOUT_PLUGIN, PROJECT_FILE, writeProject } from '../../scaffold/project.js';
+import {
+  DEFAULT_PLUGINS,
+  LAYOUT_PLUGIN,
+  PROJECT_FILE,
+  projectTextWithoutYaml,
+  withoutZeroValues,
+  type ProjectConfig,
+} from '../../scaffold/project-text.js';
 import { VirtualTree } from '../../scaffold/tree.js';
 import { finishTree, type CommandIO } from '../../cli/io.js';
 
@@ -164,13 +171,19 @@ export async function init(options: InitOptions, io: CommandIO): Promise<void> {
     specs.filter((spec) => spec.path !== BOILERPLATE_FILE),
     { ...base, boilerplate: boilerplateHeader(tree) },
   );
-  writeProject(tree, {
+  const project: ProjectConfig = {
     version: '3',
     domain: options.domain,
     layout: [LAYOUT_PLUGIN],
     plugins: structuredClone(DEFAULT_PLUGINS),
     projectName,
-  });
+  };
+  // Without the yaml library when the values allow it (project-text.ts says why).
+  tree.write(
+    PROJECT_FILE,
+    projectTextWithoutYaml(withoutZeroValues(project)) ??
+      (await import('../../scaffold/project.js')).formatProject(project),
+  );
 
   // The Makefile and the hint below run the CLI from the project's node_modules.
   // Printed before the files are written (see finishTree), so before the install's own output.
