@@ -70,6 +70,28 @@ const builtinsWithoutFacade = {
   },
 };
 
+/**
+ * node:child_process for commander, loaded on first use: commander requires
+ * it at load for executable (git-style) subcommands, which this CLI has none
+ * of, and loading it (net, dgram and their modules with it) cost every
+ * command ~1.5 ms. commander gets an object that loads the real module the
+ * first time one of its properties is read.
+ */
+const lazyChildProcessForCommander = {
+  name: 'lazy-child-process-for-commander',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+      /[\\/]node_modules[\\/]commander[\\/]/.test(args.importer)
+        ? { path: 'node:child_process', namespace: 'lazy-builtin' }
+        : undefined,
+    );
+    pluginBuild.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
+      contents: `let real; module.exports = new Proxy({}, { get: (_, name) => (real ??= process.getBuiltinModule(${JSON.stringify(args.path)}))[name] });`,
+      loader: 'js',
+    }));
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 await build({
   // missing-dependency: the launcher's one line for a dependency that is not
@@ -82,7 +104,7 @@ await build({
   platform: 'node',
   target: 'node24',
   external: ['typescript', '@kubernetes/client-node'],
-  plugins: [builtinsWithoutFacade],
+  plugins: [builtinsWithoutFacade, lazyChildProcessForCommander],
   // CommonJS dependencies inside the bundle call require() (node:events,
   // node:child_process, ...), which an ES module lacks: each chunk gets one.
   banner: {

@@ -1,4 +1,4 @@
-import { createInterface, type Interface } from 'node:readline';
+import type { Interface } from 'node:readline';
 import { fstatSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 
@@ -23,7 +23,8 @@ export function queuedLineReader(input: NodeJS.ReadableStream = process.stdin): 
   return {
     next() {
       if (!reader) {
-        reader = createInterface({ input, terminal: false });
+        // readline is loaded here, not imported: every command loads this module, few read stdin by line.
+        reader = process.getBuiltinModule('node:readline').createInterface({ input, terminal: false });
         reader.on('line', (line) => (waiting.length > 0 ? waiting.shift()!(line) : lines.push(line)));
         reader.on('close', () => {
           closed = true;

@@ -14,14 +14,21 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { REPO_ROOT } from '../scaffold/harness.js';
 
-/** Node's internal modules that only the ESM facade of node:process or node:util would load for `version`. */
+/**
+ * Node's modules that `version` must not load: what only the ESM facade of
+ * node:process or node:util would load, and the built-ins loaded only where
+ * used (commander's child_process, stdin's readline, bundle validate's tty).
+ */
 const FACADE_ONLY_MODULES = [
   'NativeModule internal/process/report',
   'NativeModule worker_threads',
   'NativeModule internal/util/parse_args/parse_args',
+  'NativeModule child_process',
+  'NativeModule readline',
+  'NativeModule tty',
 ];
 
-test('the CLI starts without the ESM facades of node:process and node:util', () => {
+test('the CLI starts without the ESM facades of node:process and node:util, and without built-ins only some commands use', () => {
   // The list is written at exit, after the command ran, to stderr (stdout is the command's).
   const probe = `data:text/javascript,process.on('exit', () => process.stderr.write(JSON.stringify(process.moduleLoadList)))`;
   const run = spawnSync(

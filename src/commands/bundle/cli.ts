@@ -1,4 +1,3 @@
-import { isatty } from 'node:tty';
 import type { Command } from 'commander';
 import { commandGroup } from '../../cli/command-group.js';
 import type { CliContext } from '../../cli/context.js';
@@ -45,6 +44,8 @@ Examples:
         opts: { selectOptional?: string; listOptional: boolean; optionalValues: string[]; output: string },
       ) => {
         const { bundleValidateCommand } = await import('./validate.js');
+        // tty (with net) is loaded here, not imported: every command loads this module.
+        const { isatty } = process.getBuiltinModule('node:tty');
         const code = bundleValidateCommand({ directory, ...opts }, ctx.io, {
           cwd: ctx.cwd,
           // isatty, not process.stdout.isTTY: creating process.stdout would make a piped stdout non-blocking.
