@@ -154,3 +154,8 @@ export function projectTextWithoutYaml(model: Record<string, unknown>): string |
   };
   return mapping(model, '') ? `${HEADER}${lines.join('\n')}\n` : undefined;
 }
+
+/** The text of a new PROJECT for `config` without the `yaml` library, or undefined when `yaml` must write it. */
+export function newProjectText(config: ProjectConfig): string | undefined {
+  return projectTextWithoutYaml(withoutZeroValues(config));
+}

@@ -20,7 +20,7 @@ import {
   HEADER,
   LAYOUT_PLUGIN,
   PROJECT_FILE,
-  projectTextWithoutYaml,
+  newProjectText,
   withoutZeroValues,
   type ProjectConfig,
   type ProjectResource,
@@ -194,8 +194,7 @@ export function formatProject(config: ProjectConfig): string {
       lineWidth: 0,
     });
   return (
-    projectTextWithoutYaml(model) ??
-    `${HEADER}${stringify(model, { indentSeq: false, lineWidth: 0, sortMapEntries: true })}`
+    newProjectText(config) ?? `${HEADER}${stringify(model, { indentSeq: false, lineWidth: 0, sortMapEntries: true })}`
   );
 }
 

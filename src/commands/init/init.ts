@@ -12,8 +12,7 @@ import {
   DEFAULT_PLUGINS,
   LAYOUT_PLUGIN,
   PROJECT_FILE,
-  projectTextWithoutYaml,
-  withoutZeroValues,
+  newProjectText,
   type ProjectConfig,
 } from '../../scaffold/project-text.js';
 import { VirtualTree } from '../../scaffold/tree.js';
@@ -181,8 +180,7 @@ export async function init(options: InitOptions, io: CommandIO): Promise<void> {
   // Without the yaml library when the values allow it (project-text.ts says why).
   tree.write(
     PROJECT_FILE,
-    projectTextWithoutYaml(withoutZeroValues(project)) ??
-      (await import('../../scaffold/project.js')).formatProject(project),
+    newProjectText(project) ?? (await import('../../scaffold/project.js')).formatProject(project),
   );
 
   // The Makefile and the hint below run the CLI from the project's node_modules.

@@ -251,10 +251,16 @@ export class TypeSchemaBuilder {
         `built-in type \`${node.getText()}\` is not supported in API types: write the shape out as an interface`,
       );
     }
-    if (resolved.kind === 'sdk') {
-      // ts-operator-sdk/api re-declares client-node's KubernetesObject and re-exports its V1ObjectMeta.
-      if (resolved.name === 'KubernetesObject') return this.failEmbeddedKubernetesObject(node);
+    if (resolved.kind === 'sdk' || resolved.kind === 'clientNode') {
+      // Names both modules give: ts-operator-sdk/api re-declares client-node's KubernetesObject and re-exports its V1ObjectMeta.
+      if (resolved.name === 'KubernetesObject')
+        return this.fail(
+          node,
+          'KubernetesObject cannot be embedded in a schema: declare the embedded fields, or use RawExtension',
+        );
       if (CLIENT_NODE_OPAQUE_OBJECTS.has(resolved.name)) return { type: 'object' };
+    }
+    if (resolved.kind === 'sdk') {
       if (resolved.name === 'float64') {
         if (this.options.allowDangerousTypes) return { type: 'number' };
         return this.fail(
@@ -271,8 +277,6 @@ export class TypeSchemaBuilder {
     }
     if (resolved.kind === 'clientNode') {
       if (resolved.name === 'IntOrString') return quantity ? quantitySchema() : intOrStringSchema();
-      if (CLIENT_NODE_OPAQUE_OBJECTS.has(resolved.name)) return { type: 'object' };
-      if (resolved.name === 'KubernetesObject') return this.failEmbeddedKubernetesObject(node);
       if (!resolved.declaration)
         return this.fail(node, `cannot find the declaration of \`${resolved.name}\` in @kubernetes/client-node`);
       if (args.length > 0) return this.fail(node, `generic type \`${node.getText()}\` is not supported in API types`);
@@ -284,13 +288,6 @@ export class TypeSchemaBuilder {
         `generic type \`${node.getText()}\` is not supported in API types: declare a concrete interface`,
       );
     return this.expandDeclaration(resolved.declaration, resolved.name, node);
-  }
-
-  private failEmbeddedKubernetesObject(node: ts.Node): JSONSchemaProps {
-    return this.fail(
-      node,
-      'KubernetesObject cannot be embedded in a schema: declare the embedded fields, or use RawExtension',
-    );
   }
 
   /** Follows imports to the declaration a type name means. */

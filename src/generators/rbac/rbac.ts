@@ -164,7 +164,7 @@ export function buildRoles(
     byRole.set(key, entry);
   }
   return [...byRole.values()]
-    .sort((a, b) => (a.namespace === b.namespace ? byteOrder(a.name, b.name) : a.namespace < b.namespace ? -1 : 1))
+    .sort((a, b) => byteOrder(a.namespace, b.namespace) || byteOrder(a.name, b.name))
     .map(({ namespace, name, rules }) => ({
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: namespace ? 'Role' : 'ClusterRole',
