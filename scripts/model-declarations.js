@@ -29,6 +29,8 @@ const clientNodeVersion = JSON.parse(
 ).version;
 
 const MODEL_SPECIFIER = /'@kubernetes\/client-node\/dist\/gen\/models\/(\w+)\.js'/g;
+/** A specifier this step already made local: a second run keeps those models too. */
+const LOCAL_MODEL_SPECIFIER = /'(?:\.\.?\/)+(?:api\/)?models\/(\w+)\.js'/g;
 const MODEL_IMPORT = /from '\.\.\/models\/(\w+)\.js'/g;
 /** The only other imports of client-node's models: two types of its root `types` module, declared here instead. */
 const ROOT_TYPES_IMPORT = /^import \{ (IntOrString|V1MicroTime) \} from '\.\.\/\.\.\/types\.js';$/gm;
@@ -49,8 +51,11 @@ function declarationFiles(dir) {
 rmSync(modelsOut, { recursive: true, force: true });
 const runtimeFiles = declarationFiles(runtimeDeclarations);
 const wanted = new Set();
-for (const file of runtimeFiles)
-  for (const [, model] of readFileSync(file, 'utf8').matchAll(MODEL_SPECIFIER)) wanted.add(model);
+for (const file of runtimeFiles) {
+  const text = readFileSync(file, 'utf8');
+  for (const [, model] of [...text.matchAll(MODEL_SPECIFIER), ...text.matchAll(LOCAL_MODEL_SPECIFIER)])
+    wanted.add(model);
+}
 
 // The models the runtime names and every model they nest.
 const copies = new Map();
