@@ -23,4 +23,7 @@ trap remove_run_tmpdir EXIT
 # An interrupted run cleans up too: exit (which runs the EXIT trap) with the signal's usual status.
 trap 'exit 130' INT
 trap 'exit 143' TERM
-TMPDIR="$RUN_TMPDIR" "$@"
+# What the run's files make once and share (the packed repository, installed
+# dependencies: test/scaffold/harness.ts), removed with the run.
+mkdir "$RUN_TMPDIR/shared"
+TMPDIR="$RUN_TMPDIR" TS_OPERATOR_SDK_TEST_SHARED_DIR="$RUN_TMPDIR/shared" "$@"

@@ -13,7 +13,7 @@
  * UPDATE_GOLDEN=1 rewrites the golden after a deliberate format change.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import type { Environment } from '../../src/runtime/envtest/index.js';
 import { RestClient } from '../../src/runtime/transport/index.js';
+import { installDependencies, packRepository } from '../scaffold/harness.js';
 import { startControlPlane } from './control-plane.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -71,17 +72,7 @@ describe('make bundle in a generated project', () => {
 
   before(() => {
     const work = mkdtempSync(join(tmpdir(), 'bundle-e2e-'));
-    const packDir = join(work, 'pack');
-    mkdirSync(packDir);
-    // --ignore-scripts: dist/ is already compiled (this test runs from it).
-    execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packDir], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    const tarball = join(
-      packDir,
-      readdirSync(packDir).find((f) => f.endsWith('.tgz'))!,
-    );
+    const tarball = packRepository();
     project = join(work, 'memcached-operator');
     mkdirSync(project);
     const sdkEnv = { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` };
@@ -128,7 +119,7 @@ describe('make bundle in a generated project', () => {
       'the scaffolded types changed: update the marker insertion above',
     );
     writeFileSync(typesPath, types);
-    ok(run('npm', ['install', '--no-fund', '--no-audit'], project), 'npm install');
+    installDependencies(project);
     // A related image written by hand into the base: operator-sdk drops it (#6590), we keep it.
     ok(
       run('npx', ['--no-install', 'ts-operator-sdk', 'generate', 'kustomize', 'manifests', '-q'], project),

@@ -6,18 +6,22 @@ import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   cpSync,
+  existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   readlinkSync,
+  renameSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childEnv } from '../support/child-env.js';
 
 /** The repository root (dist/test/scaffold → ../../..). */
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -104,23 +108,123 @@ export function runCliOk(args: string[], cwd: string, options: RunOptions = {}):
   return result;
 }
 
-/** A fresh temporary directory, with a named project directory inside it. */
 /**
- * Packs this repository with `npm pack` into a fresh temp dir and returns the
- * tarball, for projects installed as a user installs from a checkout
+ * The directory the files of one `npm test` run share (scripts/with-run-tmpdir.sh
+ * sets it, and removes it with the run): the packed repository and installed
+ * dependencies made once there serve every later file. Outside such a run
+ * (one file run by hand, perhaps after a rebuild) each file makes its own.
+ */
+const RUN_SHARED_DIR = process.env.TS_OPERATOR_SDK_TEST_SHARED_DIR;
+
+/**
+ * Publishes directory `made` as `name` in the run's shared directory and
+ * returns the published path: a rename, so another file sees all of it or
+ * nothing. When another file published it first (the same content, made from
+ * the same inputs), that one is returned and `made` is removed.
+ */
+function publishShared(made: string, name: string): string {
+  const published = join(RUN_SHARED_DIR!, name);
+  try {
+    renameSync(made, published);
+  } catch (error) {
+    if (!['ENOTEMPTY', 'EEXIST'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+    rmSync(made, { recursive: true, force: true });
+  }
+  return published;
+}
+
+function tarballIn(dir: string): string | undefined {
+  const tarball = existsSync(dir) ? readdirSync(dir).find((file) => file.endsWith('.tgz')) : undefined;
+  return tarball && join(dir, tarball);
+}
+
+/**
+ * Packs this repository with `npm pack` and returns the tarball, for
+ * projects installed as a user installs from a checkout
  * (TS_OPERATOR_SDK_PACKAGE_SPEC=file:<tarball>). --ignore-scripts: dist/ is
  * already compiled (the tests run from it), and prepack's rebuild would race
- * other builds of the shared tree.
+ * other builds of the shared tree. Within one `npm test` run the files share
+ * one tarball: dist/ does not change during a run, and each pack cost about
+ * 4 s of CPU (six files pack).
  */
 export function packRepository(): string {
+  const shared = RUN_SHARED_DIR && tarballIn(join(RUN_SHARED_DIR, 'packed-repository'));
+  if (shared) return shared;
   const packDir = mkdtempSync(join(tmpdir(), 'ts-operator-sdk-pack-'));
   execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packDir], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  const tarball = readdirSync(packDir).find((file) => file.endsWith('.tgz'));
+  const tarball = tarballIn(packDir);
   if (!tarball) throw new Error(`npm pack wrote no tarball into ${packDir}`);
-  return join(packDir, tarball);
+  if (!RUN_SHARED_DIR) return tarball;
+  return tarballIn(publishShared(packDir, 'packed-repository'))!;
+}
+
+/**
+ * What decides a generated project's installed tree: its dependencies, and
+ * the bytes of each `file:` package they name (the packed repository).
+ */
+function dependencyKey(dir: string): string {
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>;
+    devDependencies?: Record<string, string>;
+  };
+  const hash = createHash('sha256');
+  for (const specs of [manifest.dependencies ?? {}, manifest.devDependencies ?? {}]) {
+    for (const [name, spec] of Object.entries(specs).sort(([a], [b]) => (a < b ? -1 : 1))) {
+      hash.update(`${name}@${spec}\n`);
+      if (spec.startsWith('file:')) hash.update(readFileSync(join(dir, spec.slice('file:'.length))));
+    }
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * Lets later projects of this run start from project `dir`'s installed
+ * node_modules (see {@link installDependencies}): a hard-linked copy, so it
+ * costs a directory walk, not the 200 MB.
+ */
+export function shareInstalledDependencies(dir: string): void {
+  if (!RUN_SHARED_DIR) return;
+  const name = `node-modules-${dependencyKey(dir)}`;
+  if (existsSync(join(RUN_SHARED_DIR, name))) return;
+  const copy = mkdtempSync(join(RUN_SHARED_DIR, `${name}.`));
+  execFileSync('cp', ['-al', join(dir, 'node_modules'), join(copy, 'node_modules')]);
+  publishShared(copy, name);
+}
+
+/**
+ * Runs `npm install` in generated project `dir`, as init does (which init
+ * without --skip-install tests itself). Within one `npm test` run, a project
+ * with the same dependencies as one installed before starts from a
+ * hard-linked copy of that project's node_modules, and npm finds it up to
+ * date: about 1 s of CPU instead of 15 (extracting 10,000 files again),
+ * paid by every scaffold and e2e file that installs a project.
+ */
+export function installDependencies(dir: string): void {
+  const seed = RUN_SHARED_DIR && join(RUN_SHARED_DIR, `node-modules-${dependencyKey(dir)}`, 'node_modules');
+  const seeded = seed !== undefined && existsSync(seed) && !existsSync(join(dir, 'node_modules'));
+  if (seeded) {
+    execFileSync('cp', ['-al', seed, join(dir, 'node_modules')]);
+    // npm rewrites its record of the tree; a copy of its own keeps the shared one as it was.
+    const record = join(dir, 'node_modules', '.package-lock.json');
+    if (existsSync(record)) {
+      const text = readFileSync(record);
+      rmSync(record);
+      writeFileSync(record, text);
+    }
+  }
+  // NODE_TEST_CONTEXT would make an install script's `node --test` report to this runner.
+  const result = spawnSync('npm', ['install', '--no-audit', '--no-fund'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: childEnv(),
+    timeout: 600_000,
+  });
+  if (result.status !== 0)
+    throw new Error(`npm install failed in ${dir} (${result.status}):\n${result.stdout}${result.stderr}`);
+  if (!seeded) shareInstalledDependencies(dir);
 }
 
 /** Links the packages a generated project imports to this repository's copies, so it type-checks without an install. */
@@ -131,6 +235,7 @@ export function linkDependencies(dir: string): void {
   symlinkSync(join(REPO_ROOT, 'node_modules', '@types', 'node'), join(dir, 'node_modules', '@types', 'node'), 'dir');
 }
 
+/** A fresh temporary directory, with a named project directory inside it. */
 export function tempProjectDir(name = 'memcached-operator'): string {
   const dir = join(mkdtempSync(join(tmpdir(), 'ts-operator-sdk-cli-')), name);
   mkdirSync(dir);

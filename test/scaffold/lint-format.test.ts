@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'yaml';
 import { childEnv } from '../support/child-env.js';
-import { hashTree, packRepository, REPO_ROOT, runCliOk, tempProjectDir } from './harness.js';
+import { hashTree, installDependencies, packRepository, REPO_ROOT, runCliOk, tempProjectDir } from './harness.js';
 
 /** What a command in the project printed, and how it ended. */
 interface Run {
@@ -146,7 +146,7 @@ before(() => {
   const env = { TS_OPERATOR_SDK_PACKAGE_SPEC: `file:${tarball}` };
   runCliOk(['init', '--domain', 'example.com', '--skip-install'], project, { env });
   for (const step of ALL_SHAPES) runCliOk(step, project, { env });
-  ok(inProject(project, 'npm', ['install', '--no-audit', '--no-fund']), 'npm install');
+  installDependencies(project);
 });
 
 /** Runs `check` with `file` changed by `change`, then restores the file (the tests share one installed project). */

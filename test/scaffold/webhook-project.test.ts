@@ -20,7 +20,7 @@ import YAML from 'yaml';
 import { mutatingWebhookPath, validatingWebhookPath } from '../../src/runtime/builder/index.js';
 import { CONVERSION_PATH } from '../../src/runtime/webhook/index.js';
 import { childEnv } from '../support/child-env.js';
-import { packRepository, runCliOk, tempProjectDir } from './harness.js';
+import { installDependencies, packRepository, runCliOk, tempProjectDir } from './harness.js';
 
 /** Runs a command with stdin closed; NODE_TEST_CONTEXT would make the project's own `node --test` report to this runner. */
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
@@ -208,7 +208,7 @@ describe('a generated project with defaulting, validating and conversion webhook
       '  assert.equal(asHub.spec?.size, 3);\n',
     );
 
-    ok(run('npm', ['install', '--no-fund', '--no-audit'], dir), 'npm install');
+    installDependencies(dir);
     ok(run('git', ['init', '-q'], dir), 'git init');
   });
 
