@@ -27,7 +27,7 @@ import noImportCycle from './eslint-rules/no-import-cycle.js';
  * - runtime: what generated operators import; it imports nothing above it
  *   but src/errors.ts (see the zone after the layers).
  * - base modules every layer may use: errors, paths, YAML input, the string
- *   order of sorted output.
+ *   order of sorted output, the CLI's hash (FNV).
  */
 const LAYERS = [
   ['src/main.ts'],
@@ -39,7 +39,7 @@ const LAYERS = [
   ['src/validation'],
   ['src/oci'],
   ['src/runtime'],
-  ['src/yaml-input.ts', 'src/paths.ts', 'src/errors.ts', 'src/byte-order.ts'],
+  ['src/yaml-input.ts', 'src/paths.ts', 'src/errors.ts', 'src/byte-order.ts', 'src/fnv.ts'],
 ];
 
 // A new folder or file directly under src/ must be placed in a layer, or the rule would not see it.

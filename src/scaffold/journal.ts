@@ -36,7 +36,6 @@
  *   created, everything the command read must still be as it read it, or
  *   the commit is refused and nothing is written.
  */
-import { randomBytes } from 'node:crypto';
 import {
   fchmodSync,
   closeSync,
@@ -132,7 +131,9 @@ export interface CommitOptions {
   beforeApply?: () => void;
 }
 
-const JOURNAL_FORMAT = 2;
+// 3: fingerprints are FNV-1a 64 with the length (2 had SHA-256); a journal of the
+// other form is refused by name rather than compared wrongly.
+const JOURNAL_FORMAT = 3;
 const ID_PATTERN = /^[0-9]+-[0-9a-f]{8}$/;
 /** Journal temp files are `<JOURNAL_FILE>.<id>.tmp`; the id's pid tells whether the writer still runs. */
 const JOURNAL_TEMP_PATTERN = /^\.ts-operator-sdk-journal\.json\.([0-9]+)-[0-9a-f]{8}\.tmp$/;
@@ -165,7 +166,7 @@ export async function commitChanges(
   const boundary = writeBoundary(givenRoot, options.outputs);
   root = boundary.realRoot;
   const changes = ownedChanges(boundary, requested);
-  const id = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  const id = `${process.pid}-${randomHex8()}`;
   checkNameLengths(changes, id);
   const delayMs = testWriteDelay();
   const section = beginUninterruptible();
@@ -784,6 +785,17 @@ async function createMissingDirectory(directory: string): Promise<string[]> {
   const created = await createMissingDirectory(dirname(directory));
   await mkdir(directory);
   return [...created, directory];
+}
+
+/**
+ * 8 random hex digits, telling apart two commits of one pid (the pid comes
+ * first): uniqueness, not secrecy, so Math.random rather than node:crypto
+ * (src/fnv.ts says what importing that costs).
+ */
+function randomHex8(): string {
+  return Math.floor(Math.random() * 0x1_0000_0000)
+    .toString(16)
+    .padStart(8, '0');
 }
 
 function stagedPath(target: string, id: string): string {

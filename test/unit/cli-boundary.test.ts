@@ -297,7 +297,7 @@ test('recovery of an undo refuses to remove a file the user changed after the in
   writeFileSync(
     join(root, JOURNAL_FILE),
     JSON.stringify({
-      format: 2,
+      format: 3,
       id,
       state: 'undoing',
       owner: { pid: 1, started: 'not-init' },

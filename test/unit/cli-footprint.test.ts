@@ -6,13 +6,14 @@
  * src/cli/io.ts avoids) and load the report module, and node:util's would
  * load worker_threads and parseArgs: time every command pays. The bundle
  * (scripts/bundle-cli.js) reads both through process.getBuiltinModule; this
- * test catches a build where an ES import of either comes back.
+ * test catches a build where an ES import of either comes back. node:crypto
+ * is kept out of the commands that write a project (src/fnv.ts says why).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { REPO_ROOT } from '../scaffold/harness.js';
+import { REPO_ROOT, tempProjectDir } from '../scaffold/harness.js';
 
 /**
  * Node's modules that `version` must not load: what only the ESM facade of
@@ -45,4 +46,30 @@ test('the CLI starts without the ESM facades of node:process and node:util, and 
     FACADE_ONLY_MODULES.filter((name) => builtins.has(name)),
     [],
   );
+});
+
+test('init and create api write a project without loading node:crypto', () => {
+  const dir = tempProjectDir();
+  const probe = `data:text/javascript,process.on('exit', () => process.stderr.write(JSON.stringify(process.moduleLoadList)))`;
+  for (const args of [
+    ['init', '--domain', 'example.com', '--skip-install'],
+    ['create', 'api', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached'],
+  ]) {
+    const run = spawnSync(
+      process.execPath,
+      ['--import', probe, join(REPO_ROOT, 'bin', 'ts-operator-sdk.js'), ...args],
+      {
+        cwd: dir,
+        encoding: 'utf8',
+      },
+    );
+    assert.equal(run.status, 0, run.stderr);
+    const builtins = JSON.parse(run.stderr.slice(run.stderr.lastIndexOf('\n[') + 1)) as string[];
+    assert.ok(builtins.includes('NativeModule fs'), 'the probe should see the modules Node loaded');
+    assert.deepEqual(
+      builtins.filter((name) => name === 'NativeModule crypto'),
+      [],
+      `${args.join(' ')} loaded node:crypto`,
+    );
+  }
 });

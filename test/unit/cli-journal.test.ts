@@ -58,7 +58,7 @@ function writeJournal(
   writeFileSync(
     join(dir, JOURNAL_FILE),
     JSON.stringify({
-      format: 2,
+      format: 3,
       id: journal.id,
       state: journal.state,
       owner: { pid: journal.pid },

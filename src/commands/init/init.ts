@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
+import { fnv1a32 } from '../../fnv.js';
 import { BOILERPLATE_FILE, LICENSES, boilerplateHeader } from '../../scaffold/boilerplate.js';
 
 export { LICENSES };
@@ -120,9 +120,13 @@ export function checkDirectoryForInit(directory: string): void {
   }
 }
 
-/** The Lease name: stable per project, so replicas of one operator agree on it. */
+/**
+ * The Lease name: stable per project, so replicas of one operator agree on
+ * it. kubebuilder's form, `<FNV-1a 32 hex>.<domain>` (its hashFNV), of the
+ * project name and domain, as a TypeScript project has no Go repo path.
+ */
 export function leaderElectionId(projectName: string, domain: string): string {
-  return `${createHash('sha256').update(`${projectName}.${domain}`).digest('hex').slice(0, 8)}.${domain}`;
+  return `${fnv1a32(`${projectName}.${domain}`)}.${domain}`;
 }
 
 /** `ts-operator-sdk init`: scaffolds a new operator project. */

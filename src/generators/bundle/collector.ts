@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { UsageError } from '../../errors.js';
 import { sortKeysDeep } from '../render-yaml.js';
 import { parseYamlDocuments } from '../../yaml-input.js';
@@ -139,11 +138,10 @@ export function collectManifests(objects: readonly ManifestObject[]): CollectedM
   const seen = new Set<string>();
   const candidates: ManifestObject[] = [];
   for (const object of objects) {
-    const digest = createHash('sha256')
-      .update(JSON.stringify(sortKeysDeep(object)))
-      .digest('hex');
-    if (seen.has(digest)) continue;
-    seen.add(digest);
+    // The object itself, in one canonical text: no digest needed to spot a repeat.
+    const canonical = JSON.stringify(sortKeysDeep(object));
+    if (seen.has(canonical)) continue;
+    seen.add(canonical);
     const group = groupOf(object);
     const gk = `${group}/${object.kind}`;
     switch (gk) {
