@@ -6,11 +6,11 @@
  * lost), so the journal refuses the commit instead.
  */
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
-import { fnv1a64 } from '../fnv.js';
+import { hash64 } from '../fnv.js';
 
 /**
- * `content:<bytes>:<FNV-1a 64>` or `content:absent` for a file read,
- * `exists:yes|no` for a file only checked for, `listing:<bytes>:<FNV-1a 64>`
+ * `content:<bytes>:<hash64>` or `content:absent` for a file read,
+ * `exists:yes|no` for a file only checked for, `listing:<bytes>:<hash64>`
  * for a directory listed. Each form is compared only with its own form.
  */
 export type Fingerprint = `content:${string}` | `exists:${'yes' | 'no'}` | `listing:${string}`;
@@ -69,8 +69,8 @@ export function fingerprintLike(seen: Fingerprint, path: string): Fingerprint {
   return contentFingerprint(path);
 }
 
-/** The length and FNV-1a 64 of the bytes (a string as UTF-8): see src/fnv.ts for why not SHA-256. */
+/** The length and 64-bit hash of the bytes (a string as UTF-8): see src/fnv.ts for why not SHA-256. */
 function hashOf(data: string | Buffer): string {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  return `${bytes.length}:${fnv1a64(bytes)}`;
+  return `${bytes.length}:${hash64(bytes)}`;
 }

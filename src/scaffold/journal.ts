@@ -131,7 +131,7 @@ export interface CommitOptions {
   beforeApply?: () => void;
 }
 
-// 3: fingerprints are FNV-1a 64 with the length (2 had SHA-256); a journal of the
+// 3: fingerprints are the length and src/fnv.ts's hash64 (2 had SHA-256); a journal of the
 // other form is refused by name rather than compared wrongly.
 const JOURNAL_FORMAT = 3;
 const ID_PATTERN = /^[0-9]+-[0-9a-f]{8}$/;

@@ -1,36 +1,46 @@
 /**
- * FNV-1a (src/fnv.ts), the CLI's hash for file fingerprints and the
- * leader-election ID: the published test vectors (the ones Go's hash/fnv
- * tests use), non-ASCII text hashed as its UTF-8 bytes, and the 64-bit
- * form's two 32-bit halves checked against exact BigInt arithmetic on
- * inputs long enough to carry across the halves many times.
+ * The CLI's hashes (src/fnv.ts): FNV-1a 32 gives the published test vectors
+ * (the ones Go's hash/fnv tests use); hash64's first lane is FNV-1a 32 and
+ * its second the same loop with MurmurHash2's multiplier, checked against
+ * BigInt arithmetic; text hashes as its UTF-8 bytes; and a one-byte change
+ * anywhere in a file changes the hash.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fnv1a32, fnv1a64 } from '../../src/fnv.js';
+import { fnv1a32, hash64 } from '../../src/fnv.js';
 
-test('FNV-1a 32 and 64 give the published vectors', () => {
+test('FNV-1a 32 gives the published vectors', () => {
   assert.equal(fnv1a32(''), '811c9dc5');
   assert.equal(fnv1a32('a'), 'e40c292c');
   assert.equal(fnv1a32('foobar'), 'bf9cf968');
-  assert.equal(fnv1a64(''), 'cbf29ce484222325');
-  assert.equal(fnv1a64('a'), 'af63dc4c8601ec8c');
-  assert.equal(fnv1a64('foobar'), '85944171f73967e8');
 });
 
-/** FNV-1a 64 the slow, obviously right way. */
-function reference64(bytes: Uint8Array): string {
-  let hash = 0xcbf29ce484222325n;
-  for (const byte of bytes) hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
-  return hash.toString(16).padStart(16, '0');
+/** One 32-bit multiplicative lane, the slow and obviously right way. */
+function lane(bytes: Uint8Array, offset: bigint, prime: bigint): string {
+  let hash = offset;
+  for (const byte of bytes) hash = ((hash ^ BigInt(byte)) * prime) & 0xffffffffn;
+  return hash.toString(16).padStart(8, '0');
 }
 
-test('FNV-1a 64 agrees with BigInt arithmetic, and a string hashes as its UTF-8 bytes', () => {
+test('hash64 is FNV-1a 32 beside a MurmurHash2-multiplier lane, over the UTF-8 bytes', () => {
   const text = 'größe: 1 Ω — ünïcode ✓';
-  assert.equal(fnv1a64(text), fnv1a64(Buffer.from(text, 'utf8')));
-  assert.equal(fnv1a32(text), fnv1a32(Buffer.from(text, 'utf8')));
-  // Every byte value, in a sequence where each high bit and carry pattern occurs.
+  assert.equal(hash64(text), hash64(Buffer.from(text, 'utf8')));
+  assert.equal(hash64(''), '811c9dc584222325');
   const bytes = Uint8Array.from({ length: 4096 }, (_, i) => (i * 167 + (i >> 8)) & 0xff);
-  for (const length of [1, 2, 3, 7, 64, 255, 1000, 4096])
-    assert.equal(fnv1a64(bytes.subarray(0, length)), reference64(bytes.subarray(0, length)), `length ${length}`);
+  for (const length of [1, 2, 3, 7, 64, 255, 1000, 4096]) {
+    const part = bytes.subarray(0, length);
+    assert.equal(hash64(part), lane(part, 0x811c9dc5n, 0x01000193n) + lane(part, 0x84222325n, 0x5bd1e995n));
+    assert.equal(hash64(part).slice(0, 8), fnv1a32(part));
+  }
+});
+
+test('hash64 changes with any one byte changed', () => {
+  const bytes = Uint8Array.from({ length: 2048 }, (_, i) => (i * 31) & 0xff);
+  const seen = new Set([hash64(bytes)]);
+  for (let i = 0; i < bytes.length; i += 97) {
+    const changed = Uint8Array.from(bytes);
+    changed[i] = changed[i]! ^ 1;
+    seen.add(hash64(changed));
+  }
+  assert.equal(seen.size, 1 + Math.ceil(bytes.length / 97));
 });
