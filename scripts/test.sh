@@ -61,40 +61,28 @@ step() {
 # The Go asset builds (about 30 minutes cold, each prints its cached directory
 # at once when warm) start first, in the background: the build below and the
 # unit files need none of them, so a fresh machine's builds overlap those
-# instead of running before them. The control plane, then the cluster's
-# binaries: those reuse the control plane's compiled Kubernetes packages
-# (kubelet, kube-scheduler and kube-proxy took 30 s after it), so they must
-# not compile them side by side. OLM's build shares no package with them
-# (other module versions) and runs beside that chain: each Go build keeps
-# both cores busy only while it compiles, and a fresh run's CPU (sampled from
-# /proc/stat, 2026-11-27) fell to 64-81 % whenever one downloaded modules or
-# linked alone. Their progress lines go to stderr as they come (each names
-# its script) and to $times_dir/asset-builds.log; a failed build fails the
-# run with its own lines repeated at the end.
+# instead of running before them. One after another, not side by side: each Go
+# build already uses both cores. Their progress lines go to stderr as they
+# come (each names its script) and to $times_dir/asset-builds.log; a failed
+# build fails the run with its own lines repeated at the end.
 cache_root="${TS_OPERATOR_SDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ts-operator-sdk}"
 assets_dir="$times_dir/assets" assets_pid=""
-build_asset() {
-  local name="$1" var
-  case "$name" in
-    test) var=KUBEBUILDER_ASSETS ;;
-    cluster) var=TS_OPERATOR_SDK_CLUSTER_ASSETS ;;
-    olm) var=TS_OPERATOR_SDK_OLM_ASSETS ;;
-  esac
-  if [[ -n "${!var:-}" ]]; then
-    printf '%s\n' "${!var}" >"$assets_dir/$name"
-  elif ! step "build-$name-assets" bash "scripts/build-$name-assets.sh" >"$assets_dir/$name" \
-    2> >(trap '' INT TERM && exec tee -a "$times_dir/asset-builds.log" >&2); then
-    echo "scripts/build-$name-assets.sh" >>"$assets_dir/failed"
-    return 1
-  fi
-}
 build_assets() {
-  local olm_pid status=0
-  build_asset olm &
-  olm_pid=$!
-  { build_asset test && build_asset cluster; } || status=1
-  wait "$olm_pid" || status=1
-  return "$status"
+  local name var
+  for name in test cluster olm; do
+    case "$name" in
+      test) var=KUBEBUILDER_ASSETS ;;
+      cluster) var=TS_OPERATOR_SDK_CLUSTER_ASSETS ;;
+      olm) var=TS_OPERATOR_SDK_OLM_ASSETS ;;
+    esac
+    if [[ -n "${!var:-}" ]]; then
+      printf '%s\n' "${!var}" >"$assets_dir/$name"
+    elif ! step "build-$name-assets" bash "scripts/build-$name-assets.sh" >"$assets_dir/$name" \
+      2> >(trap '' INT TERM && exec tee -a "$times_dir/asset-builds.log" >&2); then
+      echo "scripts/build-$name-assets.sh" >"$assets_dir/failed"
+      return 1
+    fi
+  done
 }
 if [[ $needs_assets == 1 ]]; then
   rm -rf "$assets_dir" "$times_dir/asset-builds.log" && mkdir -p "$assets_dir"
@@ -121,10 +109,7 @@ assets_ready() {
   wait "$assets_pid" || status=$?
   assets_pid=""
   if [[ $status -ne 0 ]]; then
-    assets_failed="an asset build"
-    # One line per failed script (the OLM build runs beside the others, so both may fail).
-    [[ ! -s "$assets_dir/failed" ]] || assets_failed="$(tr '\n' ' ' <"$assets_dir/failed")"
-    assets_failed="${assets_failed% }"
+    assets_failed="$(cat "$assets_dir/failed" 2>/dev/null || echo "an asset build")"
     return 1
   fi
   KUBEBUILDER_ASSETS="$(cat "$assets_dir/test")"
