@@ -21,6 +21,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { byteOrder } from '../../src/byte-order.js';
 import { childEnv } from '../support/child-env.js';
 
 /** The repository root (dist/test/scaffold → ../../..). */
@@ -145,7 +146,7 @@ function tarballIn(dir: string): string | undefined {
  * already compiled (the tests run from it), and prepack's rebuild would race
  * other builds of the shared tree. Within one `npm test` run the files share
  * one tarball: dist/ does not change during a run, and each pack cost about
- * 4 s of CPU (six files pack).
+ * 4 s of CPU (five files of the pool pack).
  */
 export function packRepository(): string {
   const shared = RUN_SHARED_DIR && tarballIn(join(RUN_SHARED_DIR, 'packed-repository'));
@@ -172,7 +173,7 @@ function dependencyKey(dir: string): string {
   };
   const hash = createHash('sha256');
   for (const specs of [manifest.dependencies ?? {}, manifest.devDependencies ?? {}]) {
-    for (const [name, spec] of Object.entries(specs).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    for (const [name, spec] of Object.entries(specs).sort(([a], [b]) => byteOrder(a, b))) {
       hash.update(`${name}@${spec}\n`);
       if (spec.startsWith('file:')) hash.update(readFileSync(join(dir, spec.slice('file:'.length))));
     }
