@@ -39,7 +39,7 @@ const LAYERS = [
   ['src/validation'],
   ['src/oci'],
   ['src/runtime'],
-  ['src/yaml-input.ts', 'src/paths.ts', 'src/errors.ts', 'src/byte-order.ts', 'src/fnv.ts'],
+  ['src/yaml-input.ts', 'src/yaml-output.ts', 'src/paths.ts', 'src/errors.ts', 'src/byte-order.ts', 'src/fnv.ts'],
 ];
 
 // A new folder or file directly under src/ must be placed in a layer, or the rule would not see it.

@@ -1,18 +1,5 @@
 import YAML from 'yaml';
-
-/** Recursively sorts object keys, as controller-gen's JSON round trip does. Arrays keep their order. */
-export function sortKeysDeep(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeysDeep);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-        .map((k) => [k, sortKeysDeep((value as Record<string, unknown>)[k])]),
-    );
-  }
-  return value;
-}
+import { sortKeysDeep, yamlTextWithoutLibrary } from '../yaml-output.js';
 
 /**
  * Renders objects as a multi-document YAML file in controller-gen's layout:
@@ -21,6 +8,12 @@ export function sortKeysDeep(value: unknown): unknown {
  */
 export function renderDocuments(documents: unknown[]): string {
   return documents
-    .map((doc) => `---\n${YAML.stringify(sortKeysDeep(doc), { indentSeq: false, lineWidth: 0, minContentWidth: 0 })}`)
+    .map((doc) => {
+      const sorted = sortKeysDeep(doc);
+      const text =
+        yamlTextWithoutLibrary(sorted, 'core') ??
+        YAML.stringify(sorted, { indentSeq: false, lineWidth: 0, minContentWidth: 0 });
+      return `---\n${text}`;
+    })
     .join('');
 }

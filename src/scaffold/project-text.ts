@@ -6,7 +6,7 @@
  * reads and rewrites PROJECT with `yaml`, keeping the user's comments, and
  * falls back to it for a value this file does not write.
  */
-import { byteOrder } from '../byte-order.js';
+import { sortKeysDeep, yamlTextWithoutLibrary } from '../yaml-output.js';
 
 /** The PROJECT file's name, at the project root. */
 export const PROJECT_FILE = 'PROJECT';
@@ -104,55 +104,15 @@ export function withoutZeroValues(config: ProjectConfig): Record<string, unknown
   return result;
 }
 
-/** A key or string written plain: nothing YAML could read as another type or as syntax. */
-const PLAIN = /^[A-Za-z][A-Za-z0-9._/-]*$/;
-/** Words YAML 1.2's core schema reads as null or a boolean, written plain or not. */
-const NOT_A_STRING = /^(null|Null|NULL|true|True|TRUE|false|False|FALSE)$/;
-
 /**
  * The text `yaml`'s stringify writes for a new PROJECT (keys sorted, lists not
- * indented, no line folding), when every value is one this writer knows to
- * write the same way: strings that need no quotes or are all digits (quoted
- * as `"3"`), `true`, lists of such strings, and mappings of these (an empty
- * one as `{}`). Anything else is undefined, and the caller uses `yaml`.
+ * indented, no line folding), or undefined when the writer without the
+ * library is unsure and the caller must use `yaml`.
  * test/unit/cli-project.test.ts holds the two to the same bytes.
  */
 export function projectTextWithoutYaml(model: Record<string, unknown>): string | undefined {
-  const lines: string[] = [];
-  const scalar = (value: unknown): string | undefined => {
-    if (value === true) return 'true';
-    if (typeof value !== 'string') return undefined;
-    if (/^[0-9]+$/.test(value)) return `"${value}"`;
-    return PLAIN.test(value) && !NOT_A_STRING.test(value) ? value : undefined;
-  };
-  const mapping = (map: Record<string, unknown>, indent: string): boolean => {
-    for (const key of Object.keys(map).sort(byteOrder)) {
-      const value = map[key];
-      if (!PLAIN.test(key) || NOT_A_STRING.test(key)) return false;
-      if (Array.isArray(value)) {
-        if (value.length === 0) return false;
-        lines.push(`${indent}${key}:`);
-        for (const item of value) {
-          const text = scalar(item);
-          if (text === undefined) return false;
-          lines.push(`${indent}- ${text}`);
-        }
-      } else if (typeof value === 'object' && value !== null) {
-        const entries = value as Record<string, unknown>;
-        if (Object.keys(entries).length === 0) lines.push(`${indent}${key}: {}`);
-        else {
-          lines.push(`${indent}${key}:`);
-          if (!mapping(entries, `${indent}  `)) return false;
-        }
-      } else {
-        const text = scalar(value);
-        if (text === undefined) return false;
-        lines.push(`${indent}${key}: ${text}`);
-      }
-    }
-    return true;
-  };
-  return mapping(model, '') ? `${HEADER}${lines.join('\n')}\n` : undefined;
+  const text = yamlTextWithoutLibrary(sortKeysDeep(model), 'core');
+  return text === undefined ? undefined : `${HEADER}${text}`;
 }
 
 /** The text of a new PROJECT for `config` without the `yaml` library, or undefined when `yaml` must write it. */

@@ -150,7 +150,7 @@ test('PROJECT read with the quick YAML reader is the same config and writes back
   }
 });
 
-test("init's PROJECT writer without the yaml library writes yaml's bytes, and leaves what it does not know to yaml", () => {
+test("init's PROJECT writer without the yaml library writes yaml's bytes, and leaves what it is unsure of to yaml", () => {
   const yamlText = (model: Record<string, unknown>): string =>
     `${HEADER}${stringify(model, { indentSeq: false, lineWidth: 0, sortMapEntries: true })}`;
   const init = {
@@ -171,9 +171,12 @@ test("init's PROJECT writer without the yaml library writes yaml's bytes, and le
     { version: '42', projectName: 'nullish', domain: 'Trueish' },
   ];
   for (const model of written) assert.equal(projectTextWithoutYaml(model), yamlText(model), JSON.stringify(model));
-  // Values yaml quotes its own way (or reads as another type) are left to it.
-  for (const domain of ['true', 'null', '3com.example', 'a: b', '-x', 'x #y', '.hidden', ''])
-    assert.equal(projectTextWithoutYaml({ version: '3', domain }), undefined, domain);
-  assert.equal(projectTextWithoutYaml({ version: '3', size: 3 }), undefined);
-  assert.equal(projectTextWithoutYaml({ version: '3', resources: [{ kind: 'Memcached' }] }), undefined);
+  // Values yaml quotes (or reads as another type) come out quoted as yaml quotes them.
+  for (const domain of ['true', 'null', '3com.example', 'a: b', '-x', 'x #y', '.hidden', '', '007'])
+    assert.equal(projectTextWithoutYaml({ version: '3', domain }), yamlText({ version: '3', domain }), domain);
+  const withResources = { version: '3', size: 3, resources: [{ kind: 'Memcached', api: { namespaced: true } }] };
+  assert.equal(projectTextWithoutYaml(withResources), yamlText(withResources));
+  // What it is unsure of is left to yaml: a list in a list, a directive-like line.
+  assert.equal(projectTextWithoutYaml({ version: '3', nested: [['x']] }), undefined);
+  assert.equal(projectTextWithoutYaml({ version: '3', domain: '--- x' }), undefined);
 });

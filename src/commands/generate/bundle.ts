@@ -4,6 +4,7 @@ import { finishTree, type CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
 import { resolveFlagPath, treePath } from '../../paths.js';
 import { quickParseYaml } from '../../yaml-input.js';
+import { yamlTextWithoutLibrary } from '../../yaml-output.js';
 import { generateBundle, type BundleSource } from '../../generators/bundle/bundle.js';
 import { annotationsYaml, bundleDockerfile, type BundleMetadataOptions } from '../../generators/bundle/writer.js';
 import { packageInfo } from '../../scaffold/package-info.js';
@@ -167,10 +168,11 @@ export async function generateBundleCommand(options: GenerateBundleOptions, io: 
 
 /** The record's text: a comment saying what it is, then the file names, sorted. */
 function generatedRecord(names: readonly string[]): string {
+  const record = { manifests: [...names].sort() };
   return [
     '# The files of manifests/ that `ts-operator-sdk generate bundle` wrote. A later run',
     '# removes only these, when its input no longer produces them; keep this file with the bundle.',
-    YAML.stringify({ manifests: [...names].sort() }).trimEnd(),
+    (yamlTextWithoutLibrary(record, 'core', { indentSeq: true }) ?? YAML.stringify(record)).trimEnd(),
     '',
   ].join('\n');
 }

@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors.js';
-import { sortKeysDeep } from '../render-yaml.js';
+import { sortKeysDeep } from '../../yaml-output.js';
 import { parseYamlDocuments } from '../../yaml-input.js';
 import type { CollectedManifests, ManifestObject } from './input-objects.js';
 import { checkManifestShapes } from './shapes.js';

@@ -6,7 +6,7 @@ import { groupOf, versionOf } from './collector.js';
 import type { ManifestObject } from './input-objects.js';
 import { BUNDLE_SUPPORTED_KINDS } from '../../validation/bundle-kinds.js';
 import { quickParseYaml } from '../../yaml-input.js';
-import { sortKeysDeep } from '../render-yaml.js';
+import { sortKeysDeep, yamlInlineString } from '../../yaml-output.js';
 
 /** The CSV's annotation that changes on every content change, and only then. */
 export const CREATED_AT = 'createdAt';
@@ -113,7 +113,9 @@ export function annotationsYaml(options: BundleMetadataOptions): string {
   labelBlocks(options).forEach(([title, pairs], index) => {
     if (index > 0) lines.push('');
     lines.push(title === 'Core bundle' ? '  # Core bundle annotations.' : '  # Annotations for testing.');
-    for (const [key, value] of pairs) lines.push(`  ${key}: ${YAML.stringify(value).trimEnd()}`);
+    for (const [key, value] of pairs) {
+      lines.push(`  ${key}: ${yamlInlineString(value, 'core') ?? YAML.stringify(value).trimEnd()}`);
+    }
   });
   return `${lines.join('\n')}\n`;
 }

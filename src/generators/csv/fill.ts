@@ -1,6 +1,6 @@
 import { UsageError } from '../../errors.js';
 import type { CollectedManifests, ManifestObject } from '../bundle/input-objects.js';
-import { sortKeysDeep } from '../render-yaml.js';
+import { sortKeysDeep } from '../../yaml-output.js';
 import type { CsvObject } from './base.js';
 import type { OwnedCrdDescription } from './descriptors.js';
 import { byteOrder } from '../../byte-order.js';
