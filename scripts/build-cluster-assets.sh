@@ -55,17 +55,17 @@ for binary in "${missing[@]}"; do
     registry)
       # scripts/go/registry/main.go: upstream's registry with only the storage drivers the tests configure.
       echo "build-cluster-assets: building the distribution registry with Go (about a minute)" >&2
-      build registry "$here/go/registry" -trimpath -ldflags "-s -w" -o "$tmp/registry" .
+      build_rarely_run registry "$here/go/registry" -trimpath -ldflags "-s -w" -o "$tmp/registry" .
       mv "$tmp/registry" "$bin_dir/" ;;
     pause)
-      build pause "$here/go/pause" -trimpath -ldflags "-s -w" -o "$tmp/pause" .
+      build_rarely_run pause "$here/go/pause" -trimpath -ldflags "-s -w" -o "$tmp/pause" .
       mv "$tmp/pause" "$bin_dir/" ;;
   esac
 done
 if [[ ${#containerd[@]} -gt 0 ]]; then
   # Pure Go (no btrfs/devmapper/zfs snapshotters), so no C toolchain is needed.
   echo "build-cluster-assets: building $(words "${containerd[@]}") $CONTAINERD_VERSION with Go (about 2 minutes)" >&2
-  build "$(words "${containerd[@]}")" "$here/go/containerd" -trimpath -tags no_btrfs,no_devmapper,no_zfs \
+  build_rarely_run "$(words "${containerd[@]}")" "$here/go/containerd" -trimpath -tags no_btrfs,no_devmapper,no_zfs \
     -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
     -o "$tmp/" "${containerd[@]/#/github.com/containerd/containerd/v2/cmd/}"
   for binary in "${containerd[@]}"; do mv "$tmp/$binary" "$bin_dir/"; done

@@ -47,7 +47,7 @@ for file in "${missing[@]}"; do
       echo "build-olm-assets: building opm $OPM_VERSION with Go (a few minutes)" >&2
       opm_src="$(module_dir "github.com/operator-framework/operator-registry@$OPM_VERSION")"
       cp -r "$opm_src" "$tmp/opm-src" && chmod -R u+w "$tmp/opm-src"
-      build opm "$tmp/opm-src" -mod=mod -trimpath -tags containers_image_openpgp,json1 -ldflags "-s -w" -o "$tmp/opm" ./cmd/opm
+      build_rarely_run opm "$tmp/opm-src" -mod=mod -trimpath -tags containers_image_openpgp,json1 -ldflags "-s -w" -o "$tmp/opm" ./cmd/opm
       mv "$tmp/opm" "$out_dir/opm" ;;
   esac
 done
@@ -60,7 +60,7 @@ if [[ ${#olm_binaries[@]} -gt 0 ]]; then
   for file in "${olm_binaries[@]}"; do
     if [[ "$file" == cpb ]]; then packages+=(./util/cpb); else packages+=("./cmd/$file"); fi
   done
-  build "$(words "${olm_binaries[@]}")" "$tmp/olm-src" -mod=mod -trimpath -ldflags "-s -w" -o "$tmp/" "${packages[@]}"
+  build_rarely_run "$(words "${olm_binaries[@]}")" "$tmp/olm-src" -mod=mod -trimpath -ldflags "-s -w" -o "$tmp/" "${packages[@]}"
   for file in "${olm_binaries[@]}"; do mv "$tmp/$file" "$out_dir/$file"; done
 fi
 echo "$out_dir"
