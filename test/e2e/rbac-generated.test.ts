@@ -41,12 +41,15 @@ describe('generated RBAC', () => {
     if (project) await rm(project, { recursive: true, force: true });
   });
 
-  /** Generates CRD and ClusterRole from the fixture's markers, minus the lines matching `drop`. */
-  async function generate(drop?: RegExp): Promise<{ crd: object; role: Record<string, unknown> }> {
-    const source = (await readFile(fixtureSource, 'utf8'))
-      .split('\n')
-      .filter((line) => !drop || !drop.test(line))
-      .join('\n');
+  /** Generates CRD and ClusterRole from the fixture's markers, minus the lines matching `drop`, plus `extra` lines. */
+  async function generate(
+    drop?: RegExp,
+    extra: string[] = [],
+  ): Promise<{ crd: object; role: Record<string, unknown> }> {
+    const source = [
+      ...(await readFile(fixtureSource, 'utf8')).split('\n').filter((line) => !drop || !drop.test(line)),
+      ...extra,
+    ].join('\n');
     await writeFile(join(project, 'controllers', 'memcached_controller.ts'), source);
     const files = await generateManifests({
       projectDir: project,
@@ -160,5 +163,36 @@ describe('generated RBAC', () => {
       assert.match(errorText(line), /cannot list resource "deployments"/);
       assert.equal(await deploymentOf('forbidden'), undefined, 'no Deployment without the permission');
     });
+  });
+
+  it("a marker in the seeds' form (verbs=get;list; with a final ;) grants get and list, and no empty verb", async () => {
+    const { role } = await generate(undefined, ['// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;']);
+    const rules = role.rules as Array<{ apiGroups?: string[]; resources?: string[]; verbs?: string[] }>;
+    assert.deepEqual(
+      rules.find((rule) => rule.resources?.includes('pods')),
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+    );
+    const name = 'seed-form-role';
+    await api.create({ ...role, metadata: { name } } as never);
+    await api.create({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'seed-form' }],
+    });
+    const asUser = new Client({ rest: new RestClient(await env.addUser({ name: 'seed-form' })) });
+    const may = async (verb: string): Promise<boolean> => {
+      const review = await asUser.create({
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes: { namespace: 'default', verb, resource: 'pods' } },
+      } as never);
+      return (review as { status?: { allowed?: boolean } }).status?.allowed === true;
+    };
+    // RBAC is cached by the API server's authorizer: wait for the binding to count.
+    await eventually('list pods allowed', () => may('list'), 30_000);
+    assert.equal(await may('get'), true);
+    assert.equal(await may('watch'), false);
   });
 });

@@ -59,6 +59,20 @@ test('rbac: namespace= goes to a Role per namespace, roleName renames, * absorbs
   assert.deepEqual(built[2]!['rules'], [{ apiGroups: [''], resources: ['configmaps'], verbs: ['*'] }]);
 });
 
+test('rbac: a list ending in its separator, as the seeds write it, has no empty item (as controller-gen)', () => {
+  const { roles: built, problems } = roles(
+    [
+      '//+kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;',
+      '// +kubebuilder:rbac:groups=apps;,resources=deployments;,verbs={get,watch,}',
+    ].join('\n'),
+  );
+  assert.deepEqual(problems, []);
+  assert.deepEqual((built[0] as { rules: unknown }).rules, [
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+    { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'watch'] },
+  ]);
+});
+
 test('rbac: malformed markers are reported at file:line', () => {
   const { problems } = roles(
     [
@@ -67,6 +81,8 @@ test('rbac: malformed markers are reported at file:line', () => {
       '// +kubebuilder:rbac:resources=pods,verbs=get',
       '// +kubebuilder:rbac:groups=apps,resources=x,verbs=get,verb=list',
       '// +kubebuilder:rbac:urls=/m,verbs=get,namespace=n',
+      '// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;;list',
+      '// +kubebuilder:rbac:groups=;apps,resources=deployments,verbs=get',
     ].join('\n'),
   );
   assert.deepEqual(problems, [
@@ -74,5 +90,7 @@ test('rbac: malformed markers are reported at file:line', () => {
     'controllers/x.ts:3: +kubebuilder:rbac:resources=pods,verbs=get: resources= needs groups= (write groups="" or groups=core for the core API group)',
     'controllers/x.ts:4: marker +kubebuilder:rbac has no argument "verb": use one of groups, resources, resourceNames, verbs, urls, namespace, roleName',
     'controllers/x.ts:5: +kubebuilder:rbac:urls=/m,verbs=get,namespace=n: urls= cannot be used with namespace=: non-resource URLs exist only in ClusterRoles',
+    'controllers/x.ts:6: +kubebuilder:rbac argument verbs has an empty item in "get;;list": remove the extra ; (write "" for an empty string)',
+    'controllers/x.ts:7: +kubebuilder:rbac argument groups has an empty item in ";apps": remove the extra ; (write "" for an empty string)',
   ]);
 });

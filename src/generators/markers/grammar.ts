@@ -157,7 +157,13 @@ function unquote(text: string, markerName: string): RawValue {
   return { text: t, quoted: false };
 }
 
-/** Splits `a;b;"c;d"` or `{a,b}` into items. */
+/**
+ * Splits `a;b;"c;d"` or `{a,b}` into items. A separator at the end adds no
+ * item, as in controller-gen (the seeds write `verbs=get;list;`); an empty
+ * item elsewhere (`get;;list`, `;apps`) is refused, where controller-gen
+ * writes a verb or group that cannot match anything (`;list`). An empty
+ * string written as `""` stays an item (the core API group).
+ */
 function splitList(text: string, markerName: string): RawValue[] {
   let t = text.trim();
   let sep = ';';
@@ -176,7 +182,14 @@ function splitList(text: string, markerName: string): RawValue[] {
       continue;
     }
     if (c === sep || j === t.length) {
-      items.push(unquote(t.slice(start, j), markerName));
+      const item = unquote(t.slice(start, j), markerName);
+      if (item.text !== '' || item.quoted) items.push(item);
+      // Empty and unquoted: after the last separator it is dropped; before one, refused.
+      else if (j < t.length) {
+        throw new MarkerSyntaxError(
+          `${markerName} has an empty item in "${text.trim()}": remove the extra ${sep} (write "" for an empty string)`,
+        );
+      }
       start = j + 1;
     }
     j++;
