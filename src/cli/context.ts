@@ -110,7 +110,10 @@ export function processContext(): CliContext {
     get cwd() {
       return currentDirectory();
     },
-    interactive: Boolean(process.stdin.isTTY),
+    // Asked of the descriptor, not of process.stdin, which this would create (see queuedLineReader).
+    get interactive() {
+      return process.getBuiltinModule('node:tty').isatty(0);
+    },
     setVerbose: (value) => {
       verbose = value;
     },

@@ -15,7 +15,7 @@ export interface LineReader {
  * asked for: readline drops lines (typed ahead or piped) while no question
  * is pending, so answers would be lost. Stdin is opened on the first `next()`.
  */
-export function queuedLineReader(input: NodeJS.ReadableStream = process.stdin): LineReader {
+export function queuedLineReader(input?: NodeJS.ReadableStream): LineReader {
   let reader: Interface | undefined;
   const lines: string[] = [];
   const waiting: ((line: string | undefined) => void)[] = [];
@@ -24,7 +24,12 @@ export function queuedLineReader(input: NodeJS.ReadableStream = process.stdin): 
     next() {
       if (!reader) {
         // readline is loaded here, not imported: every command loads this module, few read stdin by line.
-        reader = process.getBuiltinModule('node:readline').createInterface({ input, terminal: false });
+        // process.stdin only now: creating it (a file or /dev/null: an fs.ReadStream, with fs/promises and
+        // readline's modules) cost every command ~3 ms, though few ever read a line.
+        reader = process.getBuiltinModule('node:readline').createInterface({
+          input: input ?? process.stdin,
+          terminal: false,
+        });
         reader.on('line', (line) => (waiting.length > 0 ? waiting.shift()!(line) : lines.push(line)));
         reader.on('close', () => {
           closed = true;

@@ -37,26 +37,31 @@
  *   the commit is refused and nothing is written.
  */
 import {
+  close,
   fchmodSync,
   closeSync,
   copyFileSync,
   existsSync,
   fsync,
+  link as linkCallback,
   linkSync,
   lstatSync,
+  mkdir as mkdirCallback,
   mkdirSync,
+  open as openCallback,
   openSync,
   readFileSync,
   readdirSync,
   realpathSync,
+  rename as renameCallback,
   renameSync,
+  rmdir as rmdirCallback,
   statSync,
+  unlink as unlinkCallback,
   writeFileSync,
 } from 'node:fs';
 import { constants as fsConstants } from 'node:fs';
-import { link, mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { UsageError } from '../errors.js';
 import { ownedPath, realPathOf, writeBoundary } from './boundary.js';
@@ -466,7 +471,18 @@ async function stage(
   await syncDirectories(root, journal);
 }
 
+// Node's callback functions, promisified, instead of node:fs/promises and
+// node:timers/promises: loading those pulls in their FileHandle, readline and
+// stream modules, about 3 ms of every command that writes (2026-11-27).
 const fsyncAsync = promisify(fsync);
+const closeAsync = promisify(close);
+const link = promisify(linkCallback);
+const mkdir = promisify(mkdirCallback);
+const openAsync = promisify(openCallback);
+const rename = promisify(renameCallback);
+const rmdir = promisify(rmdirCallback);
+const unlink = promisify(unlinkCallback);
+const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
 /** Fsyncs the open files together (see {@link stage}), then closes them. */
 async function syncAndClose(fds: number[]): Promise<void> {
@@ -754,15 +770,15 @@ async function syncDirectories(root: string, journal: Journal): Promise<void> {
 }
 
 async function syncDirectory(directory: string): Promise<void> {
-  let handle;
+  let fd: number | undefined;
   try {
-    handle = await open(directory, 'r');
-    await handle.sync();
+    fd = await openAsync(directory, 'r');
+    await fsyncAsync(fd);
   } catch {
     // Directories cannot be opened or fsynced everywhere (Windows, some network
     // file systems); the data files themselves were fsynced.
   } finally {
-    await handle?.close();
+    if (fd !== undefined) await closeAsync(fd);
   }
 }
 

@@ -6,8 +6,11 @@
  * src/cli/io.ts avoids) and load the report module, and node:util's would
  * load worker_threads and parseArgs: time every command pays. The bundle
  * (scripts/bundle-cli.js) reads both through process.getBuiltinModule; this
- * test catches a build where an ES import of either comes back. node:crypto
- * is kept out of the commands that write a project (src/fnv.ts says why).
+ * test catches a build where an ES import of either comes back. So do the
+ * launcher and the bundle for node:fs, whose getters load fs/promises, the
+ * file streams and readline's interface; process.stdin, created before a
+ * command reads it, loaded the same (an fs.ReadStream for /dev/null, as here).
+ * node:crypto is kept out of the commands that write a project (src/fnv.ts says why).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -27,6 +30,8 @@ const FACADE_ONLY_MODULES = [
   'NativeModule child_process',
   'NativeModule readline',
   'NativeModule tty',
+  'NativeModule internal/fs/promises',
+  'NativeModule internal/readline/interface',
 ];
 
 /**
@@ -35,9 +40,11 @@ const FACADE_ONLY_MODULES = [
  */
 function loadedBuiltins(args: string[], cwd?: string): Set<string> {
   const probe = `data:text/javascript,process.on('exit', () => process.stderr.write('\\n' + JSON.stringify(process.moduleLoadList)))`;
+  // stdin is /dev/null, as in CI: a process.stdin created early would be an fs.ReadStream.
   const run = spawnSync(process.execPath, ['--import', probe, join(REPO_ROOT, 'bin', 'ts-operator-sdk.js'), ...args], {
     cwd,
     encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   assert.equal(run.status, 0, run.stderr);
   const builtins = new Set(JSON.parse(run.stderr.slice(run.stderr.lastIndexOf('\n') + 1)) as string[]);
@@ -45,12 +52,16 @@ function loadedBuiltins(args: string[], cwd?: string): Set<string> {
   return builtins;
 }
 
-test('the CLI starts without the ESM facades of node:process and node:util, and without built-ins only some commands use', () => {
-  const builtins = loadedBuiltins(['version']);
-  assert.deepEqual(
-    FACADE_ONLY_MODULES.filter((name) => builtins.has(name)),
-    [],
-  );
+test('the CLI starts without the ESM facades of node:process, node:util and node:fs, and without built-ins only some commands use', () => {
+  const dir = tempProjectDir();
+  for (const args of [['version'], ['init', '--domain', 'example.com', '--skip-install']]) {
+    const builtins = loadedBuiltins(args, dir);
+    assert.deepEqual(
+      FACADE_ONLY_MODULES.filter((name) => builtins.has(name)),
+      [],
+      args.join(' '),
+    );
+  }
 });
 
 test('init and create api write a project without loading node:crypto', () => {
