@@ -67,12 +67,8 @@ describe('generated RBAC', () => {
     return { crd, role };
   }
 
-  /** Binds `role` (renamed per user) to a fresh user and runs the operator as that user. */
-  async function runAs(
-    user: string,
-    role: Record<string, unknown>,
-    body: (mgr: Manager, lines: Array<Record<string, unknown>>) => Promise<void>,
-  ): Promise<void> {
+  /** Creates `role` renamed `<user>-role` and binds it to `user`. */
+  async function bindRole(user: string, role: Record<string, unknown>): Promise<void> {
     const name = `${user}-role`;
     await api.create({ ...role, metadata: { name } } as never);
     await api.create({
@@ -82,6 +78,15 @@ describe('generated RBAC', () => {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
       subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: user }],
     });
+  }
+
+  /** Binds `role` (renamed per user) to a fresh user and runs the operator as that user. */
+  async function runAs(
+    user: string,
+    role: Record<string, unknown>,
+    body: (mgr: Manager, lines: Array<Record<string, unknown>>) => Promise<void>,
+  ): Promise<void> {
+    await bindRole(user, role);
     const { logger, lines } = capturingLogger();
     const mgr = new Manager({
       kubeConfig: await env.addUser({ name: user }),
@@ -172,15 +177,7 @@ describe('generated RBAC', () => {
       rules.find((rule) => rule.resources?.includes('pods')),
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
     );
-    const name = 'seed-form-role';
-    await api.create({ ...role, metadata: { name } } as never);
-    await api.create({
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'seed-form' }],
-    });
+    await bindRole('seed-form', role);
     const asUser = new Client({ rest: new RestClient(await env.addUser({ name: 'seed-form' })) });
     const may = async (verb: string): Promise<boolean> => {
       const review = await asUser.create({
