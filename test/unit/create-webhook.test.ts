@@ -6,6 +6,7 @@
  * the marker's paths being the ones the runtime's webhook builder serves.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
@@ -135,6 +136,27 @@ describe('create webhook', () => {
       assert.ok(existsSync(join(dir, path)), path);
     }
     assert.ok(!existsSync(join(dir, 'config/crd/patches')), 'the CRD patch is for conversion only');
+  });
+
+  it('a conversion-only webhook leaves manifests.yaml out of config/webhook, so config/default builds; the first admission webhook puts it back', () => {
+    const dir = copyProject(twoVersions);
+    const build = (): string =>
+      execFileSync('kubectl', ['kustomize', join(dir, 'config/default')], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    runCliOk(webhook('--conversion', '--spoke', 'v1alpha1'), dir);
+    runCliOk(['generate', 'manifests'], dir);
+    assert.match(read(dir, 'config/webhook/kustomization.yaml'), /^#- manifests\.yaml$/m);
+    assert.ok(
+      !existsSync(join(dir, 'config/webhook/manifests.yaml')),
+      'generate manifests writes it for admission only',
+    );
+    assert.match(build(), /strategy: Webhook/);
+    runCliOk(webhook('--defaulting'), dir);
+    runCliOk(['generate', 'manifests'], dir);
+    assert.match(read(dir, 'config/webhook/kustomization.yaml'), /^- manifests\.yaml$/m);
+    assert.match(build(), /^kind: MutatingWebhookConfiguration$/m);
   });
 
   it('conversion: the hub becomes the storage version, the CRD patch and the spoke functions appear', () => {

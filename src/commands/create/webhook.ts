@@ -546,6 +546,10 @@ function scaffoldWebhook(tree: VirtualTree, webhook: ResolvedWebhook): string[] 
     );
   }
   uncommentBlock(tree, 'config/manifests/kustomization.yaml', OLM_CERT_PATCH_START);
+  // Only admission webhooks have a manifests.yaml (kubebuilder#2231: listing it for a conversion-only
+  // webhook broke every kustomize build of config/default).
+  if (webhook.typesToInsert.some((type) => type !== 'conversion'))
+    uncommentLine(tree, 'config/webhook/kustomization.yaml', '- manifests.yaml');
   if (webhook.conversion)
     uncommentBlock(tree, 'config/crd/kustomization.yaml', ['configurations:', '- kustomizeconfig.yaml']);
   return notes;
