@@ -69,8 +69,12 @@ const DOCUMENT_MARKER = /^(?:%|---|\.\.\.|<<$)/m;
 /** The library writes keys longer than this as explicit `? key` entries. */
 const MAX_KEY_LENGTH = 1024;
 
-/** A string as a single-line scalar (a key, or a value without a line break), or undefined. */
-function inlineString(value: string, schema: YamlSchema): string | undefined {
+/**
+ * A string as a single-line scalar (a key, a value without a line break, or a
+ * document that is one scalar, without its final line break), as the library
+ * writes it; undefined for multi-line or otherwise unsure strings.
+ */
+export function yamlInlineString(value: string, schema: YamlSchema): string | undefined {
   if (value.includes('\n') || NEEDS_ESCAPES.test(value) || DOCUMENT_MARKER.test(value)) return undefined;
   if (!NEEDS_QUOTES.test(value) && !NOT_A_STRING[schema].some((pattern) => pattern.test(value))) return value;
   // Quoted: single quotes only when that avoids escaping a double quote.
@@ -91,15 +95,6 @@ function literalBlock(value: string, indent: string): string | undefined {
   const clip = value.endsWith('\n');
   const body = clip ? value.slice(0, -1) : value;
   return `|${clip ? '' : '-'}\n${indent}${body.replace(/\n+/g, `$&${indent}`)}`;
-}
-
-/**
- * A string written alone (a document that is one scalar) as the library
- * writes it, without the final line break; undefined for multi-line or
- * otherwise unsure strings.
- */
-export function yamlInlineString(value: string, schema: YamlSchema): string | undefined {
-  return inlineString(value, schema);
 }
 
 /** A number as the library writes it. */
@@ -134,7 +129,7 @@ export function yamlTextWithoutLibrary(
   const scalarText = (item: unknown, indent: string): string | undefined => {
     switch (typeof item) {
       case 'string':
-        return item.includes('\n') ? literalBlock(item, indent) : inlineString(item, schema);
+        return item.includes('\n') ? literalBlock(item, indent) : yamlInlineString(item, schema);
       case 'number':
         return numberText(item);
       case 'boolean':
@@ -161,7 +156,7 @@ export function yamlTextWithoutLibrary(
     for (const key of Object.keys(map)) {
       const item = map[key];
       if (item === undefined) continue;
-      const keyText = inlineString(key, schema);
+      const keyText = yamlInlineString(key, schema);
       if (keyText === undefined || keyText.length > MAX_KEY_LENGTH) return false;
       const lead = first && firstPrefix !== undefined ? firstPrefix : indent;
       first = false;

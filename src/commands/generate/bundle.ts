@@ -4,7 +4,7 @@ import { finishTree, type CommandIO } from '../../cli/io.js';
 import { UsageError } from '../../errors.js';
 import { resolveFlagPath, treePath } from '../../paths.js';
 import { quickParseYaml } from '../../yaml-input.js';
-import { yamlTextWithoutLibrary } from '../../yaml-output.js';
+import { yamlText } from '../../generators/render-yaml.js';
 import { generateBundle, type BundleSource } from '../../generators/bundle/bundle.js';
 import { annotationsYaml, bundleDockerfile, type BundleMetadataOptions } from '../../generators/bundle/writer.js';
 import { packageInfo } from '../../scaffold/package-info.js';
@@ -172,7 +172,7 @@ function generatedRecord(names: readonly string[]): string {
   return [
     '# The files of manifests/ that `ts-operator-sdk generate bundle` wrote. A later run',
     '# removes only these, when its input no longer produces them; keep this file with the bundle.',
-    (yamlTextWithoutLibrary(record, 'core', { indentSeq: true }) ?? YAML.stringify(record)).trimEnd(),
+    yamlText(record, 'core', { indentSeq: true }).trimEnd(),
     '',
   ].join('\n');
 }

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
-import { sortKeysDeep, yamlTextWithoutLibrary } from '../../yaml-output.js';
+import { sortKeysDeep } from '../../yaml-output.js';
+import { yamlText } from '../render-yaml.js';
 import type { OwnedCrdDescription } from './descriptors.js';
 import { spacedWords } from './display-names.js';
 
@@ -74,11 +75,7 @@ export function newBaseCsv(
 /** YAML in operator-sdk's layout: keys sorted, sequences flush with their key, nothing folded. */
 export function renderYaml(value: unknown): string {
   // YAML 1.1 quoting: OLM's Go parsers read 1.1, where an unquoted createdAt is a timestamp and `yes` a boolean.
-  const sorted = sortKeysDeep(value);
-  return (
-    yamlTextWithoutLibrary(sorted, '1.1') ??
-    YAML.stringify(sorted, { version: '1.1', indentSeq: false, lineWidth: 0, minContentWidth: 0 })
-  );
+  return yamlText(sortKeysDeep(value), '1.1');
 }
 
 /**
